@@ -1,0 +1,32 @@
+"""Sinks and readers of the event stream: the Swift-format log writer, the log reader
+(ours and Swift/K 0.96 logs), pandas analysis, bokeh plots and the HTML report.
+
+Imports are lazy so that the writer (on the hot path of every run) does not pull in
+pandas or bokeh.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "LogWriter": "swiftnb.logs.writer",
+    "write_events": "swiftnb.logs.writer",
+    "format_event": "swiftnb.logs.writer",
+    "read_log": "swiftnb.logs.reader",
+    "read_events": "swiftnb.logs.reader",
+    "follow_log": "swiftnb.logs.tail",
+    "afollow_log": "swiftnb.logs.tail",
+    "LogFrame": "swiftnb.logs.frame",
+    "LogFormatError": "swiftnb.logs.reader",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'swiftnb.logs' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

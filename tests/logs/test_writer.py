@@ -1,0 +1,101 @@
+"""The log writer produces Swift 0.96 lines: logger, level, field order, commas."""
+
+from __future__ import annotations
+
+import io
+
+from swiftnb.events import EventBus, TaskStatus
+from swiftnb.logs.writer import LogWriter, write_events
+
+T0 = 1453684104.537  # 2016-01-25 01:08:24,537 UTC
+
+
+def _lines(emit) -> list[str]:
+    bus = EventBus(clock=lambda: T0)
+    buf = io.StringIO()
+    detach = LogWriter(buf).attach(bus)
+    emit(bus)
+    detach()
+    return buf.getvalue().splitlines()
+
+
+def test_job_and_task_lines_match_swift():
+    lines = _lines(lambda bus: (
+        bus.emit("JOB_INIT", {"jobid": "sleep-gfl3orkm", "tr": "sleep"}),
+        bus.emit("JOB_START", {"jobid": "sleep-gfl3orkm", "tr": "sleep", "arguments": ["900"],
+                               "tmpdir": "b-run019/jobs/s/sleep-gfl3orkm", "host": "stampede"}),
+        bus.emit("JOB_TASK", {"jobid": "sleep-gfl3orkm", "taskid": "urn:R-2-8-1",
+                              "exec": "/bin/bash", "dir": "d", "args": "_swiftwrap.staging -e sleep"}),
+        bus.emit("TASK_STATUS_CHANGE", {"taskid": "urn:R-2-8-1", "status": TaskStatus.STAGE_IN,
+                                        "workerid": "0124-4207540-000000:000000"}),
+        bus.emit("TASK_STATUS_CHANGE", {"taskid": "urn:R-2-8-1", "status": 5,
+                                        "message": "Walltime exceeded"}),
+    ))
+    assert lines == [
+        "2016-01-25 01:08:24,537+0000 DEBUG swift JOB_INIT jobid=sleep-gfl3orkm tr=sleep",
+        "2016-01-25 01:08:24,537+0000 DEBUG swift JOB_START jobid=sleep-gfl3orkm tr=sleep "
+        "arguments=[900] tmpdir=b-run019/jobs/s/sleep-gfl3orkm host=stampede",
+        "2016-01-25 01:08:24,537+0000 INFO  Execute JOB_TASK jobid=sleep-gfl3orkm "
+        "taskid=urn:R-2-8-1 exec=/bin/bash dir=d args=_swiftwrap.staging -e sleep",
+        "2016-01-25 01:08:24,537+0000 INFO  Execute TASK_STATUS_CHANGE taskid=urn:R-2-8-1 "
+        "status=16 workerid=0124-4207540-000000:000000",
+        "2016-01-25 01:08:24,537+0000 INFO  Execute TASK_STATUS_CHANGE taskid=urn:R-2-8-1 "
+        "status=5 Walltime exceeded",
+    ]
+
+
+def test_coaster_lines_use_commas_where_swift_did():
+    lines = _lines(lambda bus: (
+        bus.emit("BLOCK_REQUESTED", {"id": "0124-4207540-000000", "cores": 16,
+                                     "coresPerWorker": 1, "walltime": 1440}),
+        bus.emit("WORKER_ACTIVE", {"blockid": "0124-4207540-000000", "id": "000000",
+                                   "node": "c401-204", "cores": 16}),
+        bus.emit("BLOCK_UTILIZATION", {"id": "0124-4207540-000000", "u": 99.99}),
+    ))
+    assert [line[29:] for line in lines] == [
+        "INFO  RemoteLogHandler BLOCK_REQUESTED id=0124-4207540-000000, cores=16, "
+        "coresPerWorker=1, walltime=1440",
+        "INFO  RemoteLogHandler WORKER_ACTIVE blockid=0124-4207540-000000 id=000000 "
+        "node=c401-204 cores=16",
+        "INFO  RemoteLogHandler BLOCK_UTILIZATION id=0124-4207540-000000, u=99.99",
+    ]
+
+
+def test_run_level_lines_and_multiline_text():
+    lines = _lines(lambda bus: (
+        bus.emit("CONFIG", text="[D] etc/swift.conf\n{\n\tsites: [local]\n}"),
+        bus.emit("RUN_START", {}),
+        bus.emit("TRACE", text="SwiftScript trace: 1, a"),
+        bus.emit("THREAD_ASSOCIATION", {"jobid": "j", "thread": "R-2", "host": "local",
+                                        "replicationGroup": None}),
+        bus.emit("RUN_FAILURE", {}),
+    ))
+    assert lines[0][29:] == "DEBUG Loader SWIFT_CONFIGURATION "
+    assert lines[1:4] == ["[D] etc/swift.conf", "{", "\tsites: [local]"]
+    assert lines[5][29:] == "INFO  Loader RUN_START"
+    assert lines[6][29:] == "WARN  trace SwiftScript trace: 1, a"
+    assert lines[7].endswith("host=local replicationGroup=null")
+    assert lines[8][29:] == "INFO  Loader Swift finished with errors"
+
+
+def test_file_target_is_flushed_and_closed_on_detach(tmp_path):
+    path = tmp_path / "run001" / "swift.log"
+    bus = EventBus(clock=lambda: T0)
+    writer = LogWriter(path)
+    detach = writer.attach(bus)
+    for i in range(1000):
+        bus.emit("JOB_INIT", {"jobid": f"a-{i}", "tr": "a"})
+    detach()
+    detach()  # twice is harmless
+    assert writer.closed
+    assert len(path.read_text().splitlines()) == 1000
+    bus.emit("JOB_END", {"jobid": "late"})  # detached: not written, no error
+    assert len(path.read_text().splitlines()) == 1000
+
+
+def test_write_events_and_timezone_is_utc(tmp_path):
+    from swiftnb.events import Event
+
+    n = write_events([Event(0.001, "RUN_START", {})], tmp_path / "x.log")
+    assert n == 1
+    assert (tmp_path / "x.log").read_text().startswith("1970-01-01 00:00:00,001+0000 INFO  Loader")
