@@ -1,0 +1,470 @@
+"""The job wrapper: one app invocation in its own job directory (Swift's ``_swiftwrap``).
+
+Why this file is stdlib-only: the coaster worker ships it, unchanged, to stdlib-only Python
+processes on cluster nodes and imports it there.  It must not import anything of swiftnb.
+
+A job is described by a plain JSON-able *spec* (see :func:`spec_from_task`), so that it can
+cross a socket as it is.  The wrapper
+
+1. creates the job directory ``WORKDIR/SITE_RUN/jobs/<first letter of jobid>/<jobid>``
+   (``WORKDIR`` is the site ``workDirectory``, ``swiftwork`` under the base directory by
+   default; ``SITE_RUN`` is ``SCRIPT-RUNID``; retries get ``<jobid>-<attempt>`` so every
+   attempt has its own workspace, as Guide 5.1 requires),
+2. stages inputs in: a symlink at the same relative path (absolute paths are used as
+   they are), and pre-creates the directories of relative outputs,
+3. runs the argv list (never a shell string) with the job directory as working directory
+   and stdin/stdout/stderr redirected,
+4. on exit 0 with every declared output present, moves the outputs to their mapped
+   places with ``os.replace`` (atomic; a copy to a temporary name first across file
+   systems), so a mapped path never holds a partial file; otherwise builds Swift's
+   failure text (reference 2.6)::
+
+       Exception in echo:
+           Arguments: [a, b]
+           Host: local
+           Directory: script-run001/jobs/e/echo-k0qzzmvr
+           stderr.txt: <tail of stderr>
+           stdout.txt: <tail of stdout>
+       Caused by: Application /bin/echo failed with an exit code of 1
+
+5. removes the job directory unless ``keep`` (keepSiteDir) is set.
+
+Blocking callers use :func:`run_job`; an asyncio caller uses :func:`prepare`, starts
+``job.argv`` itself (``job.popen_kwargs()``) and calls ``job.finish(returncode)``.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import signal
+import subprocess
+import time
+from typing import Any
+
+__all__ = [
+    "Job",
+    "prepare",
+    "run_job",
+    "spec_from_task",
+    "job_dir_relative",
+    "format_arguments",
+    "TAIL_CHARS",
+]
+
+#: How much of stdout/stderr a failure message carries (the end of it).
+TAIL_CHARS = 2000
+
+#: Files the wrapper writes next to (not inside) the job directory, so that an app that
+#: lists its working directory sees only its own files.
+_STDOUT_SUFFIX = ".stdout.txt"
+_STDERR_SUFFIX = ".stderr.txt"
+
+
+def format_arguments(args: list[str]) -> str:
+    """Java's ``List.toString``: ``[a, b]`` (the form of ``Arguments:`` and JOB_START)."""
+    return "[" + ", ".join(str(a) for a in args) + "]"
+
+
+def job_dir_relative(spec: dict[str, Any]) -> str:
+    """The job directory relative to the site work directory: ``SITE_RUN/jobs/X/JOBID``."""
+    jobid = spec["jobid"]
+    name = jobid if not spec.get("attempt") else f"{jobid}-{spec['attempt']}"
+    letter = jobid[:1] or "_"
+    return f"{spec['site_run']}/jobs/{letter}/{name}"
+
+
+def spec_from_task(
+    task: Any,
+    *,
+    site: str = "local",
+    work_dir: str | None = None,
+    site_run: str | None = None,
+    keep: bool = False,
+    walltime: float | None = None,
+) -> dict[str, Any]:
+    """The JSON-able job spec of a ``swiftnb.engine.task.Task`` (duck-typed: no import).
+
+    ``work_dir`` is the site workDirectory (relative = relative to the task's base
+    directory; default ``swiftwork``); ``site_run`` is ``SCRIPT-RUNID`` (default: the
+    name of the run directory).  ``walltime`` (seconds) kills the app when exceeded.
+    """
+    base_dir = os.path.abspath(task.base_dir)
+    wd = work_dir or "swiftwork"
+    if not os.path.isabs(wd):
+        wd = os.path.join(base_dir, wd)
+    return {
+        "jobid": task.jobid,
+        "tr": task.tr,
+        "executable": task.executable or task.tr,
+        "args": [str(a) for a in task.args],
+        "base_dir": base_dir,
+        "work_dir": wd,
+        "site_run": site_run or os.path.basename(os.path.normpath(task.run_dir)) or "run",
+        "site": site,
+        "attempt": int(getattr(task, "attempt", 0) or 0),
+        "stdin": task.stdin,
+        "stdout": task.stdout,
+        "stderr": task.stderr,
+        "inputs": list(task.inputs),
+        "outputs": list(task.outputs),
+        "env": dict(task.env),
+        "keep": bool(keep),
+        "walltime": walltime,
+    }
+
+
+def _tail(path: str | None, limit: int = TAIL_CHARS) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            try:
+                fh.seek(-limit, os.SEEK_END)
+            except OSError:
+                fh.seek(0)
+            data = fh.read()
+    except OSError:
+        return ""
+    return data.decode("utf-8", "replace").rstrip("\n")
+
+
+def _inside(root: str, rel: str) -> str | None:
+    """``root/rel`` if a relative path stays inside ``root``, else None."""
+    norm = os.path.normpath(rel)
+    if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or norm == ".":
+        return None
+    return os.path.join(root, norm)
+
+
+def _which(name: str, env: dict[str, str]) -> str | None:
+    return shutil.which(name, path=env.get("PATH", os.defpath))
+
+
+def _move_atomic(src: str, dest: str) -> None:
+    """Put ``src`` at ``dest`` in one step; across file systems copy to a temp name first."""
+    parent = os.path.dirname(dest)
+    if parent:
+        os.makedirs(parent, exist_ok=True)
+    try:
+        os.replace(src, dest)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    tmp = os.path.join(parent, f".{os.path.basename(dest)}.swiftnb-{os.getpid()}-{time.monotonic_ns()}")
+    try:
+        if os.path.isdir(src) and not os.path.islink(src):
+            shutil.copytree(src, tmp, symlinks=True)
+            if os.path.isdir(dest) and not os.path.islink(dest):
+                shutil.rmtree(dest)
+        else:
+            shutil.copy2(src, tmp, follow_symlinks=False)
+        os.replace(tmp, dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True) if os.path.isdir(tmp) else _unlink(tmp)
+        raise
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+class Job:
+    """One prepared invocation: where it runs, what it runs, and how it ends.
+
+    ``failure`` is set (a result dict) when preparation itself failed (missing input,
+    executable not found); the caller then returns it without starting anything.
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.spec = spec
+        self.base_dir: str = spec["base_dir"]
+        self.work_dir: str = spec["work_dir"]
+        self.rel_dir = job_dir_relative(spec)
+        self.dir = os.path.join(self.work_dir, self.rel_dir)
+        self.site = spec.get("site") or "local"
+        self.keep = bool(spec.get("keep"))
+        env = dict(os.environ)
+        env.update({str(k): str(v) for k, v in (spec.get("env") or {}).items()})
+        self.env = env
+        self.executable: str = spec.get("executable") or spec["tr"]
+        self.argv: list[str] = []
+        self.failure: dict[str, Any] | None = None
+        self.stdin_path: str | None = None
+        self.stdout_path = self._stream_path(spec.get("stdout"), _STDOUT_SUFFIX)
+        self.stderr_path = self._stream_path(spec.get("stderr"), _STDERR_SUFFIX)
+        self._streams: list[Any] = []
+
+    # -- preparation ------------------------------------------------------------------
+
+    def _stream_path(self, mapped: str | None, suffix: str) -> str:
+        if not mapped:
+            return self.dir + suffix
+        if os.path.isabs(mapped):
+            return mapped
+        return _inside(self.dir, mapped) or os.path.join(self.base_dir, mapped)
+
+    def _resolve_input(self, path: str) -> str:
+        return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
+
+    def prepare(self) -> "Job":
+        spec = self.spec
+        try:
+            if os.path.lexists(self.dir):
+                shutil.rmtree(self.dir, ignore_errors=True)
+            os.makedirs(self.dir)
+            for path in spec.get("inputs") or ():
+                source = self._resolve_input(path)
+                if not os.path.lexists(source):
+                    return self._fail_early(f"Could not locate input file: {path}")
+                if os.path.isabs(path):
+                    continue
+                link = _inside(self.dir, path)
+                if link is None or os.path.lexists(link):
+                    continue
+                os.makedirs(os.path.dirname(link), exist_ok=True)
+                os.symlink(source, link)
+            for path in list(spec.get("outputs") or ()) + [spec.get("stdout"), spec.get("stderr")]:
+                if not path:
+                    continue
+                target = path if os.path.isabs(path) else _inside(self.dir, path)
+                if target is None:
+                    target = os.path.join(self.base_dir, path)
+                os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+            stdin = spec.get("stdin")
+            if stdin:
+                inside = None if os.path.isabs(stdin) else _inside(self.dir, stdin)
+                self.stdin_path = inside if inside and os.path.lexists(inside) else self._resolve_input(stdin)
+                if not os.path.exists(self.stdin_path):
+                    return self._fail_early(f"Could not locate input file: {stdin}")
+        except OSError as exc:
+            return self._fail_early(f"Could not create the job directory {self.rel_dir}: {exc}")
+        exe = self._resolve_executable()
+        if exe is None:
+            return self
+        self.argv = [exe] + [str(a) for a in spec.get("args") or ()]
+        return self
+
+    def _resolve_executable(self) -> str | None:
+        name = self.executable
+        if os.sep in name:
+            candidates = [name] if os.path.isabs(name) else [
+                os.path.join(self.dir, name), os.path.join(self.base_dir, name)]
+            found = next((c for c in candidates if os.path.exists(c)), None)
+            if found is None:
+                self._fail_early(f"Cannot find executable {name} on site system path")
+                return None
+        else:
+            found = _which(name, self.env)
+            if found is None:
+                candidate = shutil.which(name, mode=os.F_OK, path=self.env.get("PATH", os.defpath))
+                if candidate is not None:
+                    self._fail_early(f"The executable {candidate} does not have the executable bit set",
+                                     retryable=False)
+                else:
+                    self._fail_early(f"Cannot find executable {name} on site system path")
+                return None
+        if os.path.isdir(found) or not os.access(found, os.X_OK):
+            self._fail_early(f"The executable {found} does not have the executable bit set", retryable=False)
+            return None
+        return found
+
+    def _fail_early(self, cause: str, *, retryable: bool = True) -> "Job":
+        self.failure = self._result(False, None, cause, retryable=retryable)
+        self.cleanup()
+        return self
+
+    # -- running ----------------------------------------------------------------------
+
+    def open_streams(self) -> tuple[Any, Any, Any]:
+        """Open (stdin, stdout, stderr) for the child; close them with :meth:`close_streams`."""
+        stdin = open(self.stdin_path, "rb") if self.stdin_path else subprocess.DEVNULL
+        try:
+            stdout = open(self.stdout_path, "wb")
+            try:
+                stderr = stdout if self.stderr_path == self.stdout_path else open(self.stderr_path, "wb")
+            except BaseException:
+                stdout.close()
+                raise
+        except BaseException:
+            if stdin is not subprocess.DEVNULL:
+                stdin.close()
+            raise
+        self._streams = [s for s in (stdin, stdout, stderr) if s is not subprocess.DEVNULL]
+        return stdin, stdout, stderr
+
+    def close_streams(self) -> None:
+        for stream in self._streams:
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self._streams = []
+
+    def popen_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``subprocess.Popen(job.argv, **kw)`` (opens the streams).
+
+        The child gets its own session (process group) so that cancellation can kill it
+        and everything it started.
+        """
+        stdin, stdout, stderr = self.open_streams()
+        return {
+            "cwd": self.dir,
+            "env": self.env,
+            "stdin": stdin,
+            "stdout": stdout,
+            "stderr": stderr,
+            "start_new_session": True,
+            "close_fds": True,
+        }
+
+    # -- ending -----------------------------------------------------------------------
+
+    def finish(self, returncode: int | None, *, timed_out: bool = False, canceled: bool = False) -> dict[str, Any]:
+        """Check the outcome, move outputs (on success), clean up; the result dict."""
+        self.close_streams()
+        try:
+            if canceled:
+                return self._result(False, returncode, "Canceled", canceled=True)
+            if timed_out:
+                return self._result(
+                    False, returncode,
+                    f"Application {self.argv[0]} exceeded its walltime of "
+                    f"{self.spec.get('walltime')} seconds and was killed")
+            code = returncode if returncode is None or returncode >= 0 else 128 - returncode
+            if code != 0:
+                return self._result(False, code, f"Application {self.argv[0]} failed with an exit code of {code}")
+            missing, moves = self._check_outputs()
+            if missing:
+                return self._result(
+                    False, 0, "The following output files were not created by the application: "
+                    + ", ".join(missing))
+            try:
+                for src, dest in moves:
+                    _move_atomic(src, dest)
+            except OSError as exc:
+                return self._result(False, 0, f"Could not move output {src} to {dest}: {exc}")
+            return self._result(True, 0, "")
+        finally:
+            self.cleanup()
+
+    def _check_outputs(self) -> tuple[list[str], list[tuple[str, str]]]:
+        missing: list[str] = []
+        moves: list[tuple[str, str]] = []
+        declared = list(self.spec.get("outputs") or ())
+        for extra in (self.spec.get("stdout"), self.spec.get("stderr")):
+            if extra and extra not in declared:
+                declared.append(extra)
+        outputs = set(self.spec.get("outputs") or ())
+        seen: set[str] = set()
+        for path in declared:
+            if path in seen:
+                continue
+            seen.add(path)
+            if os.path.isabs(path):
+                if path in outputs and not os.path.lexists(path):
+                    missing.append(path)
+                continue
+            src = _inside(self.dir, path)
+            if src is None:
+                if path in outputs and not os.path.lexists(os.path.join(self.base_dir, path)):
+                    missing.append(path)
+                continue
+            if not os.path.lexists(src):
+                if path in outputs:
+                    missing.append(path)
+                continue
+            moves.append((src, os.path.join(self.base_dir, path)))
+        return missing, moves
+
+    def _result(self, ok: bool, code: int | None, cause: str, *, retryable: bool = True,
+                canceled: bool = False) -> dict[str, Any]:
+        stdout_tail = "" if ok else _tail(self.stdout_path)
+        stderr_tail = "" if ok else _tail(self.stderr_path)
+        message = ""
+        if not ok:
+            message = (
+                f"Exception in {self.spec['tr']}:\n"
+                f"    Arguments: {format_arguments(list(self.spec.get('args') or ()))}\n"
+                f"    Host: {self.site}\n"
+                f"    Directory: {self.rel_dir}\n"
+                f"    stderr.txt: {stderr_tail}\n"
+                f"    stdout.txt: {stdout_tail}\n"
+                f"Caused by: {cause}"
+            )
+        return {
+            "ok": ok,
+            "exit_code": code,
+            "message": message,
+            "cause": cause,
+            "stdout_tail": stdout_tail,
+            "stderr_tail": stderr_tail,
+            "site": self.site,
+            "directory": self.rel_dir,
+            "retryable": retryable,
+            "canceled": canceled,
+        }
+
+    def cleanup(self) -> None:
+        """Remove the job directory and the wrapper's stream files (unless keep)."""
+        self.close_streams()
+        if self.keep:
+            return
+        shutil.rmtree(self.dir, ignore_errors=True)
+        for path in (self.dir + _STDOUT_SUFFIX, self.dir + _STDERR_SUFFIX):
+            _unlink(path)
+
+
+def prepare(spec: dict[str, Any]) -> Job:
+    """Create the job directory and stage inputs; check ``job.failure`` before running."""
+    return Job(spec).prepare()
+
+
+def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
+    """Kill a job's whole process group (it was started in its own session)."""
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def run_job(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one job to its end, blocking; the result dict (``ok``, ``exit_code``, ``message``...)."""
+    job = prepare(spec)
+    if job.failure is not None:
+        return job.failure
+    try:
+        proc = subprocess.Popen(job.argv, **job.popen_kwargs())
+    except OSError as exc:
+        job.close_streams()
+        job.cleanup()
+        return job._result(False, None, f"Cannot execute {job.argv[0]}: {exc.strerror or exc}")
+    job.close_streams()
+    walltime = spec.get("walltime")
+    try:
+        returncode = proc.wait(timeout=walltime if walltime else None)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        returncode = proc.wait()
+        return job.finish(returncode, timed_out=True)
+    except BaseException:
+        kill_group(proc.pid)
+        proc.wait()
+        job.finish(None, canceled=True)
+        raise
+    return job.finish(returncode)
+
+
+if __name__ == "__main__":  # a worker can run ``python wrapper.py < spec.json``
+    import json
+    import sys
+
+    print(json.dumps(run_job(json.load(sys.stdin))))

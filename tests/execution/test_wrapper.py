@@ -1,0 +1,171 @@
+"""The job wrapper on real processes and files: staging, redirection, outputs, failures."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from swiftnb.execution import wrapper
+
+pytestmark = pytest.mark.timeout(30)
+
+ODD = "in put;'\"x.txt"
+
+
+def make_spec(base, **kw):
+    spec = {
+        "jobid": "cat-k0qzzmvr",
+        "tr": "cat",
+        "executable": None,
+        "args": [],
+        "base_dir": str(base),
+        "work_dir": str(base / "swiftwork"),
+        "site_run": "script-run001",
+        "site": "local",
+        "stdin": None,
+        "stdout": None,
+        "stderr": None,
+        "inputs": [],
+        "outputs": [],
+        "env": {},
+        "keep": False,
+    }
+    spec.update(kw)
+    return spec
+
+
+def test_odd_file_names_are_single_argv_words(tmp_path):
+    (tmp_path / ODD).write_text("hello\n")
+    out = "out; rm -rf 'x' \"y\".txt"
+    spec = make_spec(tmp_path, args=[ODD], inputs=[ODD], stdout=out, outputs=[out])
+    result = wrapper.run_job(spec)
+    assert result["ok"], result["message"]
+    assert (tmp_path / out).read_text() == "hello\n"
+    # the job directory is gone, the site run directory stays for the provider to remove
+    assert not (tmp_path / "swiftwork/script-run001/jobs/c/cat-k0qzzmvr").exists()
+
+
+def test_inputs_in_subdirectories_are_linked_at_the_same_relative_path(tmp_path):
+    (tmp_path / "data" / "deep").mkdir(parents=True)
+    (tmp_path / "data/deep/a.txt").write_text("A")
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "cat data/deep/a.txt > res/o.txt; pwd > res/where"],
+                     inputs=["data/deep/a.txt"], outputs=["res/o.txt", "res/where"])
+    result = wrapper.run_job(spec)
+    assert result["ok"], result["message"]
+    assert (tmp_path / "res/o.txt").read_text() == "A"
+    where = (tmp_path / "res/where").read_text().strip()
+    assert where == str(tmp_path / "swiftwork/script-run001/jobs/c/cat-k0qzzmvr")
+
+
+def test_absolute_input_paths_are_used_as_they_are(tmp_path):
+    src = tmp_path / "elsewhere.txt"
+    src.write_text("abs\n")
+    spec = make_spec(tmp_path, args=[str(src)], inputs=[str(src)], stdout="o.txt", outputs=["o.txt"])
+    assert wrapper.run_job(spec)["ok"]
+    assert (tmp_path / "o.txt").read_text() == "abs\n"
+
+
+def test_stdin_redirect(tmp_path):
+    (tmp_path / "in.txt").write_text("from stdin\n")
+    spec = make_spec(tmp_path, stdin="in.txt", inputs=["in.txt"], stdout="o.txt", outputs=["o.txt"])
+    assert wrapper.run_job(spec)["ok"]
+    assert (tmp_path / "o.txt").read_text() == "from stdin\n"
+
+
+def test_failure_message_has_command_exit_code_and_stderr_tail(tmp_path):
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "echo some output; echo bad thing >&2; exit 3"],
+                     outputs=["o.txt"])
+    result = wrapper.run_job(spec)
+    assert not result["ok"]
+    assert result["exit_code"] == 3
+    msg = result["message"]
+    assert msg.startswith("Exception in sh:\n    Arguments: [-c, echo some output; echo bad thing >&2; exit 3]\n")
+    assert "    Host: local\n" in msg
+    assert "    Directory: script-run001/jobs/c/cat-k0qzzmvr\n" in msg
+    assert "    stderr.txt: bad thing\n" in msg
+    assert "    stdout.txt: some output\n" in msg
+    assert msg.endswith("failed with an exit code of 3")
+    assert "Caused by: Application " in msg
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_missing_output_fails_and_no_partial_outputs_appear(tmp_path):
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "echo partial > a.txt"], outputs=["a.txt", "b.txt"])
+    result = wrapper.run_job(spec)
+    assert not result["ok"]
+    assert result["message"].endswith(
+        "Caused by: The following output files were not created by the application: b.txt")
+    assert not (tmp_path / "a.txt").exists()
+    assert not (tmp_path / "b.txt").exists()
+
+
+def test_failing_app_leaves_no_partial_output(tmp_path):
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "echo half > o.txt; exit 1"], stdout="s.txt",
+                     outputs=["o.txt", "s.txt"])
+    assert not wrapper.run_job(spec)["ok"]
+    assert not (tmp_path / "o.txt").exists()
+    assert not (tmp_path / "s.txt").exists()
+
+
+def test_executable_not_found(tmp_path):
+    result = wrapper.run_job(make_spec(tmp_path, tr="no-such-program-xyz"))
+    assert not result["ok"]
+    assert result["cause"] == "Cannot find executable no-such-program-xyz on site system path"
+
+
+def test_executable_without_x_bit_is_not_retryable(tmp_path):
+    script = tmp_path / "tool.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    result = wrapper.run_job(make_spec(tmp_path, tr="tool", executable=str(script)))
+    assert not result["ok"]
+    assert result["cause"] == f"The executable {script} does not have the executable bit set"
+    assert result["retryable"] is False
+
+
+def test_relative_executable_path_resolves_against_the_base_dir(tmp_path):
+    script = tmp_path / "bin" / "tool.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho tool \"$@\"\n")
+    script.chmod(0o755)
+    spec = make_spec(tmp_path, tr="tool", executable="bin/tool.sh", args=["a b"], stdout="o.txt",
+                     outputs=["o.txt"])
+    assert wrapper.run_job(spec)["ok"]
+    assert (tmp_path / "o.txt").read_text() == "tool a b\n"
+
+
+def test_keep_site_dir_keeps_the_job_directory_and_retries_get_their_own(tmp_path):
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "echo x > o.txt"], outputs=["o.txt"], keep=True,
+                     attempt=1)
+    assert wrapper.run_job(spec)["ok"]
+    assert (tmp_path / "swiftwork/script-run001/jobs/c/cat-k0qzzmvr-1").is_dir()
+
+
+def test_env_is_passed(tmp_path):
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "echo $SWIFTNB_T > o.txt"], outputs=["o.txt"],
+                     env={"SWIFTNB_T": "v1"})
+    assert wrapper.run_job(spec)["ok"]
+    assert (tmp_path / "o.txt").read_text() == "v1\n"
+
+
+def test_walltime_kills_the_app(tmp_path):
+    spec = make_spec(tmp_path, tr="sleep", args=["20"], walltime=0.3)
+    result = wrapper.run_job(spec)
+    assert not result["ok"]
+    assert "walltime" in result["cause"]
+
+
+def test_wrapper_module_imports_only_the_stdlib(tmp_path):
+    import subprocess
+
+    path = os.path.join(os.path.dirname(wrapper.__file__), "wrapper.py")
+    code = (
+        "import importlib.util, sys\n"
+        f"spec = importlib.util.spec_from_file_location('w', {path!r})\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "assert not [n for n in sys.modules if n.startswith('swiftnb')]\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=20)
+    assert out.stdout.strip() == "ok", out.stderr
