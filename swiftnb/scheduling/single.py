@@ -1,0 +1,103 @@
+"""The simplest scheduler: every task goes to one provider, at most ``max_parallel`` at once.
+
+It implements the engine's Executor interface (``submit``/``close``) and emits the
+per-attempt scheduling events of a Swift 0.96 run on one site, in Swift's order::
+
+    JOB_SITE_SELECT jobid=J
+    THREAD_ASSOCIATION jobid=J thread=T host=local replicationGroup=null
+    JOB_START jobid=J tr=TR arguments=[a, b] tmpdir=SCRIPT-RUNID/jobs/X/J host=local
+    JOB_TASK jobid=J taskid=urn:... exec=... dir=... args=...
+    TASK_STATUS_CHANGE taskid=urn:... status=8 / 1 / 2 / 7 (or 5 + message)
+
+The multi-site scheduler (sites, scores, throttles, replication) replaces it behind the
+same interface.  One ``submit`` is one attempt: the engine counts attempts
+(``executionRetries``) and sets ``Task.attempt``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from typing import Any
+
+from swiftnb.engine.task import Task, TaskResult
+from swiftnb.events import EventBus, TaskStatus
+from swiftnb.scheduling.provider import Provider
+
+__all__ = ["SingleSiteExecutor"]
+
+
+class SingleSiteExecutor:
+    """Executor over a single provider with a concurrency limit (maxParallelTasks)."""
+
+    def __init__(self, provider: Provider, bus: EventBus, max_parallel: int = 2) -> None:
+        self.provider = provider
+        self.bus = bus
+        self.max_parallel = max(1, int(max_parallel))
+        self._slots = asyncio.Semaphore(self.max_parallel)
+        self._started = False
+        self._start_lock: asyncio.Lock | None = None
+        self._ids = itertools.count(1)
+        self._epoch_ms = int(time.time() * 1000)
+        self.closed = False
+
+    async def _ensure_started(self) -> None:
+        if self._started:
+            return
+        if self._start_lock is None:
+            self._start_lock = asyncio.Lock()
+        async with self._start_lock:
+            if not self._started:
+                await self.provider.start()
+                self._started = True
+
+    def _tmpdir(self, task: Task) -> str:
+        spec_of = getattr(self.provider, "spec", None)
+        if spec_of is not None:
+            from swiftnb.execution.wrapper import job_dir_relative  # stdlib-only module
+
+            return job_dir_relative(spec_of(task))
+        return f"jobs/{task.jobid[:1]}/{task.jobid}"
+
+    async def submit(self, task: Task) -> TaskResult:
+        """Run one attempt of a task on the provider; returns when it has ended."""
+        if self.closed:
+            raise RuntimeError("executor is closed")
+        emit = self.bus.emit
+        jobid = task.jobid
+        emit("JOB_SITE_SELECT", {"jobid": jobid})
+        await self._ensure_started()
+        async with self._slots:
+            host = self.provider.name
+            thread = getattr(task, "thread", None) or "R"
+            emit("THREAD_ASSOCIATION", {"jobid": jobid, "thread": thread, "host": host,
+                                        "replicationGroup": None})
+            tmpdir = self._tmpdir(task)
+            args = [str(a) for a in task.args]
+            emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
+                               "tmpdir": tmpdir, "host": host})
+            taskid = f"urn:R-{next(self._ids)}-{self._epoch_ms}"
+            emit("JOB_TASK", {"jobid": jobid, "taskid": taskid,
+                              "exec": task.executable or task.tr, "dir": tmpdir,
+                              "args": " ".join(args)})
+
+            def report(status: TaskStatus, **fields: Any) -> None:
+                payload: dict[str, Any] = {"taskid": taskid, "status": int(status)}
+                payload.update(fields)
+                emit("TASK_STATUS_CHANGE", payload)
+
+            result = await self.provider.execute(task, report)
+        if not result.site:
+            result.site = host
+        return result
+
+    async def close(self) -> None:
+        """Shut the provider down (kills what still runs, removes site dirs)."""
+        if self.closed:
+            return
+        self.closed = True
+        await self.provider.shutdown()
+
+    def state(self) -> dict[str, Any]:
+        return {"max_parallel": self.max_parallel, **self.provider.state()}

@@ -1,0 +1,138 @@
+"""LocalProvider and SingleSiteExecutor on real subprocesses: events, concurrency, cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import pytest
+
+from swiftnb.engine.task import Task
+from swiftnb.events import EventBus
+from swiftnb.execution.local import LocalProvider
+from swiftnb.scheduling.single import SingleSiteExecutor
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def task(tmp_path, jobid, tr, args, **kw):
+    return Task(jobid=jobid, tr=tr, args=args, base_dir=str(tmp_path),
+                run_dir=str(tmp_path / "run001"), **kw)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_events_in_swift_order_and_output_moved(tmp_path):
+    bus = EventBus()
+    events = []
+    bus.subscribe(events.append)
+    ex = SingleSiteExecutor(LocalProvider(site_run="s-run001"), bus, max_parallel=2)
+
+    async def main():
+        try:
+            return await ex.submit(task(tmp_path, "echo-abc", "echo", ["hello world"],
+                                        stdout="o.txt", outputs=["o.txt"]))
+        finally:
+            await ex.close()
+
+    result = run(main())
+    assert result.ok and result.site == "local"
+    assert (tmp_path / "o.txt").read_text() == "hello world\n"
+    kinds = [e.kind for e in events]
+    assert kinds == ["JOB_SITE_SELECT", "THREAD_ASSOCIATION", "JOB_START", "JOB_TASK"] + \
+        ["TASK_STATUS_CHANGE"] * 4
+    assert [e["status"] for e in events[4:]] == [8, 1, 2, 7]
+    start = events[2]
+    assert start.fields == {"jobid": "echo-abc", "tr": "echo", "arguments": ["hello world"],
+                            "tmpdir": "s-run001/jobs/e/echo-abc", "host": "local"}
+    assert events[3]["taskid"].startswith("urn:") and events[4]["taskid"] == events[3]["taskid"]
+    # the site run directory is removed at close (keepSiteDir false)
+    assert not (tmp_path / "swiftwork").exists()
+
+
+def test_failure_reports_status_5_with_message(tmp_path):
+    bus = EventBus()
+    events = []
+    bus.subscribe(events.append)
+    ex = SingleSiteExecutor(LocalProvider(), bus)
+
+    async def main():
+        try:
+            return await ex.submit(task(tmp_path, "false-x", "false", []))
+        finally:
+            await ex.close()
+
+    result = run(main())
+    assert not result.ok and result.exit_code == 1
+    assert "Caused by: Application" in result.message and "exit code of 1" in result.message
+    last = events[-1]
+    assert last["status"] == 5 and "exit code of 1" in last["message"]
+
+
+def test_max_parallel_bounds_concurrency(tmp_path):
+    bus = EventBus()
+    ex = SingleSiteExecutor(LocalProvider(), bus, max_parallel=2)
+    active = 0
+    peak = 0
+
+    def watch(e):
+        nonlocal active, peak
+        if e.kind == "TASK_STATUS_CHANGE":
+            if e["status"] == 2:
+                active += 1
+                peak = max(peak, active)
+            elif e["status"] in (5, 7):
+                active -= 1
+
+    bus.subscribe(watch)
+
+    async def main():
+        try:
+            tasks = [task(tmp_path, f"sleep-{i}", "sleep", ["0.05"]) for i in range(6)]
+            return await asyncio.gather(*(ex.submit(t) for t in tasks))
+        finally:
+            await ex.close()
+
+    results = run(main())
+    assert all(r.ok for r in results)
+    assert peak == 2
+
+
+def test_cancel_kills_the_process_group(tmp_path):
+    bus = EventBus()
+    provider = LocalProvider(keep=True)
+    ex = SingleSiteExecutor(provider, bus)
+    pidfile = tmp_path / "child.pid"
+
+    async def main():
+        t = task(tmp_path, "sh-1", "sh", ["-c", f"sleep 30 & echo $! > {pidfile}; wait"])
+        fut = asyncio.ensure_future(ex.submit(t))
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+            if pidfile.exists() and pidfile.read_text().strip():
+                break
+        fut.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await fut
+        await ex.close()
+
+    run(main())
+    grandchild = int(pidfile.read_text())
+    for _ in range(100):
+        try:
+            os.kill(grandchild, 0)
+        except ProcessLookupError:
+            break
+        # a zombie is dead too: check its state
+        try:
+            with open(f"/proc/{grandchild}/stat") as fh:
+                if fh.read().split()[2] == "Z":
+                    break
+        except OSError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("grandchild still running after cancel")
