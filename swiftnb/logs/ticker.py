@@ -1,0 +1,170 @@
+"""The progress ticker: Swift's ``Progress: <date>  Selecting site:4  Active:2`` lines.
+
+Driven only by the event stream (so it works the same for a live run, any scheduler and a
+simulated grid): each app invocation's state follows its jobid through JOB_INIT,
+JOB_SITE_SELECT, TASK_STATUS_CHANGE, JOB_END, APPLICATION_EXCEPTION, END_FAILURE and
+JOB_RESTARTED.  As in Swift (reference 5.4): checked every second, printed when the
+summary changed or 30 s passed since the last line, zero counts omitted, states in
+Swift's order, ``Final status:`` always printed at the end.  The summary also goes to the
+log as a PROGRESS event.  The periodic check is one ``call_later`` handle, not a task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable
+from typing import IO, Any
+
+from swiftnb.events import Event, EventBus
+
+__all__ = ["ProgressTicker", "STATE_ORDER", "ticker_date"]
+
+#: Swift's printed order; other states follow in first-seen order.
+STATE_ORDER = (
+    "uninitialized", "Initializing", "Selecting site", "Initializing site shared directory",
+    "Stage in", "Submitting", "Submitted", "Active", "Checking status", "Stage out", "Failed",
+    "Replicating", "Finished in previous run", "Finished successfully",
+)
+
+_STATUS_STATE = {
+    8: "Submitting", 1: "Submitted", 2: "Active", 16: "Stage in", 17: "Stage out",
+    7: "Checking status", 5: "Failed but can retry",
+}
+
+
+def ticker_date(t: float | None = None) -> str:
+    """Java ``E, dd MMM yyyy HH:mm:ssZ``: ``Sun, 22 Nov 2026 10:14:09+0000`` (local time)."""
+    return time.strftime("%a, %d %b %Y %H:%M:%S%z", time.localtime(time.time() if t is None else t))
+
+
+class ProgressTicker:
+    """Counts app invocations per state from a bus and prints Swift's ticker lines."""
+
+    def __init__(
+        self,
+        bus: EventBus,
+        *,
+        stream: IO[str] | None = None,
+        interval: float = 1.0,
+        force_every: float = 30.0,
+        prefix: str = "Progress: ",
+        date: Callable[[], str] = ticker_date,
+        log: bool = True,
+    ) -> None:
+        self.bus = bus
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self.force_every = force_every
+        self.prefix = prefix
+        self.date = date
+        self.log = log
+        self.states: dict[str, str] = {}
+        self.counts: dict[str, int] = {}
+        self._task_job: dict[str, str] = {}
+        self._thread_job: dict[str, str] = {}
+        self._last_summary: str | None = None
+        self._last_print = 0.0
+        self._handle: asyncio.TimerHandle | None = None
+        self._unsubscribe = bus.subscribe(self.on_event)
+        self.lines: list[str] = []
+
+    # -- state tracking ----------------------------------------------------------------
+
+    def _set(self, jobid: str, state: str) -> None:
+        old = self.states.get(jobid)
+        if old == state:
+            return
+        if old is not None:
+            n = self.counts[old] - 1
+            if n:
+                self.counts[old] = n
+            else:
+                del self.counts[old]
+        self.states[jobid] = state
+        self.counts[state] = self.counts.get(state, 0) + 1
+
+    def on_event(self, event: Event) -> None:
+        kind = event.kind
+        f = event.fields
+        if kind == "TASK_STATUS_CHANGE":
+            jobid = self._task_job.get(f.get("taskid"))
+            state = _STATUS_STATE.get(int(f.get("status", 0)))
+            if jobid is not None and state is not None:
+                self._set(jobid, state)
+        elif kind == "JOB_TASK":
+            self._task_job[f["taskid"]] = f["jobid"]
+        elif kind == "JOB_INIT":
+            self._set(f["jobid"], "Initializing")
+        elif kind == "JOB_SITE_SELECT":
+            self._set(f["jobid"], "Selecting site")
+        elif kind == "THREAD_ASSOCIATION":
+            if f.get("thread") is not None:
+                self._thread_job[str(f["thread"])] = f["jobid"]
+        elif kind == "JOB_END":
+            self._set(f["jobid"], "Finished successfully")
+        elif kind == "JOB_RESTARTED":
+            self._set(f["jobid"], "Finished in previous run")
+        elif kind == "APPLICATION_EXCEPTION":
+            self._set(f["jobid"], "Failed but can retry")
+        elif kind == "END_FAILURE":
+            jobid = f.get("jobid") or self._thread_job.get(str(f.get("thread")))
+            if jobid is None:
+                jobid = next((j for j, s in self.states.items() if s == "Failed but can retry"), None)
+            if jobid is not None:
+                self._set(jobid, "Failed")
+        elif kind == "JOB_CANCELED":
+            pass
+
+    # -- output ------------------------------------------------------------------------
+
+    def summary(self) -> str:
+        """The counts part of a ticker line: ``  Selecting site:4  Active:2``."""
+        parts = [f"  {s}:{self.counts[s]}" for s in STATE_ORDER if self.counts.get(s)]
+        parts += [f"  {s}:{n}" for s, n in self.counts.items() if s not in STATE_ORDER and n]
+        return "".join(parts)
+
+    def _write(self, prefix: str, summary: str) -> None:
+        line = f"{prefix}{self.date()}{summary}"
+        self.lines.append(line)
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+        if self.log:
+            self.bus.emit("PROGRESS", {}, text=summary)
+
+    def tick(self, now: float | None = None) -> bool:
+        """Print a line if the summary changed or ``force_every`` passed; True if printed."""
+        now = time.monotonic() if now is None else now
+        summary = self.summary()
+        if summary != self._last_summary or now - self._last_print >= self.force_every:
+            self._last_summary = summary
+            self._last_print = now
+            self._write(self.prefix, summary)
+            return True
+        return False
+
+    def start(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Check every ``interval`` seconds on the running loop."""
+        loop = loop or asyncio.get_running_loop()
+
+        def again() -> None:
+            self.tick()
+            self._handle = loop.call_later(self.interval, again)
+
+        self._handle = loop.call_later(self.interval, again)
+
+    def stop(self, final: bool = True) -> None:
+        """Stop ticking, detach from the bus and print ``Final status:``."""
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        if final:
+            self._write("Final status: ", self.summary())
+        self._unsubscribe()
+
+    def snapshot(self) -> dict[str, Any]:
+        return dict(self.counts)

@@ -1,0 +1,94 @@
+"""Run directories (runNNN) and the progress ticker driven by events."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+
+import pytest
+
+from swiftnb.events import EventBus
+from swiftnb.logs.ticker import ProgressTicker, ticker_date
+from swiftnb.rundir import make_run_dir, next_run_number, script_stem
+
+pytestmark = pytest.mark.timeout(20)
+
+
+def test_run_numbers_follow_the_highest_existing(tmp_path):
+    assert next_run_number(str(tmp_path)) == 1
+    first = make_run_dir("wf/foo.swift", cwd=str(tmp_path))
+    assert first.runid == "run001" and os.path.isdir(first.path)
+    (tmp_path / "run007").mkdir()
+    second = make_run_dir("foo.swift", cwd=str(tmp_path))
+    assert second.runid == "run008"
+    assert second.log_file == str(tmp_path / "run008" / "foo-run008.log")
+    assert second.restart_file == str(tmp_path / "run008" / "foo-run008.0.rlog")
+    assert second.site_run == "foo-run008"
+
+
+def test_explicit_runid_and_logfile(tmp_path):
+    rd = make_run_dir("foo.swift", cwd=str(tmp_path), runid="myrun", logfile="x.log")
+    assert rd.path == str(tmp_path / "myrun") and rd.log_file == str(tmp_path / "x.log")
+    assert script_stem("a/b/c.swift") == "c"
+
+
+def emit_job(bus, jobid, taskid, statuses, end=True):
+    bus.emit("JOB_INIT", {"jobid": jobid, "tr": "echo"})
+    bus.emit("JOB_SITE_SELECT", {"jobid": jobid})
+    bus.emit("THREAD_ASSOCIATION", {"jobid": jobid, "thread": "R-" + jobid, "host": "local",
+                                    "replicationGroup": None})
+    bus.emit("JOB_TASK", {"jobid": jobid, "taskid": taskid, "exec": "echo", "dir": "d", "args": ""})
+    for s in statuses:
+        bus.emit("TASK_STATUS_CHANGE", {"taskid": taskid, "status": s})
+    if end:
+        bus.emit("JOB_END", {"jobid": jobid})
+
+
+def test_ticker_counts_states_in_swift_order():
+    bus = EventBus()
+    out = io.StringIO()
+    logged = []
+    bus.subscribe(lambda e: e.kind == "PROGRESS" and logged.append(e.text))
+    t = ProgressTicker(bus, stream=out, date=lambda: "DATE")
+    emit_job(bus, "a", "urn:1", [8, 1, 2])
+    emit_job(bus, "b", "urn:2", [8, 1, 2, 7])
+    emit_job(bus, "c", "urn:3", [], end=False)
+    bus.emit("JOB_INIT", {"jobid": "d", "tr": "cat"})
+    assert t.tick(now=1.0)
+    assert out.getvalue() == (
+        "Progress: DATE  Initializing:1  Selecting site:1  Finished successfully:2\n")
+    assert not t.tick(now=2.0)            # unchanged: not printed again
+    assert t.tick(now=40.0)               # ...unless 30 s passed
+    bus.emit("TASK_STATUS_CHANGE", {"taskid": "urn:3", "status": 8})
+    bus.emit("TASK_STATUS_CHANGE", {"taskid": "urn:3", "status": 5})
+    bus.emit("APPLICATION_EXCEPTION", {"jobid": "c", "message": "boom"})
+    bus.emit("END_FAILURE", {"thread": "R-c", "tr": "echo"})
+    bus.emit("JOB_RESTARTED", {"jobid": "e"})
+    t.stop()
+    assert out.getvalue().splitlines()[-1] == (
+        "Final status: DATE  Initializing:1  Failed:1  Finished in previous run:1"
+        "  Finished successfully:2")
+    assert logged[-1] == "  Initializing:1  Failed:1  Finished in previous run:1  Finished successfully:2"
+
+
+def test_ticker_runs_on_the_loop_and_date_format():
+    bus = EventBus()
+    out = io.StringIO()
+
+    async def main():
+        t = ProgressTicker(bus, stream=out, interval=0.05)
+        t.start()
+        emit_job(bus, "a", "urn:1", [8, 1, 2], end=False)
+        await asyncio.sleep(0.2)
+        bus.emit("JOB_END", {"jobid": "a"})
+        await asyncio.sleep(0.2)
+        t.stop()
+
+    asyncio.run(main())
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("Progress: ") and lines[0].endswith("  Active:1")
+    assert lines[1].endswith("  Finished successfully:1")
+    assert lines[-1].startswith("Final status: ")
+    import re
+    assert re.fullmatch(r"\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d[+-]\d{4}", ticker_date(0))
