@@ -61,6 +61,9 @@ __all__ = [
     "BuiltinError",
     "BuiltinContext",
     "leaf_files",
+    "as_data_type",
+    "SimpleContext",
+    "AssertionFailed",
 ]
 
 # --------------------------------------------------------------------------- values
@@ -301,7 +304,10 @@ class BuiltinContext(Protocol):
     ``base_dir``: the directory relative paths are resolved against (Swift's CWD).
     ``run_dir``: the run directory (for temporary files).
     ``return_type``: the declared type the result is assigned to, when the engine knows
-    it (``readData``/``readStructured`` need it); ``None`` otherwise.
+    it (``readData``/``readStructured`` need it); ``None`` otherwise.  Either a type of
+    this module or a ``swiftnb.lang.types`` type (see :func:`as_data_type`).
+    ``return_file``: for ``writeData``, the :class:`FileValue` (mapped path) of the file
+    variable the result is assigned to; ``None`` otherwise.
     ``arg_names``: optional, the variable names of the actual arguments (``None`` for
     expressions), used in messages such as ``%i requires an int! Variable "x" is a float``.
     """
@@ -309,7 +315,8 @@ class BuiltinContext(Protocol):
     script_args: dict[str, str]
     base_dir: str
     run_dir: str
-    return_type: SwiftType | None
+    return_type: Any
+    return_file: FileValue | None
 
     def write_stdout(self, text: str) -> None:
         """Write text to the run's console (stdout), atomically, without adding a newline."""
@@ -329,7 +336,8 @@ class SimpleContext:
     script_args: dict[str, str] = field(default_factory=dict)
     base_dir: str = "."
     run_dir: str = "."
-    return_type: SwiftType | None = None
+    return_type: Any = None
+    return_file: FileValue | None = None
     arg_names: list | None = None
     stdout: list[str] = field(default_factory=list)
     events: list[tuple] = field(default_factory=list)
@@ -348,3 +356,24 @@ class SimpleContext:
     @property
     def out(self) -> str:
         return "".join(self.stdout)
+
+
+def as_data_type(t: Any) -> SwiftType | None:
+    """Accept either a type of this module or one of ``swiftnb.lang.types`` (what the
+    checked program carries) and return the equivalent type of this module."""
+    if t is None or isinstance(t, (PrimType, ArrayType, StructType, MappedType)):
+        return t
+    from swiftnb.lang import types as lt  # engine may import lang (DESIGN.md)
+
+    if isinstance(t, lt.PrimitiveType):
+        return PrimType(t.type_name)
+    if isinstance(t, lt.ArrayType):
+        key = "auto" if t.key == lt.AUTO else str(t.key)
+        return ArrayType(as_data_type(t.element), key)
+    if isinstance(t, lt.StructType):
+        return StructType(t.type_name, tuple((n, as_data_type(ft)) for n, ft in t.fields.items()))
+    if isinstance(t, (lt.MappedType, lt.ExternalType)):
+        return MappedType(t.name)
+    if isinstance(t, lt.AnyType):
+        return PrimType("string")
+    raise TypeError(f"not a Swift type: {t!r}")

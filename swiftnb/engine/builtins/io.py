@@ -1,0 +1,285 @@
+"""Output, files, command line and process builtins: ``trace``, ``tracef``, ``printf``,
+``fprintf``, ``assert``, ``arg``, ``args``, ``filename(s)``, ``dirname``, ``exists``,
+``extractInt``/``extractFloat``, ``readData``/``readStructured``/``writeData``,
+``length``, ``system``, ``getEnv``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+
+from swiftnb.engine import datafiles
+from swiftnb.engine.builtins.registry import register
+from swiftnb.engine.data import AssertionFailed, BuiltinError, FileValue, leaf_files, StructValue
+from swiftnb.engine.formatting import java_str, swift_format, trace_line
+
+
+def _path_of(v: Any) -> str:
+    if isinstance(v, FileValue):
+        if v.path is None:
+            raise BuiltinError(f"{v.name} is not mapped to a file")
+        return v.path
+    if isinstance(v, str):
+        return v
+    files = list(leaf_files(v))
+    if len(files) == 1 and files[0].path is not None:
+        return files[0].path
+    raise BuiltinError(f"expected a file or a path, got {java_str(v)}")
+
+
+def _local(ctx: Any, path: str) -> str:
+    if path.startswith("file://"):
+        path = path[len("file://"):]
+        if path.startswith("localhost/"):
+            path = path[len("localhost"):]
+    return path if os.path.isabs(path) else os.path.join(ctx.base_dir, path)
+
+
+def _read_text(ctx: Any, f: Any, what: str) -> str:
+    path = _path_of(f)
+    try:
+        with open(_local(ctx, path), encoding="utf-8", errors="replace", newline="") as fh:
+            return fh.read()
+    except OSError as e:
+        raise BuiltinError(f"{what}: cannot read {path}: {e.strerror}") from None
+
+
+def _arg_names(ctx: Any, skip: int) -> list | None:
+    names = getattr(ctx, "arg_names", None)
+    return list(names[skip:]) if names else None
+
+
+# ------------------------------------------------------------------ output
+
+@register("trace", kind="procedure")
+def trace(ctx: Any, *args: Any) -> None:
+    """trace(any...). Prints ``SwiftScript trace: `` + the values joined by ``", "``
+    (arrays ``{k = v, ...}``, structs ``s:S - Closed``), on stdout and in the log."""
+    line = trace_line(args)
+    ctx.write_stdout(line + "\n")
+    ctx.emit("TRACE", None, line)
+
+
+@register("tracef", kind="procedure")
+def tracef(ctx: Any, fmt: str, *args: Any) -> None:
+    """tracef(string fmt, any...). Swift format to stdout, no prefix, no added newline."""
+    ctx.write_stdout(swift_format(fmt, args, _arg_names(ctx, 1)))
+
+
+@register("printf", kind="procedure")
+def printf(ctx: Any, fmt: str, *args: Any) -> None:
+    """printf(string fmt, any...). Same as tracef."""
+    ctx.write_stdout(swift_format(fmt, args, _arg_names(ctx, 1)))
+
+
+@register("fprintf", kind="procedure")
+def fprintf(ctx: Any, filename: Any, fmt: str, *args: Any) -> None:
+    """fprintf(string file, string fmt, any...). Appends the formatted text to a local
+    file (one write per call, so concurrent calls do not interleave)."""
+    text = swift_format(fmt, args, _arg_names(ctx, 2))
+    path = _local(ctx, _path_of(filename))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            os.write(fd, text.encode("utf-8"))
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise BuiltinError(f"fprintf: cannot write {path}: {e.strerror}") from None
+
+
+@register("assert", kind="procedure")
+def assert_(ctx: Any, cond: Any, msg: str = "Assertion failed") -> None:
+    """assert(boolean|int c[, string msg]). Fails the run when c is false or 0: prints
+    ``swift: assert failed: MSG`` and the run ends with ``Execution failed:`` MSG."""
+    ok = cond if isinstance(cond, bool) else cond != 0
+    if not ok:
+        ctx.write_stdout(f"swift: assert failed: {msg}\n")
+        raise AssertionFailed(msg)
+
+
+# ------------------------------------------------------------------ command line / env
+
+@register("arg")
+def arg(ctx: Any, name: str, default: str | None = None) -> str:
+    """arg(string name[, string default]) -> string. The ``-name=value`` script argument;
+    missing without default: ``Missing command line argument: name``."""
+    v = ctx.script_args.get(name)
+    if v is None:
+        if default is None:
+            raise BuiltinError(f"Missing command line argument: {name}")
+        return default
+    return v
+
+
+@register("args")
+def args(ctx: Any, spec: str) -> dict[str, str]:
+    """args(string spec) -> string[string]. Parses the script arguments by a spec like
+    ``"-min:<int> -max:<int> -bins:<int:10> [-normalize]"``: ``-name:<type>`` is
+    required, ``-name:<type:default>`` has a default, ``[...]`` is optional, a bare
+    ``-flag`` is a boolean (``"true"``/``"false"``).  Keys are names without ``-``."""
+    out: dict[str, str] = {}
+    for tok in spec.split():
+        optional = tok.startswith("[") and tok.endswith("]")
+        if optional:
+            tok = tok[1:-1]
+        name, _, typ = tok.lstrip("-").partition(":")
+        given = ctx.script_args.get(name)
+        if not typ:
+            out[name] = "true" if given is not None and given.lower() != "false" else "false"
+            continue
+        typ = typ.strip("<>")
+        kind, _, default = typ.partition(":")
+        if given is None:
+            if default:
+                given = default
+            elif optional:
+                continue
+            else:
+                raise BuiltinError(f"Missing command line argument: {name}")
+        if kind == "int":
+            from swiftnb.engine.builtins.numbers import parse_java_int
+            try:
+                parse_java_int(given.strip())
+            except BuiltinError:
+                raise BuiltinError(f"Invalid value for argument {name}: expected an int, got {given!r}") from None
+        elif kind == "float":
+            from swiftnb.engine.builtins.numbers import parse_java_double
+            try:
+                parse_java_double(given)
+            except BuiltinError:
+                raise BuiltinError(f"Invalid value for argument {name}: expected a float, got {given!r}") from None
+        out[name] = given
+    return out
+
+
+@register("getEnv")
+def get_env(ctx: Any, name: str) -> str:
+    """getEnv(string name) -> string. The environment variable, ``""`` if unset."""
+    return os.environ.get(name, "")
+
+
+# ------------------------------------------------------------------ files
+
+@register("filename", waits="mapping")
+def filename(ctx: Any, v: Any) -> str:
+    """filename(any) -> string. The mapped path; for composites all leaf paths separated
+    by spaces.  Needs only the mapping, so it works on outputs not yet produced."""
+    if isinstance(v, str):
+        return v
+    return " ".join(f.path or "" for f in leaf_files(v))
+
+
+@register("filenames", waits="mapping")
+def filenames(ctx: Any, v: Any) -> dict[int, str]:
+    """filenames(any) -> string[]. The leaf paths as an array."""
+    if isinstance(v, str):
+        return {0: v}
+    return {i: f.path or "" for i, f in enumerate(leaf_files(v))}
+
+
+@register("dirname", waits="mapping")
+def dirname(ctx: Any, v: Any) -> str:
+    """dirname(any) -> string. Directory part of the (single) mapped path; ``""`` for a
+    bare file name (0.96 produced a null value there; an empty string is what scripts
+    expect)."""
+    return os.path.dirname(_path_of(v))
+
+
+@register("exists")
+def exists(ctx: Any, v: Any) -> bool:
+    """exists(string|file) -> boolean. Whether the local file exists (relative paths
+    against the run's base directory)."""
+    return os.path.exists(_local(ctx, _path_of(v)))
+
+
+def _first_line(ctx: Any, f: Any, what: str) -> str:
+    text = _read_text(ctx, f, what)
+    lines = text.splitlines()
+    return lines[0] if lines else ""
+
+
+@register("extractInt", deprecated=("extractint",))
+def extract_int(ctx: Any, f: Any) -> int:
+    """extractInt(file|string) -> int. Parses the first line of the file."""
+    from swiftnb.engine.builtins.numbers import parse_java_int
+    return parse_java_int(_first_line(ctx, f, "extractInt").strip())
+
+
+@register("extractFloat", deprecated=("extractfloat",))
+def extract_float(ctx: Any, f: Any) -> float:
+    """extractFloat(file|string) -> float. Parses the first line of the file."""
+    from swiftnb.engine.builtins.numbers import parse_java_double
+    return parse_java_double(_first_line(ctx, f, "extractFloat"))
+
+
+@register("readData", deprecated=("readdata",), needs_return_type=True)
+def read_data(ctx: Any, f: Any) -> Any:
+    """T readData(file|string). Reads a primitive, primitive array, struct or struct array
+    in the whitespace format (see docs/builtins.md; ``ctx.return_type`` gives T)."""
+    return datafiles.read_data(_read_text(ctx, f, "readData"), ctx.return_type)
+
+
+@register("readStructured", "readData2", deprecated=("readstructured", "readdata2"),
+          needs_return_type=True)
+def read_structured(ctx: Any, f: Any) -> Any:
+    """T readStructured(file|string). ``path = value`` lines (``rows[0].columns[1] = 2``)."""
+    return datafiles.read_structured(_read_text(ctx, f, "readStructured"), ctx.return_type)
+
+
+@register("writeData", deprecated=("writedata",), needs_return_file=True)
+def write_data(ctx: Any, v: Any) -> FileValue:
+    """file writeData(any). Writes the value to the file it is assigned to (0.96 format)
+    and returns that file.  ``ctx.return_file`` gives the destination."""
+    dest = getattr(ctx, "return_file", None)
+    if dest is None or dest.path is None:
+        raise BuiltinError("writeData: the result must be assigned to a mapped file")
+    text = datafiles.write_data(v, getattr(ctx, "return_type", None) if not isinstance(v, (dict, StructValue)) else None)
+    path = _local(ctx, dest.path)
+    d = os.path.dirname(path)
+    try:
+        if d:
+            os.makedirs(d, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        raise BuiltinError(f"writeData: cannot write {dest.path}: {e.strerror}") from None
+    return dest
+
+
+# ------------------------------------------------------------------ arrays
+
+@register("length")
+def length(ctx: Any, v: Any) -> int:
+    """length(any[]|string) -> int. Array size (after the array closes) or string length."""
+    if isinstance(v, (dict, str)):
+        return len(v)
+    raise BuiltinError(f"length: expected an array or a string, got {java_str(v)}")
+
+
+# ------------------------------------------------------------------ processes
+
+@register("system")
+async def system(ctx: Any, cmd: str) -> dict[int, str]:
+    """string[] system(string cmd). Runs ``bash -c cmd`` in the base directory without
+    blocking the engine; one array element per stdout line.  A non-zero exit fails the
+    run: ``CMD returned exit code N`` plus the captured stderr."""
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-c", cmd, cwd=ctx.base_dir,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        )
+    except OSError as e:
+        raise BuiltinError(f"system: cannot run bash: {e.strerror}") from None
+    out, err = await proc.communicate()
+    if proc.returncode != 0:
+        msg = f"{cmd} returned exit code {proc.returncode}"
+        tail = err.decode("utf-8", "replace").rstrip()
+        if tail:
+            msg += "\n" + tail
+        raise BuiltinError(msg)
+    return dict(enumerate(out.decode("utf-8", "replace").splitlines()))
