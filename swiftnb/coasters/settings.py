@@ -1,0 +1,236 @@
+"""Coaster settings: a site's ``execution.options`` as the block planner needs them.
+
+Swift 0.96 took these keys from swift.conf (``maxJobs``, ``tasksPerNode``,
+``maxNodesPerJob``, ``maxJobTime`` ...) and renamed them to the coaster service's own names
+(``slots``, ``jobsPerNode``, ``maxNodes``, ``maxtime`` ...).  Both spellings are accepted
+here so that a swift.conf, a sites.xml profile and a notebook dict all work unchanged.
+Defaults are those of the 0.96 coaster ``Settings`` class (reference 6.4), not the User
+Guide's older figures (it says reserve 10 s; 0.96 used 60 s).
+
+A few keys are swiftnb's own (the service was a separate Java process in Swift and had
+them hard-wired): ``maxWorkerIdleTime``, ``suspendDelay``, ``planInterval``,
+``listenAddress``, ``servicePort``, ``workerRetries``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+__all__ = ["CoasterSettings", "CoasterConfigError", "parse_time", "format_hms"]
+
+#: Integer.MAX_VALUE / 1024, the 0.96 code default for maxNodes ("unlimited").
+UNLIMITED_NODES = 2097151
+
+
+class CoasterConfigError(ValueError):
+    """A bad coaster option; the message names the key and the nearest valid one."""
+
+
+def parse_time(value: Any, key: str = "maxJobTime") -> int:
+    """Swift's ``Time`` type: ``"MM"``, ``"HH:MM"`` or ``"HH:MM:SS"`` -> seconds.
+
+    A bare number is minutes, as in Swift (``maxJobTime: 10`` is ten minutes).
+    """
+    if isinstance(value, bool):
+        raise CoasterConfigError(f"invalid value '{value}' for property '{key}'. Expected a time (HH:MM:SS)")
+    if isinstance(value, (int, float)):
+        return int(value * 60)
+    text = str(value).strip()
+    parts = text.split(":")
+    try:
+        nums = [int(p) for p in parts]
+    except ValueError:
+        raise CoasterConfigError(
+            f"invalid value '{value}' for property '{key}'. Expected a time (HH:MM:SS)") from None
+    if len(nums) == 1:
+        return nums[0] * 60
+    if len(nums) == 2:
+        return nums[0] * 3600 + nums[1] * 60
+    if len(nums) == 3:
+        return nums[0] * 3600 + nums[1] * 60 + nums[2]
+    raise CoasterConfigError(f"invalid value '{value}' for property '{key}'. Expected a time (HH:MM:SS)")
+
+
+def format_hms(seconds: float) -> str:
+    """``HH:MM:SS`` as Swift's WallTime.format("hms") printed it (hours may exceed 99)."""
+    s = int(seconds)
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+@dataclass(frozen=True, slots=True)
+class CoasterSettings:
+    """Everything the planner and the service read; times in seconds."""
+
+    slots: int = 20                          # maxJobs: blocks at most
+    jobs_per_node: int = 1                   # tasksPerNode: concurrent tasks per worker
+    node_granularity: int = 1                # nodes per block are a multiple of this
+    max_nodes: int = UNLIMITED_NODES         # maxNodesPerJob
+    allocation_step_size: float = 0.1        # fraction of free slots used per round
+    low_overallocation: float = 10.0         # overallocation of a 1 s task
+    high_overallocation: float = 1.0         # ... of an infinitely long task
+    overallocation_decay_factor: float = 0.001
+    spread: float = 0.9                      # 0 = equal blocks, 1 = widest spread
+    exponential_spread: float = 0.0          # != 0: exponential block sizes, base x
+    reserve: int = 60                        # block tail usable only to finish tasks
+    maxtime: int = 360 * 24 * 3600           # maxJobTime: block walltime cap
+    parallelism: float = 0.01                # 0 = max parallelism .. 1 = tight packing
+    default_walltime: int = 600              # a task without maxwalltime: 10 min
+    max_worker_idle_time: float = 120.0      # idle block shuts down after this
+    suspend_delay: float = 30.0              # unused this long -> may be suspended
+    plan_interval: float = 1.0               # seconds between planning rounds
+    listen_address: str = "127.0.0.1"        # where the service listens
+    internal_hostname: str | None = None     # what workers connect to (default: listen)
+    service_port: int = 0                    # 0 = any free port
+    worker_retries: int = 3                  # re-queues of a task after lost workers
+
+    @classmethod
+    def from_options(cls, options: dict[str, Any] | None, *, prefix: str = "execution.options") -> "CoasterSettings":
+        """Build from a swift.conf ``options`` block (swift.conf or coaster key names)."""
+        values: dict[str, Any] = {}
+        for key, raw in (options or {}).items():
+            if key in _IGNORED:
+                continue
+            target = _ALIASES.get(key)
+            if target is None:
+                raise CoasterConfigError(_unknown(key, prefix))
+            name, kind = target
+            values[name] = _convert(raw, kind, f"{prefix}.{key}")
+        settings = cls(**values)
+        settings.validate(prefix)
+        return settings
+
+    def validate(self, prefix: str = "execution.options") -> None:
+        def bad(key: str, why: str) -> CoasterConfigError:
+            return CoasterConfigError(f"invalid value for property '{prefix}.{key}': {why}")
+
+        if self.slots < 1:
+            raise bad("maxJobs", "must be at least 1")
+        if self.jobs_per_node < 1:
+            raise bad("tasksPerNode", "must be at least 1")
+        if self.node_granularity < 1:
+            raise bad("nodeGranularity", "must be at least 1")
+        if self.max_nodes < 1:
+            raise bad("maxNodesPerJob", "must be at least 1")
+        if not 0 < self.allocation_step_size <= 1:
+            raise bad("allocationStepSize", "must be in (0, 1]")
+        if not 0 <= self.spread <= 1:
+            raise bad("spread", "must be in [0, 1]")
+        if self.exponential_spread < 0 or self.exponential_spread == 1:
+            raise bad("exponentialSpread", "must be 0 (off) or a positive base other than 1")
+        if not 0 <= self.parallelism <= 1:
+            raise bad("parallelism", "must be in [0, 1]")
+        if self.reserve < 0:
+            raise bad("reserve", "must not be negative")
+        if self.maxtime <= self.reserve:
+            raise bad("maxJobTime", f"must be longer than reserve ({self.reserve} s)")
+
+    @property
+    def max_block_walltime(self) -> int:
+        """``maxtime - reserve``: the highest block height and the longest admissible task."""
+        return self.maxtime - self.reserve
+
+    @property
+    def max_width(self) -> int:
+        """``maxNodes * jobsPerNode``: the widest block, in worker slots."""
+        return self.max_nodes * self.jobs_per_node
+
+    @property
+    def contact_host(self) -> str:
+        return self.internal_hostname or self.listen_address
+
+    def as_options(self) -> dict[str, Any]:
+        """swift.conf-style names and values (for the state panel and docs)."""
+        out = {}
+        for f in fields(self):
+            out[_CANONICAL.get(f.name, f.name)] = getattr(self, f.name)
+        return out
+
+
+def _convert(raw: Any, kind: str, key: str) -> Any:
+    try:
+        if kind == "time":
+            return parse_time(raw, key)
+        if kind == "int":
+            if isinstance(raw, bool):
+                raise ValueError
+            value = float(raw)
+            if not math.isfinite(value) or value != int(value):
+                raise ValueError
+            return int(value)
+        if kind == "float":
+            if isinstance(raw, bool):
+                raise ValueError
+            value = float(raw)
+            if not math.isfinite(value):
+                raise ValueError
+            return value
+        if kind == "str":
+            return str(raw)
+    except (TypeError, ValueError):
+        expected = {"int": "an integer", "float": "a number", "time": "a time (HH:MM:SS)"}[kind]
+        raise CoasterConfigError(f"invalid value '{raw}' for property '{key}'. Expected {expected}") from None
+    raise AssertionError(kind)
+
+
+#: option name -> (field, kind).  swift.conf names first, then the coaster/profile names.
+_ALIASES: dict[str, tuple[str, str]] = {
+    "maxJobs": ("slots", "int"),
+    "slots": ("slots", "int"),
+    "tasksPerNode": ("jobs_per_node", "int"),
+    "jobsPerNode": ("jobs_per_node", "int"),
+    "workersPerNode": ("jobs_per_node", "int"),
+    "nodeGranularity": ("node_granularity", "int"),
+    "maxNodesPerJob": ("max_nodes", "int"),
+    "maxNodes": ("max_nodes", "int"),
+    "maxnodes": ("max_nodes", "int"),
+    "allocationStepSize": ("allocation_step_size", "float"),
+    "lowOverallocation": ("low_overallocation", "float"),
+    "highOverallocation": ("high_overallocation", "float"),
+    "overallocationDecayFactor": ("overallocation_decay_factor", "float"),
+    "spread": ("spread", "float"),
+    "exponentialSpread": ("exponential_spread", "float"),
+    "reserve": ("reserve", "int"),
+    "maxJobTime": ("maxtime", "time"),
+    "maxtime": ("maxtime", "int"),
+    "parallelism": ("parallelism", "float"),
+    "maxWorkerIdleTime": ("max_worker_idle_time", "float"),
+    "suspendDelay": ("suspend_delay", "float"),
+    "planInterval": ("plan_interval", "float"),
+    "listenAddress": ("listen_address", "str"),
+    "internalHostName": ("internal_hostname", "str"),
+    "internalhostname": ("internal_hostname", "str"),
+    "servicePort": ("service_port", "int"),
+    "workerRetries": ("worker_retries", "int"),
+    "defaultWalltime": ("default_walltime", "time"),
+}
+
+_CANONICAL = {
+    "slots": "maxJobs", "jobs_per_node": "tasksPerNode", "node_granularity": "nodeGranularity",
+    "max_nodes": "maxNodesPerJob", "allocation_step_size": "allocationStepSize",
+    "low_overallocation": "lowOverallocation", "high_overallocation": "highOverallocation",
+    "overallocation_decay_factor": "overallocationDecayFactor", "spread": "spread",
+    "exponential_spread": "exponentialSpread", "reserve": "reserve", "maxtime": "maxJobTime",
+    "parallelism": "parallelism", "default_walltime": "defaultWalltime",
+    "max_worker_idle_time": "maxWorkerIdleTime", "suspend_delay": "suspendDelay",
+    "plan_interval": "planInterval", "listen_address": "listenAddress",
+    "internal_hostname": "internalHostName", "service_port": "servicePort",
+    "worker_retries": "workerRetries",
+}
+
+#: Valid swift.conf options that matter only to batch block providers (queue, project,
+#: worker logging...): accepted and kept by the site config, ignored by the planner.
+_IGNORED = frozenset({
+    "jobQueue", "jobProject", "userHomeOverride", "workerLoggingLevel",
+    "workerLoggingDirectory", "softImage", "workerManager", "jobOptions",
+    "remoteMonitorEnabled", "coresPerWorker",
+})
+
+
+def _unknown(key: str, prefix: str) -> str:
+    names = sorted(set(_ALIASES) | _IGNORED)
+    near = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
+    hint = f"; did you mean '{near[0]}'?" if near else ""
+    return f"unexpected property '{prefix}.{key}'{hint}"
