@@ -60,16 +60,552 @@ def _cmd_typecheck(argv: Sequence[str]) -> int:
     return typecheck_file(argv[0])
 
 
-def _cmd_run(argv: Sequence[str]) -> int:
-    # Until the engine lands, a run can only typecheck (`swift -typecheck script.swift`).
+# ---------------------------------------------------------------------------- swiftnb run
+# The `swift` command of Guide 4.1: options before the script, `-name=value` script
+# arguments after it, Swift's return codes, header lines and ticker on stderr and only
+# the script's own output on stdout.
+
+SWIFT_VERSION = "0.96.2"
+
+RUN_USAGE = """\
+usage: swiftnb run [options] script.swift [-name=value ...]
+
+options:
+  -help, -h              this text
+  -version               print the version and exit
+  -typecheck             check the script and exit (no execution)
+  -dryrun                run the script without submitting any app
+  -resume FILE           resume from a restart log (.rlog), skipping completed calls
+  -config FILE           the swift.conf to use
+  -sites.file FILE       a legacy sites.xml
+  -tc.file FILE          a legacy tc.data
+  -sites A,B             the sites to run on (overrides `sites` of the configuration)
+  -runid ID              the run id (default runNNN; also the run directory)
+  -logfile FILE          where the Swift-format log goes (default RUNDIR/SCRIPT-RUNID.log)
+  -verbose, -v           more detail on the console
+  -debug, -d             much more detail on the console (every log line)
+  -pgraph FILE|true      write a Graphviz file of the run's dataflow
+  -ui none               no progress ticker
+  -PROPERTY VALUE        a Swift property, e.g. -lazy.errors true, -execution.retries 2,
+                         -sitedir.keep true, -foreach.max.threads 100, or any swift.conf
+                         key such as -executionRetries 2
+
+script arguments (after the script) are read with arg("name"): -name=value
+
+return codes: 0 success, 1 command-line or configuration error, 2 execution error,
+3 compile error, 4 script file does not exist"""
+
+#: Guide 10 properties accepted on the command line -> swift.conf keys (None = accepted
+#: for compatibility, no effect here).
+PROPERTY_KEYS: dict[str, str | None] = {
+    "lazy.errors": "lazyErrors",
+    "execution.retries": "executionRetries",
+    "sitedir.keep": "keepSiteDir",
+    "foreach.max.threads": "maxForeachThreads",
+    "caching.algorithm": "cachingAlgorithm",
+    "ip.address": "hostName",
+    "hostname": "hostName",
+    "tcp.port.range": "TCPPortRange",
+    "replication.enabled": "replicationEnabled",
+    "replication.limit": "replicationLimit",
+    "replication.min.queue.time": "replicationMinQueueTime",
+    "status.mode": "statusMode",
+    "wrapper.parameter.mode": "wrapperParameterMode",
+    "wrapper.invocation.mode": "wrapperInvocationMode",
+    "wrapperlog.always.transfer": "alwaysTransferWrapperLog",
+    "throttle.submit": "jobSubmitThrottle",
+    "throttle.host.submit": "hostJobSubmitThrottle",
+    "throttle.transfers": "fileTransfersThrottle",
+    "throttle.file.operations": "fileOperationsThrottle",
+    "provenance.log": "logProvenance",
+    "ticker.disable": "tickerEnabled",          # inverted below
+    "ticker.date.format": "tickerDateFormat",
+    "ticker.prefix": "tickerPrefix",
+    "use.provider.staging": None,
+    "clustering.enabled": None,
+    "clustering.min.time": None,
+    "clustering.queue.delay": None,
+    "kickstart.enabled": None,
+    "kickstart.always.transfer": None,
+    "throttle.score.job.factor": None,
+    "pgraph.graph.options": None,
+    "pgraph.node.options": None,
+}
+
+#: Boolean properties: given without a value they mean true.
+_BOOL_PROPS = {"lazy.errors", "sitedir.keep", "replication.enabled", "provenance.log",
+               "ticker.disable", "wrapperlog.always.transfer", "clustering.enabled",
+               "kickstart.always.transfer", "lazyErrors", "keepSiteDir", "replicationEnabled",
+               "tickerEnabled", "logProvenance", "alwaysTransferWrapperLog", "tracingEnabled"}
+
+#: swift.conf top-level keys accepted as `-key value` (the command-line config layer).
+CONF_KEYS = {
+    "sites", "staging", "lazyErrors", "executionRetries", "cachingAlgorithm",
+    "jobSubmitThrottle", "hostJobSubmitThrottle", "fileTransfersThrottle",
+    "fileOperationsThrottle", "siteScoreThrottlingFactor", "keepSiteDir", "logProvenance",
+    "replicationEnabled", "replicationMinQueueTime", "replicationLimit", "statusMode",
+    "wrapperParameterMode", "wrapperInvocationMode", "CDMBroadcastMode", "CDMFile",
+    "providerStagingPinSwiftFiles", "tickerDateFormat", "tickerPrefix", "tickerEnabled",
+    "fileGCEnabled", "mappingCheckerEnabled", "hostName", "TCPPortRange",
+    "alwaysTransferWrapperLog", "tracingEnabled", "wrapperStagingLocalServer",
+    "maxForeachThreads", "maxThreads",
+}
+
+_VALUE_OPTIONS = {"-resume", "-config", "-runid", "-logfile", "-sites.file", "-tc.file",
+                  "-sites", "-pgraph", "-ui", "-cdm.file", "-properties"}
+_FLAG_OPTIONS = {"-typecheck", "-dryrun", "-verbose", "-v", "-debug", "-d", "-version",
+                 "-help", "-h", "-monitor", "-tui", "-listconfig", "-sitelist",
+                 "-minimal.logging", "-reduced.logging", "-recompile", "-rlog"}
+
+
+from dataclasses import dataclass, field  # noqa: E402  (used by the run command only)
+
+
+class _UsageError(Exception):
+    pass
+
+
+@dataclass
+class RunOptions:
+    """The parsed command line of ``swiftnb run``."""
+
+    script: str | None = None
+    script_args: list[str] = field(default_factory=list)
+    flags: set[str] = field(default_factory=set)
+    values: dict[str, str] = field(default_factory=dict)
+    conf: dict[str, object] = field(default_factory=dict)      # swift.conf key -> value
+    properties: dict[str, str] = field(default_factory=dict)   # as given (for the log)
+    argv: list[str] = field(default_factory=list)
+
+    def flag(self, *names: str) -> bool:
+        return any(n in self.flags for n in names)
+
+
+def _suggest(word: str) -> str:
+    import difflib
+
+    known = sorted(_VALUE_OPTIONS | _FLAG_OPTIONS | {"-" + k for k in PROPERTY_KEYS}
+                   | {"-" + k for k in CONF_KEYS})
+    close = difflib.get_close_matches(word, known, n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def _conf_value(key: str, raw: str) -> object:
+    text = raw.strip()
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_run_args(argv: Sequence[str]) -> RunOptions:
+    """Split a `swift`-style command line: options, the script, script arguments."""
+    opts = RunOptions(argv=list(argv))
     args = list(argv)
-    if "-typecheck" not in args:
-        return _usage_error("this build can only typecheck: use -typecheck")
-    args.remove("-typecheck")
-    scripts = [a for a in args if a.endswith(".swift")]
-    if len(scripts) != 1:
-        return _usage_error("expected one script file")
-    return typecheck_file(scripts[0])
+    i = 0
+    while i < len(args):
+        a = args[i]
+        i += 1
+        if opts.script is not None and a.startswith("-") and "=" in a:
+            opts.script_args.append(a)
+            continue
+        if a in _FLAG_OPTIONS:
+            opts.flags.add(a)
+            continue
+        if a in _VALUE_OPTIONS:
+            if i >= len(args):
+                raise _UsageError(f"option {a} needs a value")
+            opts.values[a] = args[i]
+            i += 1
+            continue
+        if a.startswith("-") and len(a) > 1:
+            name = a[1:]
+            if "=" in name and opts.script is None:
+                name, _, inline = name.partition("=")
+                value: str | None = inline
+            else:
+                value = None
+            if name in PROPERTY_KEYS or name in CONF_KEYS:
+                if value is None:
+                    nxt = args[i] if i < len(args) else None
+                    if nxt is not None and not nxt.startswith("-") and not (
+                            nxt.endswith(".swift") and name in _BOOL_PROPS):
+                        value = nxt
+                        i += 1
+                    elif name in _BOOL_PROPS:
+                        value = "true"
+                    else:
+                        raise _UsageError(f"property -{name} needs a value")
+                opts.properties[name] = value
+                key = PROPERTY_KEYS.get(name, name) if name in PROPERTY_KEYS else name
+                if key is None:
+                    continue
+                conv = _conf_value(key, value)
+                if name == "ticker.disable":
+                    conv = not conv if isinstance(conv, bool) else conv
+                opts.conf[key] = conv
+                continue
+            if opts.script is not None:
+                opts.script_args.append(a)  # a script argument without '='
+                continue
+            raise _UsageError(f"unknown option {a}{_suggest(a)}")
+        if opts.script is None:
+            opts.script = a
+        else:
+            opts.script_args.append(a)
+    if "-sites" in opts.values:
+        opts.conf["sites"] = [s.strip() for s in opts.values["-sites"].split(",") if s.strip()]
+    return opts
+
+
+def _version_line() -> str:
+    from swiftnb import __version__
+
+    return f"Swift {SWIFT_VERSION} swiftnb {__version__}"
+
+
+class _Tee:
+    """A text stream that also copies everything into the run's ``swift.out``."""
+
+    def __init__(self, stream, copy) -> None:
+        self._stream = stream
+        self._copy = copy
+
+    def write(self, text: str) -> int:
+        try:
+            self._copy.write(text)
+        except (OSError, ValueError):
+            pass
+        return self._stream.write(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+        try:
+            self._copy.flush()
+        except (OSError, ValueError):
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _load_config(opts: RunOptions, base_dir: str):
+    """The typed Config of this run (swiftnb.config), or None if that part is missing.
+
+    Raises ``_UsageError`` with the loader's message for a bad configuration.
+    """
+    try:
+        from swiftnb import config as config_mod
+    except ImportError:
+        return None
+    load = getattr(config_mod, "load_config", None) or getattr(config_mod, "load", None)
+    if load is None:
+        return None
+    kwargs = {
+        "config_file": opts.values.get("-config"),
+        "sites_file": opts.values.get("-sites.file"),
+        "tc_file": opts.values.get("-tc.file"),
+        "overrides": dict(opts.conf),
+        "cwd": base_dir,
+    }
+    import inspect
+
+    try:
+        params = inspect.signature(load).parameters
+        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            kwargs = {k: v for k, v in kwargs.items() if k in params}
+    except (TypeError, ValueError):
+        pass
+    error_types = tuple(
+        t for t in (getattr(config_mod, "ConfigError", None),) if isinstance(t, type))
+    try:
+        return load(**kwargs)
+    except error_types as exc:  # type: ignore[misc]
+        raise _UsageError(str(exc)) from None
+
+
+def _conf_get(config, key: str, default):
+    """A global setting: the command line, then the Config, then ``default``."""
+    if config is None:
+        return default
+    for getter in ("get",):
+        fn = getattr(config, getter, None)
+        if callable(fn):
+            try:
+                value = fn(key)
+            except Exception:  # noqa: BLE001 - a missing key is the default
+                value = None
+            if value is not None:
+                return value
+    snake = "".join("_" + c.lower() if c.isupper() else c for c in key).lstrip("_")
+    for attr in (key, snake):
+        value = getattr(config, attr, None)
+        if value is not None and not callable(value):
+            return value
+    return default
+
+
+def _build_executor(config, bus, opts: RunOptions, run_dir, keep: bool):
+    """The executor of this run: the site scheduler when configured, else local only."""
+    from swiftnb.execution.local import LocalProvider
+    from swiftnb.scheduling.single import DryRunExecutor, SingleSiteExecutor
+
+    if opts.flag("-dryrun"):
+        return DryRunExecutor(bus)
+    if config is not None:
+        try:
+            from swiftnb.scheduling import build_executor  # the multi-site scheduler
+        except ImportError:
+            build_executor = None
+        if build_executor is not None:
+            return build_executor(config, bus, site_run=run_dir.site_run, keep_site_dir=keep)
+    site = None
+    sites = _conf_get(config, "sites", ["local"])
+    name = sites[0] if isinstance(sites, (list, tuple)) and sites else "local"
+    work_dir = None
+    max_parallel = 2
+    if config is not None:
+        site = getattr(config, "site", None)
+        if callable(site):
+            try:
+                site = site(name)
+            except Exception:  # noqa: BLE001
+                site = None
+        elif isinstance(site, dict):
+            site = site.get(name)
+        if site is not None:
+            work_dir = getattr(site, "work_directory", None) or getattr(site, "workDirectory", None)
+            max_parallel = int(getattr(site, "max_parallel_tasks", None)
+                               or getattr(site, "maxParallelTasks", None) or 2)
+    provider = LocalProvider(name, work_dir=work_dir, site_run=run_dir.site_run, keep=keep)
+    return SingleSiteExecutor(provider, bus, max_parallel=max_parallel)
+
+
+def _make_settings(settings_cls, values: dict):
+    """Build RunSettings from the values it knows (its fields are the engine's choice)."""
+    import dataclasses
+    import inspect
+
+    if dataclasses.is_dataclass(settings_cls):
+        names = {f.name for f in dataclasses.fields(settings_cls)}
+    else:
+        names = set(inspect.signature(settings_cls).parameters)
+    return settings_cls(**{k: v for k, v in values.items() if k in names})
+
+
+def _cmd_run(argv: Sequence[str]) -> int:
+    import os
+
+    try:
+        opts = parse_run_args(argv)
+    except _UsageError as exc:
+        print(f"swiftnb: {exc}", file=sys.stderr)
+        print(RUN_USAGE, file=sys.stderr)
+        return EXIT_USAGE
+    if opts.flag("-help", "-h"):
+        print(RUN_USAGE)
+        return EXIT_OK
+    if opts.flag("-version"):
+        print(_version_line())
+        return EXIT_OK
+    if opts.script is None:
+        print("swiftnb: no SwiftScript program specified", file=sys.stderr)
+        print(RUN_USAGE, file=sys.stderr)
+        return EXIT_USAGE
+    if opts.flag("-typecheck"):
+        return typecheck_file(opts.script)
+    if not os.path.isfile(opts.script):
+        print(f"SwiftScript program does not exist: {opts.script}", file=sys.stderr)
+        return EXIT_MISSING_SCRIPT
+    for option in ("-config", "-sites.file", "-tc.file"):
+        path = opts.values.get(option)
+        if path is not None and not os.path.isfile(path):
+            print(f"swiftnb: {option} {path}: no such file", file=sys.stderr)
+            return EXIT_USAGE
+    from swiftnb import lang
+
+    try:
+        program = lang.load(opts.script)
+    except lang.CompileError as exc:
+        print(f"Could not compile SwiftScript source: {exc.render()}", file=sys.stderr)
+        return EXIT_COMPILE
+    base_dir = os.getcwd()
+    try:
+        config = _load_config(opts, base_dir)
+    except _UsageError as exc:
+        print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return _execute(opts, program, config, base_dir)
+
+
+def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
+    import os
+
+    from swiftnb.rundir import make_run_dir
+
+    resume = opts.values.get("-resume")
+    if resume is not None and not os.path.isfile(resume):
+        print(f"swiftnb: -resume {resume}: no such restart log", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        run_dir = make_run_dir(opts.script, cwd=base_dir, runid=opts.values.get("-runid"),
+                               logfile=opts.values.get("-logfile"))
+    except OSError as exc:
+        print(f"swiftnb: cannot create the run directory: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    out_copy = open(run_dir.out_file, "a", encoding="utf-8")
+    real_out, real_err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = _Tee(real_out, out_copy), _Tee(real_err, out_copy)
+    try:
+        return _execute_in(opts, program, config, base_dir, run_dir, resume)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        sys.stdout, sys.stderr = real_out, real_err
+        out_copy.close()
+
+
+def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
+    import asyncio
+
+    from swiftnb.engine.restart import RestartLog, RestartLogError
+    from swiftnb.events import EventBus
+
+    err = sys.stderr
+    print(_version_line(), file=err)
+    print(f"RunID: {run_dir.runid}", file=err)
+    for warning in getattr(program, "warnings", ()) or ():
+        print(f"Warning: {warning}", file=err)
+    err.flush()
+
+    bus = EventBus()
+    detach_log = None
+    try:
+        from swiftnb.logs.writer import LogWriter
+
+        writer = LogWriter(run_dir.log_file)
+        detach_log = writer.attach(bus)
+        writer.write_header(run_id=run_dir.runid, arguments=list(opts.argv), cwd=base_dir)
+    except ImportError:
+        writer = None
+    if opts.flag("-debug", "-d"):
+        bus.subscribe(lambda e: _echo_debug(e))
+    try:
+        restart = RestartLog(resume, resume=True) if resume else RestartLog(run_dir.restart_file)
+    except RestartLogError as exc:
+        print(f"Could not start execution:\n\t{exc}", file=err)
+        if detach_log:
+            detach_log()
+        return EXIT_USAGE
+
+    lazy = _conf_get(config, "lazyErrors", True)
+    retries = _conf_get(config, "executionRetries", 0)
+    keep = bool(_conf_get(config, "keepSiteDir", False))
+    lazy = opts.conf.get("lazyErrors", lazy)
+    retries = opts.conf.get("executionRetries", retries)
+    keep = bool(opts.conf.get("keepSiteDir", keep))
+    ticker_on = bool(opts.conf.get("tickerEnabled", _conf_get(config, "tickerEnabled", True)))
+    if opts.values.get("-ui") == "none":
+        ticker_on = False
+    pgraph = opts.values.get("-pgraph") or opts.properties.get("pgraph")
+    if pgraph in ("false", None):
+        pgraph = None
+    elif pgraph == "true":
+        pgraph = f"{run_dir.stem}-{run_dir.runid}.dot"
+
+    settings_values = {
+        "lazy_errors": bool(lazy),
+        "execution_retries": int(retries),
+        "max_foreach_threads": int(opts.conf.get(
+            "maxForeachThreads", _conf_get(config, "maxForeachThreads", 16384))),
+        "script_args": list(opts.script_args),
+        "args": list(opts.script_args),
+        "dryrun": opts.flag("-dryrun"),
+        "pgraph": pgraph,
+        "keep_site_dir": keep,
+        "config": config,
+        "verbose": opts.flag("-verbose", "-v"),
+    }
+
+    async def main() -> object:
+        from swiftnb.engine import run as run_mod
+        from swiftnb.logs.ticker import ProgressTicker
+
+        executor = _build_executor(config, bus, opts, run_dir, keep)
+        ticker = ProgressTicker(bus, stream=sys.stderr) if ticker_on else None
+        if ticker:
+            ticker.start()
+        settings = _make_settings(run_mod.RunSettings, settings_values)
+        run = run_mod.Run(program, executor, bus=bus, settings=settings, base_dir=base_dir,
+                          run_dir=run_dir.path, runid=run_dir.runid, restart=restart)
+        try:
+            return await run.execute()
+        finally:
+            try:
+                await executor.close()
+            finally:
+                if ticker:
+                    ticker.stop()
+
+    try:
+        outcome = asyncio.run(main())
+    except KeyboardInterrupt:
+        restart.close()
+        print("Execution interrupted", file=err)
+        if detach_log:
+            detach_log()
+        return EXIT_EXECUTION
+    ok = _outcome_ok(outcome)
+    if ok:
+        restart.delete()
+    else:
+        restart.close()
+        _print_failure(outcome, err)
+        print(f"Restart log: {restart.path}", file=err)
+    if detach_log:
+        detach_log()
+    return EXIT_OK if ok else EXIT_EXECUTION
+
+
+def _outcome_ok(outcome) -> bool:
+    if isinstance(outcome, bool):
+        return outcome
+    for attr in ("ok", "success", "succeeded"):
+        value = getattr(outcome, attr, None)
+        if isinstance(value, bool):
+            return value
+    return outcome is None or outcome == 0
+
+
+def _print_failure(outcome, err) -> None:
+    """Swift's end-of-run error report (reference 2.6), unless the engine printed it."""
+    if getattr(outcome, "reported", False):
+        return
+    errors = list(getattr(outcome, "errors", None) or ())
+    if not errors:
+        print("Execution failed:\nExecution completed with errors", file=err)
+        return
+    if len(errors) == 1 and not getattr(outcome, "lazy", False):
+        print(f"Execution failed:\n{errors[0]}", file=err)
+        return
+    print("The following errors have occurred:", file=err)
+    for i, e in enumerate(errors, 1):
+        print(f"{i}. {e}", file=err)
+    print("\nExecution failed:\nExecution completed with errors", file=err)
+
+
+def _echo_debug(event) -> None:
+    from swiftnb.logs.writer import format_event
+
+    sys.stderr.write(format_event(event))
+
 
 
 def _cmd_version(argv: Sequence[str]) -> int:

@@ -101,3 +101,23 @@ class SingleSiteExecutor:
 
     def state(self) -> dict[str, Any]:
         return {"max_parallel": self.max_parallel, **self.provider.state()}
+
+
+class DryRunExecutor:
+    """``-dryrun``: the script runs, apps do not (Guide 4.1: "without submitting any jobs").
+
+    Each call is reported as selected and completed at once, without a process or files,
+    so a dry run still shows the call graph (``-pgraph``) and the log's job lines.
+    """
+
+    def __init__(self, bus: EventBus) -> None:
+        self.bus = bus
+        self.submitted = 0
+
+    async def submit(self, task: Task) -> TaskResult:
+        self.submitted += 1
+        self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
+        return TaskResult(ok=True, exit_code=0, site="dryrun")
+
+    async def close(self) -> None:
+        return None
