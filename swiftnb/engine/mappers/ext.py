@@ -1,0 +1,112 @@
+"""The external mapper ``ext``: a script prints ``PATH FILE`` lines."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from typing import Any
+
+from swiftnb.engine.data import parse_path, path_str
+from swiftnb.engine.formatting import java_str
+from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
+
+
+@register_mapper
+class ExtMapper(Mapper):
+    """``<ext; exec="mapper.sh", a=1, b="x">``: runs ``exec -a 1 -b x`` (every parameter
+    but ``exec`` becomes ``-name value``, in the order given) in the base directory and
+    reads its stdout: one ``PATH FILE`` line per leaf, PATH being ``$`` (the variable),
+    ``[2]``, ``[0].f``, ``fld``, ``a.b``, ``[0][1]``.  The script runs once, in
+    ``prepare()``, without blocking the event loop."""
+
+    name = "Ext"
+    aliases = ("ext",)
+    params = None
+    required = ("exec",)
+    fixed = True
+    needs_prepare = True
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        self._map: dict[tuple, str] | None = None
+        self._order: list[tuple] = []
+
+    def describe(self) -> str:
+        return "the paths its script printed"
+
+    def argv(self) -> list[str]:
+        exe = self.str_param("exec") or ""
+        local = self.local(exe)
+        if os.sep in exe or os.path.exists(local):
+            cmd = os.path.abspath(local)
+        else:
+            cmd = shutil.which(exe) or exe
+        argv = [cmd]
+        for k, v in self.p.items():
+            if k == "exec":
+                continue
+            argv += ["-" + k, self._arg(v)]
+        return argv
+
+    def _arg(self, v: Any) -> str:
+        if isinstance(v, dict):
+            from swiftnb.engine.data import sorted_items
+            return " ".join(java_str(x) for _, x in sorted_items(v))
+        if hasattr(v, "path") and not isinstance(v, str):
+            return v.path or ""
+        return java_str(v)
+
+    def parse_output(self, text: str) -> None:
+        mapping: dict[tuple, str] = {}
+        order: list[tuple] = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            parts = line.strip().split(None, 1)
+            if len(parts) != 2:
+                raise MapperError(f"{self.spelled}: line {n} of the mapper output is not 'PATH FILE': {line!r}")
+            try:
+                p = parse_path(parts[0])
+            except ValueError as e:
+                raise MapperError(f"{self.spelled}: line {n}: {e}") from None
+            if p not in mapping:
+                order.append(p)
+            mapping[p] = parts[1]
+        self._map, self._order = mapping, order
+
+    async def prepare(self) -> None:
+        if self._map is not None:
+            return
+        argv = self.argv()
+        env = dict(os.environ, **(self.ctx.env or {}))
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=self.ctx.base_dir, env=env, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        except OSError as e:
+            raise MapperError(f"{self.spelled}: cannot run {argv[0]}: {e.strerror}") from None
+        out, err = await proc.communicate()
+        if proc.returncode != 0:
+            raise MapperError(
+                f"{self.spelled}: mapper script {' '.join(argv)} failed with exit code {proc.returncode}"
+                + ("\n" + err.decode("utf-8", "replace").rstrip() if err.strip() else ""))
+        self.parse_output(out.decode("utf-8", "replace"))
+
+    def _need(self) -> dict[tuple, str]:
+        if self._map is None:
+            raise MapperError(f"{self.spelled}: used before prepare() ran its script")
+        return self._map
+
+    def map(self, path: tuple = ()) -> str:
+        m = self._need()
+        if path in m:
+            return m[path]
+        if not path and m:
+            return " ".join(m[p] for p in self._order)
+        raise MapperError(f"{self.spelled}: the mapper script gave no file for "
+                          f"{path_str(self.ctx.var_name, path)}")
+
+    def existing(self) -> list[tuple[tuple, str]]:
+        m = self._need()
+        return [(p, m[p]) for p in self._order]

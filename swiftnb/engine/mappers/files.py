@@ -1,0 +1,343 @@
+"""Name-building mappers: single_file, simple, concurrent (the default) and filesys."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import uuid
+from typing import Any
+
+from swiftnb.engine.data import (
+    ArrayType,
+    Field,
+    Index,
+    StructType,
+    as_data_type,
+)
+from swiftnb.engine.formatting import java_str
+from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
+
+
+def _file_url_path(name: str) -> str:
+    """``file://localhost/x.out`` and ``file:///x`` name local files."""
+    if name.startswith("file://"):
+        rest = name[len("file://"):]
+        if rest.startswith("localhost/"):
+            rest = rest[len("localhost/"):]
+            return rest
+        return rest
+    return name
+
+
+@register_mapper
+class SingleFileMapper(Mapper):
+    """``<single_file_mapper; file="x">`` and ``<"x">``: one file for the whole variable."""
+
+    name = "SingleFileMapper"
+    aliases = ("single_file_mapper",)
+    params = frozenset({"file"})
+    required = ("file",)
+
+    def map(self, path: tuple = ()) -> str:
+        if path:
+            raise self.invalid(path)
+        return _file_url_path(self.str_param("file") or "")
+
+    def existing(self) -> list[tuple[tuple, str]]:
+        f = self.map(())
+        return [((), f)] if os.path.exists(self.local(f)) else []
+
+
+def _elem_str(step: Any, padding: int) -> str:
+    if isinstance(step, Field):
+        return step.name
+    k = step.key
+    if isinstance(k, int) and not isinstance(k, bool):
+        s = str(abs(k))
+        return ("-" if k < 0 else "") + (s.rjust(padding, "0") if padding > 0 else s)
+    return java_str(k)
+
+
+def _glob_to_regex(glob: str) -> str:
+    """A UNIX glob (``? * **`` and ``[...]``) as a regex: ``*`` and ``?`` stay inside one
+    path component, ``**`` crosses directories."""
+    out = []
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            j = glob.find("]", i + 1)
+            if j < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = glob[i + 1 : j]
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append("[" + body + "]")
+                i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return "".join(out)
+
+
+def list_files(base_dir: str, location: str, glob: str) -> list[str]:
+    """Files under ``location`` (relative to ``base_dir`` unless absolute) whose path
+    relative to ``location`` matches ``glob``; sorted; returned joined to ``location``
+    (or bare when ``location`` is empty)."""
+    root = location if os.path.isabs(location) else os.path.join(base_dir, location or ".")
+    rx = re.compile(_glob_to_regex(glob) + r"\Z", re.S)
+    deep = "/" in glob
+    found: list[str] = []
+    if not os.path.isdir(root):
+        return []
+    if deep:
+        for dirpath, dirnames, files in os.walk(root):
+            dirnames.sort()
+            rel_dir = os.path.relpath(dirpath, root)
+            for f in files:
+                rel = f if rel_dir == "." else f"{rel_dir}/{f}"
+                if rx.match(rel):
+                    found.append(rel)
+    else:
+        with os.scandir(root) as it:
+            for e in it:
+                if e.is_file() and rx.match(e.name):
+                    found.append(e.name)
+    found.sort()
+    if location:
+        loc = location.rstrip("/") or "/"
+        return [(loc + "/" if loc != "/" else "/") + f for f in found]
+    return found
+
+
+@register_mapper
+class SimpleMapper(Mapper):
+    """``simple_mapper``: [location/] prefix + path elements + suffix.
+
+    Int keys are zero-padded to ``padding`` digits (default 4, 0 = none); field names
+    verbatim; the ``separator`` (default ``_``) goes between the last two elements and
+    ``.`` between earlier ones; nothing between prefix and the first element.  For
+    inputs, ``existing()`` lists matching files and reads their names back into paths.
+    """
+
+    name = "SimpleMapper"
+    aliases = ("simple_mapper",)
+    params = frozenset({"location", "prefix", "suffix", "pattern", "padding", "separator"})
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        self.location = self.str_param("location", "") or ""
+        self.prefix = self.str_param("prefix", "") or ""
+        self.suffix = self.str_param("suffix", "") or ""
+        self.pattern = self.str_param("pattern")
+        self.padding = self.int_param("padding", 4)
+        self.separator = self.str_param("separator", "_")
+        if self.separator is None:
+            self.separator = "_"
+
+    def describe(self) -> str:
+        return "prefix/index/field/suffix names"
+
+    def _dir(self) -> str:
+        return self.location.rstrip("/") + "/" if self.location else ""
+
+    def map(self, path: tuple = ()) -> str:
+        elems = [_elem_str(s, self.padding) for s in path]
+        if len(elems) >= 2:
+            middle = ".".join(elems[:-1]) + self.separator + elems[-1]
+        else:
+            middle = "".join(elems)
+        return self._dir() + self.prefix + middle + self.suffix
+
+    def _leaf_shape(self) -> list[str]:
+        """Step kinds expected for a leaf, from the variable type ("i" index, "f" field)."""
+        t = as_data_type(self.ctx.type)
+        shape: list[str] = []
+        while isinstance(t, ArrayType):
+            shape.append("i:" + t.key)
+            t = t.elem
+        if isinstance(t, StructType):
+            shape.append("f")
+        return shape
+
+    def _parse_middle(self, middle: str, shape: list[str]) -> tuple | None:
+        if not shape:
+            return () if middle == "" else None
+        if len(shape) == 1:
+            parts = [middle]
+        else:
+            head, sep, last = middle.rpartition(self.separator) if self.separator else ("", "", middle)
+            if not sep:
+                return None
+            parts = head.split(".") + [last]
+            if len(parts) != len(shape):
+                return None
+        steps = []
+        for kind, part in zip(shape, parts):
+            if kind == "f":
+                if not part:
+                    return None
+                steps.append(Field(part))
+            else:
+                key = kind[2:]
+                if key in ("int", "auto"):
+                    if not re.fullmatch(r"-?\d+", part):
+                        return None
+                    steps.append(Index(int(part)))
+                elif key == "float":
+                    try:
+                        steps.append(Index(float(part)))
+                    except ValueError:
+                        return None
+                elif key == "boolean":
+                    if part not in ("true", "false"):
+                        return None
+                    steps.append(Index(part == "true"))
+                else:
+                    steps.append(Index(part))
+        return tuple(steps)
+
+    def existing(self) -> list[tuple[tuple, str]]:
+        shape = self._leaf_shape()
+        if not shape:
+            f = self.map(())
+            return [((), f)] if os.path.exists(self.local(f)) else []
+        glob = self.prefix + (self.pattern or "*") + self.suffix
+        names = list_files(self.ctx.base_dir, self.location, glob)
+        out = []
+        d = self._dir()
+        for n in names:
+            base = n[len(d):] if d and n.startswith(d) else n
+            middle = base[len(self.prefix): len(base) - len(self.suffix) if self.suffix else None]
+            if not base.startswith(self.prefix) or not base.endswith(self.suffix):
+                continue
+            steps = self._parse_middle(middle, shape)
+            if steps is None:
+                continue
+            out.append((steps, n))
+        out.sort(key=lambda ps: tuple(_sort_step(s) for s in ps[0]))
+        return out
+
+
+def _sort_step(s: Any) -> tuple:
+    if isinstance(s, Field):
+        return (3, 0, s.name)
+    k = s.key
+    if isinstance(k, bool):
+        return (0, int(k), "")
+    if isinstance(k, (int, float)):
+        return (1, k, "")
+    return (2, 0, k)
+
+
+_CONCURRENT_IDS = itertools.count(1)
+
+
+@register_mapper
+class ConcurrentMapper(Mapper):
+    """``concurrent_mapper``, the default for unmapped file variables: unique names under
+    the run directory, ``_concurrent/<prefix|var>-<unique>`` for the variable itself,
+    ``.../--array/elt-<key>`` for elements and ``.../--field/<name>`` for members,
+    then the suffix."""
+
+    name = "ConcurrentMapper"
+    aliases = ("concurrent_mapper",)
+    params = frozenset({"location", "prefix", "suffix", "pattern"})
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        self.prefix = self.str_param("prefix", "") or ""
+        self.suffix = self.str_param("suffix", "") or ""
+        loc = self.str_param("location")
+        if loc:
+            self.root = loc.rstrip("/")
+        else:
+            run = ctx.run_dir or "."
+            try:
+                rel = os.path.relpath(run, ctx.base_dir)
+            except ValueError:
+                rel = run
+            if rel.startswith(".."):
+                rel = os.path.abspath(run)
+            self.root = ("" if rel == "." else rel.rstrip("/") + "/") + "_concurrent"
+        var = re.sub(r"[^A-Za-z0-9_.-]", "_", ctx.var_name or "tmp") or "tmp"
+        uid = f"{next(_CONCURRENT_IDS):06d}-{uuid.uuid4().hex[:12]}"
+        self.base = f"{self.root}/{self.prefix or var}-{uid}"
+
+    def describe(self) -> str:
+        return "temporary files"
+
+    def map(self, path: tuple = ()) -> str:
+        name = self.base
+        for i, s in enumerate(path):
+            if isinstance(s, Field):
+                kind, seg = "field", s.name
+            else:
+                kind, seg = "array", "elt-" + re.sub(r"[^A-Za-z0-9_.-]", "_", java_str(s.key))
+            name += f"--{kind}/{seg}" if i == 0 else f"/{seg}"
+        return name + self.suffix
+
+
+@register_mapper
+class FilesysMapper(Mapper):
+    """``filesys_mapper``: the files in ``location`` matching prefix + pattern + suffix
+    (a glob with ``? * **``; default pattern ``*``), sorted, as elements 0, 1, ...
+    Input-only; re-scans on every ``existing()`` so dynamic outputs are found."""
+
+    name = "FilesysMapper"
+    aliases = ("filesys_mapper",)
+    params = frozenset({"location", "prefix", "suffix", "pattern"})
+    fixed = True
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        self.location = self.str_param("location", "") or ""
+        self.glob = (self.str_param("prefix", "") or "") + (self.str_param("pattern") or "*") + \
+            (self.str_param("suffix", "") or "")
+        self._names: list[str] | None = None
+
+    def describe(self) -> str:
+        return "the existing files matching its pattern, as an array"
+
+    def _scan(self) -> list[str]:
+        self._names = list_files(self.ctx.base_dir, self.location, self.glob)
+        return self._names
+
+    def existing(self) -> list[tuple[tuple, str]]:
+        t = as_data_type(self.ctx.type)
+        names = self._scan()
+        if t is not None and not isinstance(t, ArrayType):
+            return [((), names[0])] if names else []
+        return [((Index(i),), n) for i, n in enumerate(names)]
+
+    def map(self, path: tuple = ()) -> str:
+        names = self._names if self._names is not None else self._scan()
+        if not path:
+            if names:
+                return names[0] if len(names) == 1 else " ".join(names)
+            raise MapperError(f"{self.spelled}: no file matches {self.glob!r}")
+        if len(path) == 1 and isinstance(path[0], Index) and isinstance(path[0].key, int):
+            i = path[0].key
+            if 0 <= i < len(names):
+                return names[i]
+            names = self._scan()
+            if 0 <= i < len(names):
+                return names[i]
+            raise MapperError(f"{self.spelled}: no file for index {i} ({len(names)} files match {self.glob!r})")
+        raise self.invalid(path)
+

@@ -1,0 +1,242 @@
+"""Mappers whose parameters list the files: fixed_array, array, regexp,
+structured_regexp and csv."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from swiftnb.engine.builtins.jregex import compile_java
+from swiftnb.engine.data import ArrayType, Field, FileValue, Index, StructType, as_data_type, sorted_items
+from swiftnb.engine.formatting import java_str
+from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
+
+
+class _ListMapper(Mapper):
+    """Maps ``[i]`` to the i-th name of a list fixed at construction."""
+
+    fixed = True
+    names: list[str]
+
+    def describe(self) -> str:
+        return f"an array of {len(self.names)} files"
+
+    def map(self, path: tuple = ()) -> str:
+        if not path:
+            return " ".join(self.names)
+        if len(path) == 1 and isinstance(path[0], Index) and isinstance(path[0].key, int) \
+                and not isinstance(path[0].key, bool):
+            i = path[0].key
+            if 0 <= i < len(self.names):
+                return self.names[i]
+            raise MapperError(f"{self.spelled}: index {i} is out of range (the mapper has "
+                              f"{len(self.names)} files)")
+        raise self.invalid(path)
+
+    def existing(self) -> list[tuple[tuple, str]]:
+        return [((Index(i),), n) for i, n in enumerate(self.names)]
+
+
+@register_mapper
+class FixedArrayMapper(_ListMapper):
+    """``fixed_array_mapper; files="a.txt, b.txt c.txt"`` (space and/or comma separated,
+    or a string array): element i is the i-th name."""
+
+    name = "FixedArrayMapper"
+    aliases = ("fixed_array_mapper",)
+    params = frozenset({"files"})
+    required = ("files",)
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        self.names = self.list_param("files")
+
+
+@register_mapper
+class ArrayMapper(_ListMapper):
+    """``array_mapper; files=s`` with ``s`` a string or file array: element i is the
+    name of the i-th element in key order."""
+
+    name = "ArrayMapper"
+    aliases = ("array_mapper",)
+    params = frozenset({"files"})
+    required = ("files",)
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        self.names = self.list_param("files")
+
+
+def regexp_transform(source: str, match: str, transform: str, who: str) -> str:
+    """Swift ``RegexpMapper``: find ``match`` in ``source`` and return ``transform`` with
+    ``\\N`` replaced by group N of that match."""
+    m = compile_java(match).search(source)
+    if m is None:
+        raise MapperError(f"{who}: No match found! source='{source}' match = '{match}'")
+
+    def group(g: re.Match) -> str:
+        n = int(g.group(1))
+        if n > m.re.groups:
+            raise MapperError(f"{who}: No group {n} in '{match}'")
+        return m.group(n) or ""
+
+    return re.sub(r"\\(\d)", group, transform)
+
+
+@register_mapper
+class RegexpMapper(Mapper):
+    """``regexp_mapper; source=s, match="(.*)gif", transform="\\\\1jpg"``: one file whose
+    name is ``transform`` with ``\\N`` replaced by the groups of ``match`` in ``source``."""
+
+    name = "RegexpMapper"
+    aliases = ("regexp_mapper",)
+    params = frozenset({"source", "match", "transform"})
+    required = ("source", "match", "transform")
+
+    def map(self, path: tuple = ()) -> str:
+        if path:
+            raise self.invalid(path)
+        return regexp_transform(self.str_param("source") or "", self.str_param("match") or "",
+                                self.str_param("transform") or "", self.spelled)
+
+
+@register_mapper
+class StructuredRegexpMapper(Mapper):
+    """``structured_regexp_mapper``: like regexp_mapper applied to every element of the
+    ``source`` array (strings or files); element keys are kept."""
+
+    name = "StructuredRegexpMapper"
+    aliases = ("structured_regexp_mapper",)
+    params = frozenset({"source", "match", "transform"})
+    required = ("source", "match", "transform")
+    fixed = True
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        src = self.p["source"]
+        if isinstance(src, dict):
+            self.sources = {k: (v.path or "" if isinstance(v, FileValue) else java_str(v))
+                            for k, v in sorted_items(src)}
+        else:
+            self.sources = None
+        self.match = self.str_param("match") or ""
+        self.transform = self.str_param("transform") or ""
+
+    def describe(self) -> str:
+        return "one file per element of its source array"
+
+    def map(self, path: tuple = ()) -> str:
+        if self.sources is None:
+            if path:
+                raise self.invalid(path)
+            return regexp_transform(self.str_param("source") or "", self.match, self.transform,
+                                    self.spelled)
+        if not path:
+            return " ".join(regexp_transform(s, self.match, self.transform, self.spelled)
+                            for s in self.sources.values())
+        if len(path) == 1 and isinstance(path[0], Index) and path[0].key in self.sources:
+            return regexp_transform(self.sources[path[0].key], self.match, self.transform, self.spelled)
+        raise self.invalid(path)
+
+    def existing(self) -> list[tuple[tuple, str]]:
+        if self.sources is None:
+            return [((), self.map(()))]
+        return [((Index(k),), regexp_transform(s, self.match, self.transform, self.spelled))
+                for k, s in self.sources.items()]
+
+
+def _tokenize(line: str, delims: str) -> list[str]:
+    """``java.util.StringTokenizer``: any run of delimiter characters separates tokens."""
+    if not delims:
+        return [line]
+    return [t for t in re.split("[" + re.escape(delims) + "]+", line) if t != ""]
+
+
+@register_mapper
+class CSVMapper(Mapper):
+    """``csv_mapper; file="list.txt"``: an array of structs, one row per element; the
+    header line (``header=true``) names the fields (else ``column1``, ``column2``...);
+    ``skip`` lines after the header are ignored; ``delim`` (default space, tab, comma)
+    separates values and ``hdelim`` header names (default: ``delim``).  For an array of
+    plain files, element i is the first column of row i."""
+
+    name = "CSVMapper"
+    aliases = ("csv_mapper",)
+    params = frozenset({"file", "header", "skip", "hdelim", "delim"})
+    required = ("file",)
+    fixed = True
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        self.file = self.str_param("file") or ""
+        self.header = self.bool_param("header", True)
+        self.skip = self.int_param("skip", 0)
+        self.delim = self.str_param("delim", " \t,")
+        self.hdelim = self.str_param("hdelim", self.delim)
+        self._rows: list[dict[str, str]] | None = None
+        self._columns: list[str] = []
+
+    def describe(self) -> str:
+        return f"the rows of {self.file}"
+
+    def _load(self) -> list[dict[str, str]]:
+        if self._rows is not None:
+            return self._rows
+        try:
+            with open(self.local(self.file), encoding="utf-8", errors="replace") as fh:
+                lines = fh.read().splitlines()
+        except OSError as e:
+            raise MapperError(f"{self.spelled}: cannot read {self.file}: {e.strerror}") from None
+        i = 0
+        if self.header:
+            while i < len(lines) and not lines[i].strip():
+                i += 1
+            self._columns = _tokenize(lines[i], self.hdelim) if i < len(lines) else []
+            i += 1
+        i += self.skip
+        rows = []
+        for line in lines[i:]:
+            if not line.strip():
+                continue
+            vals = _tokenize(line, self.delim)
+            if not self.header:
+                while len(self._columns) < len(vals):
+                    self._columns.append(f"column{len(self._columns) + 1}")
+            rows.append(dict(zip(self._columns, vals)))
+        self._rows = rows
+        return rows
+
+    def _is_struct_elem(self) -> bool:
+        t = as_data_type(self.ctx.type)
+        return not (isinstance(t, ArrayType) and not isinstance(t.elem, StructType))
+
+    def map(self, path: tuple = ()) -> str:
+        rows = self._load()
+        if not path or not isinstance(path[0], Index) or not isinstance(path[0].key, int):
+            raise self.invalid(path)
+        i = path[0].key
+        if not 0 <= i < len(rows):
+            raise MapperError(f"{self.spelled}: no row {i} in {self.file} ({len(rows)} rows)")
+        if len(path) == 1 and not self._is_struct_elem():
+            return next(iter(rows[i].values()), "")
+        if len(path) == 2 and isinstance(path[1], Field):
+            v = rows[i].get(path[1].name)
+            if v is None:
+                raise MapperError(f"{self.spelled}: {self.file} has no column '{path[1].name}'")
+            return v
+        raise self.invalid(path)
+
+    def existing(self) -> list[tuple[tuple, str]]:
+        rows = self._load()
+        out: list[tuple[tuple, str]] = []
+        struct = self._is_struct_elem()
+        t = as_data_type(self.ctx.type)
+        fields = [n for n, _ in t.elem.fields] if isinstance(t, ArrayType) and isinstance(t.elem, StructType) else None
+        for i, row in enumerate(rows):
+            if not struct:
+                out.append(((Index(i),), next(iter(row.values()), "")))
+                continue
+            for col, v in row.items():
+                if fields is None or col in fields:
+                    out.append(((Index(i), Field(col)), v))
+        return out
