@@ -1,0 +1,398 @@
+"""LogFrame: the entities of a run (jobs, tasks, blocks, workers) and their timings.
+
+Built from the event table (:func:`swiftnb.logs.reader.read_log`, or a live run's events
+through :func:`events_frame`), so a Swift/K 0.96 log, a swiftnb log and a live event
+stream give the same tables.  Every state time is the *first* event of that state in
+log order (Swift's time stamps can run slightly backwards between threads, and some
+lines repeat, e.g. ``BLOCK_DONE``).  All times are float epoch seconds, true UTC.
+
+The timings follow the AIMES analysis of Swift runs (see docs/logs.md):
+
+======  =========  ==================================  ===============================
+name    entity     start event                         end event
+======  =========  ==================================  ===============================
+TTC     run        first log record                    ``Swift finished with ...``
+Tss     job        ``JOB_INIT``                        first ``JOB_TASK``
+Tse     job        first ``JOB_TASK``                  ``JOB_END``
+Tw      job        first ``JOB_TASK``                  its task's ``status=2``
+Te      task       ``status=2`` (active)               ``status=7`` (completed)
+Tsi     task       ``status=16`` (stage in)            ``status=2``
+Tso     task       ``status=17`` (stage out)           ``status=7``
+Tq      block      ``BLOCK_REQUESTED``                 ``BLOCK_ACTIVE``
+Ta      block      ``BLOCK_ACTIVE``                    ``BLOCK_DONE``
+Tb      worker     its block's ``BLOCK_ACTIVE``        ``WORKER_ACTIVE``
+Twe     worker     ``WORKER_ACTIVE``                   ``WORKER_SHUTDOWN``
+======  =========  ==================================  ===============================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+
+from swiftnb.events import Event
+
+__all__ = ["LogFrame", "events_frame", "STATUS_NAMES", "TIMINGS"]
+
+#: CoG status code -> state name (the AIMES analysis' names)
+STATUS_NAMES: dict[int, str] = {
+    0: "unsubmitted", 8: "submitting", 1: "submitted", 16: "stage_in", 2: "active",
+    17: "stage_out", 7: "completed", 5: "failed", 6: "canceled", 3: "suspended",
+    4: "resumed", 9999: "unknown",
+}
+JOB_STATES = {"JOB_INIT": "init", "JOB_SITE_SELECT": "sselect", "JOB_START": "start",
+              "JOB_TASK": "task", "JOB_END": "end", "APPLICATION_EXCEPTION": "exception",
+              "JOB_CANCELED": "canceled"}
+BLOCK_STATES = {"BLOCK_REQUESTED": "requested", "BLOCK_ACTIVE": "active",
+                "BLOCK_SHUTDOWN": "shutdown", "BLOCK_DONE": "done", "BLOCK_FAILED": "failed"}
+WORKER_STATES = {"WORKER_ACTIVE": "active", "WORKER_LOST": "lost",
+                 "WORKER_SHUTDOWN": "shutdown"}
+
+#: name -> (entity table, start column, end column, description)
+TIMINGS: dict[str, tuple[str, str, str, str]] = {
+    "TTC": ("run", "start", "finish", "time to completion of the whole run"),
+    "Tss": ("jobs", "init", "task", "Swift setting up the job"),
+    "Tse": ("jobs", "task", "end", "the job executing, as Swift saw it"),
+    "Tw": ("jobs", "task", "active", "waiting: submission, block queue, until active"),
+    "Te": ("tasks", "active", "completed", "the task executing on a worker"),
+    "Tsi": ("tasks", "stage_in", "active", "staging in on the worker"),
+    "Tso": ("tasks", "stage_out", "completed", "staging out"),
+    "Tq": ("blocks", "requested", "active", "the block queued in the batch system"),
+    "Ta": ("blocks", "active", "done", "the block running"),
+    "Tb": ("workers", "block_active", "active", "the worker bootstrapping"),
+    "Twe": ("workers", "active", "shutdown", "the worker running"),
+}
+
+
+def _fmt(value: Any) -> Any:
+    if isinstance(value, str) or value is None:
+        return value
+    from swiftnb.logs.writer import format_value
+
+    return format_value(value)
+
+
+def events_frame(events: Iterable[Event]) -> pd.DataFrame:
+    """The event table of a sequence of events (a live run), in the reader's schema.
+
+    Field values are rendered as the log writer renders them, so a frame built here and
+    the frame read back from the log written from the same events compare equal.
+    """
+    from swiftnb.logs.reader import _TAGGED_KINDS, _empty_frame
+
+    rows: list[dict[str, Any]] = []
+    for i, event in enumerate(events):
+        tagged = event.kind in _TAGGED_KINDS
+        row = {"line": i + 1, "time": float(event.time), "kind": event.kind,
+               "level": event.level, "logger": event.logger,
+               "tag": event.kind if tagged else "", "text": None if tagged else event.text}
+        for key, value in event.fields.items():
+            if key == "line":
+                key = "procline"
+            row[key] = _fmt(value) if key != "status" else value
+        rows.append(row)
+    if not rows:
+        return _empty_frame()
+    frame = pd.DataFrame.from_records(rows)
+    for col in ("kind", "level", "logger", "tag"):
+        frame[col] = frame[col].astype("category")
+    if "status" in frame:
+        frame["status"] = pd.to_numeric(frame["status"], errors="coerce").astype("Int64")
+    for col in frame.columns:
+        if col not in ("line", "time", "status", "kind", "level", "logger", "tag"):
+            frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
+    return frame
+
+
+def _col(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name in frame:
+        return frame[name]
+    return pd.Series(None, index=frame.index, dtype=object)
+
+
+def _first(frame: pd.DataFrame, key: str, value: str = "time") -> pd.Series:
+    """First value per key in log order (rows with no key dropped)."""
+    sub = frame[[key, value]] if value in frame else frame[[key]].assign(**{value: None})
+    sub = sub[sub[key].notna()]
+    sub = sub.drop_duplicates(key, keep="first")
+    return sub.set_index(key)[value]
+
+
+class LogFrame:
+    """The analysis model of one run: events plus entity tables and timings.
+
+    ``LogFrame.read("run001/swift.log")`` reads any Swift log; ``LogFrame(run.events)``
+    or ``LogFrame.from_events(events)`` wraps a live run.  Tables are computed on first
+    use and cached.
+    """
+
+    def __init__(self, events: pd.DataFrame, *, name: str | None = None) -> None:
+        self.events = events
+        self.name = name
+        self._cache: dict[str, Any] = {}
+
+    @classmethod
+    def read(cls, source: str | os.PathLike[str] | IO[Any], **kwargs: Any) -> LogFrame:
+        from swiftnb.logs.reader import read_log
+
+        name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
+        return cls(read_log(source, **kwargs), name=name)
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event], *, name: str | None = None) -> LogFrame:
+        return cls(events_frame(events), name=name)
+
+    def _of(self, *kinds: str) -> pd.DataFrame:
+        ev = self.events
+        if not len(ev):
+            return ev
+        return ev[ev["kind"].isin(kinds)]
+
+    # -- entities ----------------------------------------------------------------
+    @property
+    def jobs(self) -> pd.DataFrame:
+        """One row per jobid: state times, tr, host, first task id, attempts, outcome."""
+        if "jobs" in self._cache:
+            return self._cache["jobs"]
+        ev = self._of(*JOB_STATES, "THREAD_ASSOCIATION", "END_SUCCESS", "END_FAILURE")
+        index = pd.Index(_first(ev[ev["kind"] == "JOB_INIT"], "jobid").index, name="jobid") \
+            if "jobid" in ev else pd.Index([], name="jobid")
+        # jobs seen only after JOB_INIT-less starts (truncated head) still count
+        if "jobid" in ev:
+            others = pd.Index(ev["jobid"].dropna().unique())
+            index = index.append(others.difference(index, sort=False)).rename("jobid")
+        jobs = pd.DataFrame(index=index)
+        for kind, state in JOB_STATES.items():
+            jobs[state] = _first(ev[ev["kind"] == kind], "jobid") if "jobid" in ev else np.nan
+        jobs = jobs.astype("float64")
+        if "jobid" in ev:
+            init = ev[ev["kind"] == "JOB_INIT"]
+            jobs["tr"] = _first(init, "jobid", "tr") if "tr" in init else None
+            start = ev[ev["kind"] == "JOB_START"]
+            assoc = ev[ev["kind"] == "THREAD_ASSOCIATION"]
+            host = _first(start, "jobid", "host") if "host" in start else pd.Series(dtype=object)
+            if "host" in assoc:
+                host = host.combine_first(_first(assoc, "jobid", "host"))
+            jobs["host"] = host
+            tasks = ev[ev["kind"] == "JOB_TASK"]
+            jobs["taskid"] = _first(tasks, "jobid", "taskid") if "taskid" in tasks else None
+            jobs["attempts"] = tasks.groupby("jobid", sort=False).size() if len(tasks) else 0
+            jobs["attempts"] = jobs["attempts"].fillna(0).astype("int64")
+            thread = _first(assoc, "jobid", "thread") if "thread" in assoc else pd.Series(dtype=object)
+            jobs["thread"] = thread
+            outcome = pd.Series(None, index=jobs.index, dtype=object)
+            for kind, word in (("END_SUCCESS", "success"), ("END_FAILURE", "failure")):
+                ends = ev[ev["kind"] == kind]
+                if not len(ends):
+                    continue
+                if "jobid" in ends and ends["jobid"].notna().any():
+                    outcome = outcome.where(~outcome.index.isin(ends["jobid"].dropna()) |
+                                            outcome.notna(), word)
+                if "thread" in ends:
+                    done_threads = set(ends["thread"].dropna())
+                    outcome = outcome.where(~jobs["thread"].isin(done_threads) |
+                                            outcome.notna(), word)
+            jobs["outcome"] = outcome
+        self._cache["jobs"] = jobs
+        return jobs
+
+    def _tasks(self, *, aimes: bool = False) -> pd.DataFrame:
+        ev = self._of("TASK_STATUS_CHANGE", "JOB_TASK")
+        status_rows = ev[ev["kind"] == "TASK_STATUS_CHANGE"]
+        if aimes and len(status_rows):
+            # the AIMES analysis: only lines ending at status=N count, except for 2 and 16
+            # (which carry workerid=); a worker "<block>:-" gives no stage in
+            extra = _col(status_rows, "message").notna() | (
+                _col(status_rows, "workerid").notna() & ~status_rows["status"].isin([2, 16]))
+            dash = (status_rows["status"] == 16) & _col(status_rows, "workerid").fillna("").str.endswith(":-")
+            status_rows = status_rows[~(extra | dash).to_numpy()]
+        job_task = ev[ev["kind"] == "JOB_TASK"]
+        order = pd.Index(pd.concat([_col(job_task, "taskid"), _col(status_rows, "taskid")])
+                         .dropna().unique(), name="taskid")
+        tasks = pd.DataFrame(index=order)
+        if len(status_rows):
+            first = status_rows.drop_duplicates(["taskid", "status"], keep="first")
+            wide = first.pivot(index="taskid", columns="status", values="time")
+        else:
+            wide = pd.DataFrame()
+        for code, state in STATUS_NAMES.items():
+            tasks[state] = wide[code] if code in wide.columns else np.nan
+        tasks = tasks.astype("float64")
+        if len(status_rows):
+            with_worker = status_rows[_col(status_rows, "workerid").notna()]
+            if aimes:
+                with_worker = with_worker[~with_worker["workerid"].str.endswith(":-")]
+            tasks["workerid"] = _first(with_worker, "taskid", "workerid")
+            failed = status_rows[status_rows["status"] == 5]
+            tasks["message"] = _first(failed, "taskid", "message") if len(failed) else None
+        else:
+            tasks["workerid"] = None
+            tasks["message"] = None
+        tasks["blockid"] = tasks["workerid"].str.rsplit(":", n=1).str[0] \
+            if tasks["workerid"].notna().any() else None
+        tasks["jobid"] = _first(job_task, "taskid", "jobid") if len(job_task) else None
+        jobs = self.jobs
+        host = tasks["jobid"].map(jobs["host"]) if len(jobs) and "host" in jobs else None
+        if host is not None:
+            first_task = tasks["jobid"].map(jobs["taskid"]) == tasks.index
+            host = host.where(first_task, None)
+        tasks["host"] = host
+        return tasks
+
+    @property
+    def tasks(self) -> pd.DataFrame:
+        """One row per task (submission attempt): first time of each CoG state,
+        workerid, blockid, jobid, host, failure message."""
+        if "tasks" not in self._cache:
+            self._cache["tasks"] = self._tasks()
+        return self._cache["tasks"]
+
+    @property
+    def blocks(self) -> pd.DataFrame:
+        """One row per coaster block: state times, cores, walltime, utilization,
+        worker count and nodes."""
+        if "blocks" in self._cache:
+            return self._cache["blocks"]
+        ev = self._of(*BLOCK_STATES, "BLOCK_UTILIZATION", "WORKER_ACTIVE")
+        block_ev = ev[ev["kind"].isin(list(BLOCK_STATES) + ["BLOCK_UTILIZATION"])]
+        ids = pd.Index(_col(block_ev, "id").dropna().unique(), name="id")
+        blocks = pd.DataFrame(index=ids)
+        for kind, state in BLOCK_STATES.items():
+            blocks[state] = _first(ev[ev["kind"] == kind], "id") if len(ids) else np.nan
+        blocks = blocks.astype("float64")
+        req = ev[ev["kind"] == "BLOCK_REQUESTED"]
+        for col in ("cores", "coresPerWorker", "walltime"):
+            blocks[col] = _first(req, "id", col) if col in req else None
+        util = ev[ev["kind"] == "BLOCK_UTILIZATION"]
+        blocks["utilization"] = _first(util, "id", "u") if "u" in util else None
+        workers = ev[ev["kind"] == "WORKER_ACTIVE"]
+        if len(workers) and len(ids):
+            workers = workers.assign(wid=workers["blockid"] + ":" + workers["id"])
+            workers = workers.drop_duplicates("wid")
+            grouped = workers.groupby("blockid", sort=False)
+            blocks["workers"] = grouped["wid"].agg(list)
+            blocks["nodes"] = grouped["node"].agg(lambda s: list(dict.fromkeys(s.dropna())))
+        else:
+            blocks["workers"] = None
+            blocks["nodes"] = None
+        blocks["nworkers"] = blocks["workers"].map(lambda w: len(w) if isinstance(w, list) else 0)
+        self._cache["blocks"] = blocks
+        return blocks
+
+    @property
+    def workers(self) -> pd.DataFrame:
+        """One row per worker (``block:id``): state times, node, cores, block, tasks run."""
+        if "workers" in self._cache:
+            return self._cache["workers"]
+        ev = self._of(*WORKER_STATES)
+        if len(ev):
+            ev = ev.assign(wid=ev["blockid"] + ":" + ev["id"])
+        ids = pd.Index(_col(ev, "wid").dropna().unique() if len(ev) else [], name="workerid")
+        workers = pd.DataFrame(index=ids)
+        for kind, state in WORKER_STATES.items():
+            workers[state] = _first(ev[ev["kind"] == kind], "wid") if len(ids) else np.nan
+        workers = workers.astype("float64")
+        act = ev[ev["kind"] == "WORKER_ACTIVE"] if len(ev) else ev
+        workers["block"] = _first(ev, "wid", "blockid") if len(ids) else None
+        workers["node"] = _first(act, "wid", "node") if "node" in act else None
+        workers["cores"] = _first(act, "wid", "cores") if "cores" in act else None
+        blocks = self.blocks
+        workers["block_active"] = workers["block"].map(blocks["active"]) if len(ids) else np.nan
+        tasks = self.tasks
+        counts = tasks.groupby("workerid").size() if tasks["workerid"].notna().any() else {}
+        workers["ntasks"] = workers.index.map(lambda w: int(counts.get(w, 0)))
+        self._cache["workers"] = workers
+        return workers
+
+    @property
+    def run(self) -> dict[str, Any]:
+        """Run-level facts: run id, start/finish, outcome and counts."""
+        if "run" in self._cache:
+            return self._cache["run"]
+        ev = self.events
+        info: dict[str, Any] = {"run_id": None, "start": None, "run_start": None,
+                                "finish": None, "outcome": None}
+        if len(ev):
+            info["start"] = float(ev["time"].iloc[0])
+            text = ev["text"]
+            runid = ev[(ev["tag"] == "RUN_ID")]
+            if len(runid):
+                info["run_id"] = str(text.loc[runid.index[0]]).split(" ", 1)[-1].strip()
+            rs = ev[ev["kind"] == "RUN_START"]
+            if len(rs):
+                info["run_start"] = float(rs["time"].iloc[0])
+            end = ev[ev["kind"].isin(["RUN_SUCCESS", "RUN_FAILURE"])]
+            if len(end):
+                info["finish"] = float(end["time"].iloc[0])
+                info["outcome"] = "success" if end["kind"].iloc[0] == "RUN_SUCCESS" else "failure"
+            else:
+                info["finish"] = float(ev["time"].iloc[-1])
+        jobs, tasks, blocks, workers = self.jobs, self.tasks, self.blocks, self.workers
+        info.update(
+            njobs=len(jobs), ntasks=len(tasks), nblocks=len(blocks), nworkers=len(workers),
+            tasks_completed=int(tasks["completed"].notna().sum()),
+            tasks_failed=int(tasks["failed"].notna().sum()),
+            jobs_succeeded=int((jobs.get("outcome") == "success").sum()) if len(jobs) else 0,
+            jobs_failed=int((jobs.get("outcome") == "failure").sum()) if len(jobs) else 0,
+            hosts=sorted(jobs["host"].dropna().unique().tolist()) if "host" in jobs else [],
+            nevents=len(ev),
+        )
+        if info["start"] is not None and info["finish"] is not None:
+            info["ttc"] = info["finish"] - info["start"]
+        self._cache["run"] = info
+        return info
+
+    # -- timings -----------------------------------------------------------------
+    def timings(self, names: Iterable[str] | None = None) -> pd.DataFrame:
+        """Long table of durations: timing, entity, id, start, end, duration (seconds).
+
+        Entities that never reached both states are left out.
+        """
+        parts = []
+        wanted = list(TIMINGS) if names is None else list(names)
+        for name in wanted:
+            if name not in TIMINGS:
+                raise KeyError(f"unknown timing {name!r}; known: {', '.join(TIMINGS)}")
+            entity, start_col, end_col, _ = TIMINGS[name]
+            if entity == "run":
+                run = self.run
+                table = pd.DataFrame({"start": [run["start"]], "finish": [run["finish"]]},
+                                     index=pd.Index([run["run_id"] or self.name or "run"]))
+            elif name == "Tw":
+                table = self.jobs[["task"]].copy()
+                table["active"] = self.jobs["taskid"].map(self.tasks["active"]) \
+                    if len(self.jobs) else np.nan
+            else:
+                table = getattr(self, entity)
+            if start_col not in table or end_col not in table or not len(table):
+                continue
+            sub = pd.DataFrame({"start": pd.to_numeric(table[start_col], errors="coerce"),
+                                "end": pd.to_numeric(table[end_col], errors="coerce")})
+            sub = sub.dropna()
+            if not len(sub):
+                continue
+            sub.insert(0, "id", sub.index.astype(str))
+            sub.insert(0, "entity", entity.rstrip("s") if entity != "run" else "run")
+            sub.insert(0, "timing", name)
+            sub["duration"] = sub["end"] - sub["start"]
+            parts.append(sub.reset_index(drop=True))
+        if not parts:
+            return pd.DataFrame(columns=["timing", "entity", "id", "start", "end", "duration"])
+        return pd.concat(parts, ignore_index=True)
+
+    def summary(self) -> pd.DataFrame:
+        """count, mean, min, median, max of each timing."""
+        t = self.timings()
+        if not len(t):
+            return pd.DataFrame(columns=["count", "mean", "min", "50%", "max"])
+        stats = t.groupby("timing", sort=False)["duration"].describe()
+        return stats[["count", "mean", "min", "50%", "max"]]
+
+    def __repr__(self) -> str:
+        run = self.run
+        return (f"<LogFrame {self.name or ''} events={run['nevents']} jobs={run['njobs']} "
+                f"tasks={run['ntasks']} blocks={run['nblocks']} workers={run['nworkers']}>")

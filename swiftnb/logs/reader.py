@@ -1,0 +1,472 @@
+"""Read Swift logs (Swift/K 0.96 and swiftnb's own) back into the event schema.
+
+A log is read whole and parsed with whole-text and whole-column operations, never a
+Python loop per line: one regular expression over the text splits it into records
+(a record is a time-stamped line plus the lines without a time stamp that continue it:
+the configuration dump, script source, exception traces), pandas builds the columns,
+times are parsed once per distinct second, and the fields of each tag are extracted
+with one ``str.extract`` over the rows of that tag.
+
+The result is a DataFrame with one row per record:
+
+``line`` (1-based line of the record in the file), ``time`` (float epoch seconds, true
+UTC: the zone offset of each line is applied), ``kind`` (an event kind of
+:data:`swiftnb.events.KINDS`, ``MESSAGE`` for free text), ``level``, ``logger``,
+``text`` (the message, for rows without a tag), ``tag`` (the first upper-case word of the
+message, also for tags swiftnb does not model, such as ``SCOPE`` or ``PROBE``), and one
+column per field name (``jobid``, ``taskid``, ``status``, ``workerid``, ``host``, ``id``,
+``blockid``...), empty where a kind has no such field.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import lzma
+import os
+import re
+import warnings
+from operator import methodcaller
+from collections.abc import Iterable
+from typing import IO, Any
+
+import numpy as np
+import pandas as pd
+
+from swiftnb.events import KINDS, Event
+
+__all__ = [
+    "read_log",
+    "parse_text",
+    "read_events",
+    "to_events",
+    "LogFormatError",
+    "LogWarning",
+    "FIELD_PATTERNS",
+]
+
+
+class LogFormatError(ValueError):
+    """The input is not a Swift log at all (no time-stamped line); says what was found."""
+
+
+class LogWarning(UserWarning):
+    """A log is readable but damaged: truncated, garbage before the first record..."""
+
+
+_STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
+#: one record: time stamp, zone, level, logger, optional TAG, rest of the message and
+#: every following line that does not start with a time stamp.
+_RECORD = re.compile(
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})([+-]\d{4}|Z)? ?(\w+) +(\S+) ?"
+    r"([A-Z][A-Z0-9_]+(?= |$))? ?"
+    r"([^\n]*(?:\n(?!" + _STAMP + r")[^\n]*)*)",
+    re.M,
+)
+_STAMP_AT_START = re.compile(_STAMP)
+
+#: Fields of each tag, as Swift 0.96 (and the swiftnb writer) logs them.  Tags not
+#: listed here get the generic ``key=value`` extraction.
+FIELD_PATTERNS: dict[str, str] = {
+    "JOB_INIT": r"^jobid=(?P<jobid>\S+)(?: tr=(?P<tr>\S+))?",
+    "JOB_SITE_SELECT": r"^jobid=(?P<jobid>\S+)",
+    "JOB_END": r"^jobid=(?P<jobid>\S+)",
+    "JOB_CANCELED": r"^jobid=(?P<jobid>\S+)",
+    "JOB_RESTARTED": r"^jobid=(?P<jobid>\S+)",
+    "THREAD_ASSOCIATION": (
+        r"^jobid=(?P<jobid>\S+)(?: thread=(?P<thread>\S+))?(?: host=(?P<host>\S+))?"
+        r"(?: thread=(?P<thread2>\S+))?(?: replicationGroup=(?P<replicationGroup>\S+))?"
+    ),
+    "JOB_START": (
+        r"^jobid=(?P<jobid>\S+) tr=(?P<tr>\S+)(?: arguments=(?P<arguments>.*?))?"
+        r"(?: tmpdir=(?P<tmpdir>\S+))?(?: host=(?P<host>\S+))?$"
+    ),
+    "JOB_TASK": (
+        r"^jobid=(?P<jobid>\S+) taskid=(?P<taskid>\S+)(?: exec=(?P<exec>\S*))?"
+        r"(?: dir=(?P<dir>\S*))?(?: args=(?P<args>.*))?"
+    ),
+    "TASK_STATUS_CHANGE": (
+        r"^taskid=(?P<taskid>\S+) status=(?P<status>\d+)(?: workerid=(?P<workerid>\S+))?"
+        r"(?: (?P<message>.+))?"
+    ),
+    "APPLICATION_EXCEPTION": r"^jobid=(?P<jobid>\S+)(?: - Application exception: (?P<message>.*))?",
+    "END_SUCCESS": r"^(?:thread=(?P<thread>\S+) )?(?:jobid=(?P<jobid>\S+) )?tr=(?P<tr>\S+)",
+    "END_FAILURE": r"^(?:thread=(?P<thread>\S+) )?(?:jobid=(?P<jobid>\S+) )?tr=(?P<tr>\S+)",
+    "PROCEDURE": r"^line=(?P<line_>\S+) thread=(?P<thread>\S+) name=(?P<name>\S+)",
+    "PROCEDURE_END": r"^line=(?P<line_>\S+) thread=(?P<thread>\S+) name=(?P<name>\S+)",
+    "FOREACH_IT_START": r"^line=(?P<line_>\S+) thread=(?P<thread>\S+)",
+    "FOREACH_IT_END": r"^line=(?P<line_>\S+) thread=(?P<thread>\S+)",
+    "BLOCK_REQUESTED": (
+        r"^id=(?P<id>[^,\s]+),? cores=(?P<cores>\d+),? coresPerWorker=(?P<coresPerWorker>\d+),?"
+        r" walltime=(?P<walltime>\d+)"
+    ),
+    "BLOCK_ACTIVE": r"^id=(?P<id>[^,\s]+)",
+    "BLOCK_SHUTDOWN": r"^id=(?P<id>[^,\s]+)",
+    "BLOCK_DONE": r"^id=(?P<id>[^,\s]+)",
+    "BLOCK_FAILED": r"^id=(?P<id>[^,\s]+)",
+    "BLOCK_UTILIZATION": r"^id=(?P<id>[^,\s]+),? u=(?P<u>[^,\s]+)",
+    "WORKER_ACTIVE": (
+        r"^blockid=(?P<blockid>\S+) id=(?P<id>\S+)(?: node=(?P<node>\S+))?(?: cores=(?P<cores>\d+))?"
+    ),
+    "WORKER_LOST": r"^blockid=(?P<blockid>\S+) id=(?P<id>\S+)",
+    "WORKER_SHUTDOWN": r"^blockid=(?P<blockid>\S+) id=(?P<id>\S+)",
+    "CONTACT_SELECTED": r"^host=(?P<host>[^,\s]+),? score=(?P<score>\S+)",
+}
+_GENERIC_KV = re.compile(r"(\w+)=([^\s,]*)")
+#: tags of the stream that carry key=value fields
+_TAGGED_KINDS = frozenset(KINDS) - {
+    "RUN_START", "RUN_SUCCESS", "RUN_FAILURE", "CONFIG", "MESSAGE", "TRACE", "WARNING",
+    "PROGRESS", "PLANNER",
+}
+#: field names that would clash with the base columns
+_RENAME = {"line_": "procline", "line": "procline", "time": "time_", "kind": "kind_",
+           "level": "level_", "logger": "logger_", "tag": "tag_", "text": "text_"}
+#: columns that hold integers
+_INT_COLUMNS = ("status",)
+
+
+# -- opening -------------------------------------------------------------------------
+def _read_bytes(source: str | os.PathLike[str] | IO[Any]) -> tuple[bytes, str]:
+    if isinstance(source, (str, os.PathLike)):
+        name = os.fspath(source)
+        try:
+            with open(name, "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"log file not found: {name}") from None
+        except IsADirectoryError:
+            raise LogFormatError(f"{name} is a directory, not a log file") from None
+    else:
+        name = getattr(source, "name", "<stream>")
+        data = source.read()
+        if isinstance(data, str):
+            return data.encode("utf-8"), str(name)
+    return _decompress(data, str(name)), str(name)
+
+
+def _decompress(data: bytes, name: str) -> bytes:
+    try:
+        if data[:2] == b"\x1f\x8b":
+            return gzip.decompress(data)
+        if data[:3] == b"BZh":
+            return _bz2_decompress_partial(data, name)
+        if data[:6] == b"\xfd7zXZ\x00":
+            return lzma.decompress(data)
+    except (OSError, EOFError, lzma.LZMAError) as exc:
+        raise LogFormatError(f"{name}: cannot decompress ({exc})") from None
+    return data
+
+
+def _bz2_decompress_partial(data: bytes, name: str) -> bytes:
+    """bz2 that keeps what it could decompress from a truncated file (with a warning)."""
+    out = io.BytesIO()
+    while data:
+        dec = bz2.BZ2Decompressor()
+        try:
+            out.write(dec.decompress(data))
+        except OSError as exc:
+            if out.tell():
+                warnings.warn(f"{name}: compressed data damaged ({exc}); read what precedes it",
+                              LogWarning, stacklevel=4)
+                break
+            raise LogFormatError(f"{name}: cannot decompress ({exc})") from None
+        if not dec.eof:
+            warnings.warn(f"{name}: compressed file is truncated; read what it holds",
+                          LogWarning, stacklevel=4)
+            break
+        data = dec.unused_data
+    return out.getvalue()
+
+
+# -- parsing -------------------------------------------------------------------------
+def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) -> pd.DataFrame:
+    """Read a Swift log (plain, .gz, .bz2, .xz, or an open file) into the event table.
+
+    Damage (garbage before the first record, a truncated last line) is reported with a
+    :class:`LogWarning` and the readable part is returned; ``strict=True`` turns those
+    warnings into :class:`LogFormatError`.  A file with no Swift log line at all raises
+    :class:`LogFormatError`.
+    """
+    data, name = _read_bytes(source)
+    text = data.decode("utf-8", errors="replace")
+    if strict:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", LogWarning)
+            try:
+                return parse_text(text, name=name)
+            except LogWarning as exc:
+                raise LogFormatError(str(exc)) from None
+    return parse_text(text, name=name)
+
+
+def parse_text(text: str, *, name: str = "<log>", first_line: int = 1,
+               check: bool = True) -> pd.DataFrame:
+    """Parse log text (whole records) into the event table; see the module docstring."""
+    if check:
+        _check_damage(text, name)
+    records = _RECORD.findall(text)
+    if not records:
+        if text.strip():
+            first = text.lstrip().splitlines()[0][:80]
+            raise LogFormatError(
+                f"{name}: not a Swift log: no line starts with a time stamp like "
+                f"'2016-01-25 01:08:24,537+0000 INFO  Loader ...' (first line: {first!r})")
+        return _empty_frame()
+    return _build(records, first_line, name)
+
+
+def _check_damage(text: str, name: str) -> None:
+    head = text[:200].lstrip("\ufeff")
+    if head and not _STAMP_AT_START.match(head):
+        lead = head.splitlines()[0][:60] if head.strip() else "blank lines"
+        warnings.warn(f"{name}:1: text before the first log record ignored ({lead!r})",
+                      LogWarning, stacklevel=4)
+    if text and not text.endswith("\n"):
+        tail = text[text.rfind("\n") + 1:]
+        line = text.count("\n") + 1
+        warnings.warn(
+            f"{name}:{line}: log ends in the middle of a line ({tail[:60]!r}); "
+            "it is truncated or still being written", LogWarning, stacklevel=4)
+
+
+def _empty_frame() -> pd.DataFrame:
+    return pd.DataFrame({
+        "line": pd.Series([], dtype="int64"), "time": pd.Series([], dtype="float64"),
+        "kind": pd.Series([], dtype=object), "level": pd.Series([], dtype=object),
+        "logger": pd.Series([], dtype=object), "tag": pd.Series([], dtype=object),
+        "text": pd.Series([], dtype=object),
+    })
+
+
+def _epoch_seconds(dates: tuple[str, ...], zones: tuple[str, ...]) -> np.ndarray:
+    """Parse each distinct second once (logs repeat seconds many times over)."""
+    codes, uniques = pd.factorize(np.asarray(dates, dtype=object), sort=False)
+    parsed = pd.to_datetime(pd.Index(uniques, dtype=object), format="%Y-%m-%d %H:%M:%S",
+                            errors="coerce")
+    secs = parsed.as_unit("s").asi8.astype("float64")
+    secs[np.asarray(parsed.isna())] = np.nan
+    result = secs[codes]
+    zcodes, zuniques = pd.factorize(np.asarray(zones, dtype=object), sort=False)
+    if not (len(zuniques) == 1 and zuniques[0] in ("+0000", "", "Z")):
+        offsets = np.array([_zone_offset(z) for z in zuniques], dtype="float64")
+        result = result - offsets[zcodes]
+    return result
+
+
+def _zone_offset(zone: str) -> float:
+    if not zone or zone == "Z":
+        return 0.0
+    sign = -1.0 if zone[0] == "-" else 1.0
+    return sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
+
+
+def _kind_of_tag(tag: str) -> str:
+    if tag in _TAGGED_KINDS or tag == "RUN_START":
+        return tag
+    if tag == "SWIFT_CONFIGURATION":
+        return "CONFIG"
+    if tag == "PLANNER":
+        return "PLANNER"
+    return "MESSAGE"
+
+
+def _build(records: list[tuple[str, ...]], first_line: int, name: str) -> pd.DataFrame:
+    n = len(records)
+    dates, ms, zones, levels, loggers, tags, rests = zip(*records)
+    del records
+    time = _epoch_seconds(dates, zones) + np.fromiter(map(int, ms), "float64", n) / 1000.0
+    del dates, ms, zones
+    rest = np.asarray(rests, dtype=object)
+    del rests
+    # line numbers: one per record plus the continuation lines of the records before it
+    extra = np.fromiter(map(methodcaller("count", "\n"), rest), "int64", n)
+    line = first_line + np.arange(n, dtype="int64")
+    if extra.any():
+        line[1:] += np.cumsum(extra)[:-1]
+
+    tag_codes, tag_uniques = pd.factorize(np.asarray(tags, dtype=object), sort=False)
+    del tags
+    logger_codes, logger_uniques = pd.factorize(np.asarray(loggers, dtype=object), sort=False)
+    level_codes, level_uniques = pd.factorize(np.asarray(levels, dtype=object), sort=False)
+    tag_kind = np.array([_kind_of_tag(t) for t in tag_uniques], dtype=object)
+    kind = tag_kind[tag_codes]
+
+    def logger_rows(logger_name: str) -> np.ndarray:
+        hit = np.flatnonzero(np.asarray(logger_uniques, dtype=object) == logger_name)
+        return np.flatnonzero(logger_codes == hit[0]) if len(hit) else np.zeros(0, "int64")
+
+    # run-level kinds that are not tags
+    loader = logger_rows("Loader")
+    if len(loader):
+        done = np.fromiter(map(methodcaller("startswith", "Swift finished with"), rest[loader]),
+                           bool, len(loader))
+        ok = np.fromiter(map(methodcaller("startswith", "Swift finished with no errors"),
+                             rest[loader]), bool, len(loader))
+        kind[loader[done & ok]] = "RUN_SUCCESS"
+        kind[loader[done & ~ok]] = "RUN_FAILURE"
+    for logger_name, logger_kind in (("trace", "TRACE"), ("Warnings", "WARNING"),
+                                     ("BlockQueueProcessor", "PLANNER")):
+        kind[logger_rows(logger_name)] = logger_kind
+    ticker = logger_rows("RuntimeStats$ProgressTicker")
+    if len(ticker):
+        heap = np.fromiter(map(methodcaller("startswith", "HeapMax:"), rest[ticker]), bool,
+                           len(ticker))
+        kind[ticker[~heap]] = "PROGRESS"
+
+    kind_codes, kind_uniques = pd.factorize(kind, sort=False)
+    tagged_kinds = np.array([k in _TAGGED_KINDS for k in kind_uniques], dtype=bool)[kind_codes]
+    # text: the whole message for free-text rows, the dump for CONFIG, none for tagged rows
+    text = np.full(n, None, dtype=object)
+    free = np.flatnonzero(~tagged_kinds)
+    if len(free):
+        free_tags = np.asarray(tag_uniques, dtype=object)[tag_codes[free]]
+        has_tag = free_tags != ""
+        msgs = rest[free].copy()
+        with_tag = np.flatnonzero(has_tag)
+        if len(with_tag):
+            msgs[with_tag] = list(map(_join_tag, free_tags[with_tag], msgs[with_tag]))
+        text[free] = msgs
+    config = np.flatnonzero(kind == "CONFIG")
+    if len(config):
+        text[config] = [r.lstrip(" \n") for r in rest[config]]
+
+    columns: dict[str, np.ndarray] = {}
+    for code, tag_name in enumerate(tag_uniques):
+        if tag_name not in _TAGGED_KINDS:
+            continue
+        rows = np.flatnonzero((tag_codes == code) & tagged_kinds)
+        if not len(rows):
+            continue
+        pattern = FIELD_PATTERNS.get(tag_name)
+        extracted = _extract(rest[rows], pattern)
+        if "thread2" in extracted:
+            extracted["thread"] = extracted["thread"].fillna(extracted.pop("thread2"))
+        extracted = extracted.rename(columns=_RENAME)
+        for col in extracted.columns:
+            target = columns.get(col)
+            if target is None:
+                target = columns[col] = np.full(n, None, dtype=object)
+            values = extracted[col].to_numpy(dtype=object, copy=True)
+            values[pd.isna(values)] = None
+            target[rows] = values
+
+    def categorical(codes: np.ndarray, uniques: Any) -> pd.Categorical:
+        return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+
+    data: dict[str, Any] = {
+        "line": line,
+        "time": time,
+        "kind": categorical(kind_codes, kind_uniques),
+        "level": categorical(level_codes, level_uniques),
+        "logger": categorical(logger_codes, logger_uniques),
+        "tag": categorical(tag_codes, tag_uniques),
+        "text": pd.Series(text, dtype=object, copy=False),
+    }
+    for col, values in columns.items():
+        data[col] = pd.Series(values, dtype=object, copy=False)
+    out = pd.DataFrame(data, copy=False)
+    for col in _INT_COLUMNS:
+        if col in out:
+            out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
+    bad = np.isnan(time)
+    if bad.any():
+        first_bad = int(line[bad][0])
+        warnings.warn(f"{name}:{first_bad}: {int(bad.sum())} records with an impossible date "
+                      "ignored", LogWarning, stacklevel=3)
+        out = out[~bad].reset_index(drop=True)
+    return out
+
+
+def _join_tag(tag: str, rest: str) -> str:
+    return f"{tag} {rest}" if rest else tag
+
+
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
+def _extract(values: np.ndarray, pattern: str | None) -> pd.DataFrame:
+    """Fields of the rows of one tag: one regex pass over the rows joined by newlines
+    (C speed); rows that do not all match once each fall back to ``str.extract``."""
+    if pattern is None:
+        return _generic_fields(pd.Series(values, dtype=object))
+    compiled = _COMPILED.get(pattern)
+    if compiled is None:
+        compiled = _COMPILED[pattern] = re.compile(pattern, re.M)
+    names = list(compiled.groupindex)
+    joined = "\n".join(values)
+    if joined.count("\n") == len(values) - 1:
+        found = compiled.findall(joined)
+        if len(found) == len(values):
+            if len(names) == 1:
+                found = [(v,) for v in found]
+            cols = {}
+            for name, column in zip(names, zip(*found)):
+                arr = np.asarray(column, dtype=object)
+                arr[arr == ""] = None
+                cols[name] = arr
+            return pd.DataFrame(cols, copy=False)
+    series = pd.Series(values, dtype=object)
+    return series.str.extract(pattern, flags=re.S, expand=True).reset_index(drop=True)
+
+
+def _generic_fields(sub: pd.Series) -> pd.DataFrame:
+    if sub.empty:
+        return pd.DataFrame(index=sub.index)
+    pairs = sub.str.extractall(_GENERIC_KV.pattern)
+    if pairs.empty:
+        return pd.DataFrame(index=sub.index)
+    pairs = pairs.reset_index(level="match", drop=False)
+    # first occurrence of each key per row
+    pairs = pairs[~pairs.set_index(0, append=True).index.duplicated()]
+    wide = pairs.pivot(columns=0, values=1)
+    wide.columns.name = None
+    return wide.reindex(sub.index)
+
+
+# -- back to events ------------------------------------------------------------------
+_BASE_COLUMNS = ("line", "time", "kind", "level", "logger", "tag", "text")
+_ORDER = {
+    "TASK_STATUS_CHANGE": ("taskid", "status", "workerid", "message"),
+}
+
+
+def to_events(frame: pd.DataFrame) -> list[Event]:
+    """The rows of an event table as :class:`swiftnb.events.Event` objects.
+
+    Fields keep their log order as far as the table records it (known kinds list the
+    fields of their pattern in order).
+    """
+    field_cols = [c for c in frame.columns if c not in _BASE_COLUMNS]
+    order_cache: dict[str, list[str]] = {}
+    events = []
+    records = frame.to_dict("records")
+    for rec in records:
+        kind = rec["kind"]
+        cols = order_cache.get(rec["tag"])
+        if cols is None:
+            pattern = FIELD_PATTERNS.get(rec["tag"])
+            names = re.findall(r"\?P<(\w+)>", pattern) if pattern else []
+            names = ["procline" if n == "line_" else n for n in names if n != "thread2"]
+            cols = names + [c for c in field_cols if c not in names]
+            order_cache[rec["tag"]] = cols
+        fields = {}
+        for c in cols:
+            v = rec.get(c)
+            if v is not None and v is not pd.NA and not (isinstance(v, float) and np.isnan(v)):
+                fields[c] = int(v) if c in _INT_COLUMNS else v
+        text = rec["text"]
+        events.append(Event(rec["time"], kind, fields, rec["level"], rec["logger"],
+                            None if text is None or (isinstance(text, float)) else text))
+    return events
+
+
+def read_events(source: str | os.PathLike[str] | IO[Any]) -> list[Event]:
+    """Read a log straight into a list of events (for replaying into panels)."""
+    return to_events(read_log(source))
+
+
+def iter_frames(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate event tables read in pieces (tail mode), renumbering nothing."""
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else _empty_frame()
