@@ -1,0 +1,97 @@
+"""The SWIFT_CONFIGURATION block, rendered as Swift 0.96 wrote it into swift.log.
+
+Layout (taken from real 0.96.2 logs): the list of files with their tags, then the
+merged tree in braces; keys sorted (ASCII: upper case first), one tab per level; a
+chain of single-key objects collapses into a dotted key (``app.ALL.executable``,
+``execution.type``); every value is followed by spaces up to column 60 and
+``# [R] line 27`` (``# [C]`` for command-line values and values built with
+``${env.X}``).  Strings are quoted, lists print as ``[a, b]``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from swiftnb.config.model import Config
+
+COMMENT_COLUMN = 60
+
+
+def render(config: "Config") -> str:
+    lines = [f"{tag} {path}" for tag, path in config.files]
+    lines.append("{")
+    _object(config, config.raw, (), 1, lines)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _object(config: "Config", tree: dict[str, Any], path: tuple[str, ...], depth: int,
+            lines: list[str]) -> None:
+    for key in sorted(tree):
+        label, sub_path, value = _collapse(key, tree[key], path + (key,))
+        indent = "\t" * depth
+        if isinstance(value, dict):
+            lines.append(f"{indent}{label} {{")
+            _object(config, value, sub_path, depth + 1, lines)
+            lines.append(f"{indent}}}")
+        else:
+            text = f"{indent}{label}: {format_value(value)}"
+            origin = config.origins.get(sub_path)
+            note = origin.annotation() if origin else "[D]"
+            lines.append(text + " " * max(1, COMMENT_COLUMN - len(text)) + "# " + note)
+
+
+def _collapse(key: str, value: Any, path: tuple[str, ...]):
+    label = key
+    while isinstance(value, dict) and len(value) == 1:
+        (sub_key, sub_value), = value.items()
+        label += "." + sub_key
+        path += (sub_key,)
+        value = sub_value
+    return label, path, value
+
+
+def format_value(value: Any) -> str:
+    """One value as typesafe-config/Java printed it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _java_double(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_list_item(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _list_item(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return format_value(value) if isinstance(value, list) else "{...}"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return _java_double(value)
+    return str(value)
+
+
+def _java_double(value: float) -> str:
+    """Java's Double.toString: 0.001, 100.0, 1.0E7, 1.0E-5."""
+    import math
+
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    magnitude = abs(value)
+    if magnitude == 0 or 1e-3 <= magnitude < 1e7:
+        text = repr(value)
+        return text if "." in text else text + ".0"
+    exponent = math.floor(math.log10(magnitude))
+    mantissa = repr(round(value / 10 ** exponent, 15))
+    if "." not in mantissa:
+        mantissa += ".0"
+    return f"{mantissa}E{exponent}"

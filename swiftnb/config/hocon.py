@@ -1,0 +1,178 @@
+"""Reading HOCON layers with pyhocon, merging them in order, resolving substitutions.
+
+A layer is one source of configuration (a file, or the command line).  Layers are
+parsed unresolved, merged (later ones win, objects merge, ``null`` deletes) and then
+resolved once, so ``${env.X}`` and references into earlier files work as in Swift.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import pyparsing
+from pyhocon import ConfigFactory, ConfigTree
+from pyhocon.config_parser import ConfigParser
+from pyhocon.exceptions import ConfigException
+
+from swiftnb.config.locate import IncludeMissing, Origins, Scanner
+from swiftnb.config.model import ConfigError
+
+_PROPS_IN_INCLUDE = re.compile(r"\$\{\??([^}]*)\}")
+
+
+@dataclass
+class Layer:
+    tag: str
+    display: str  # as shown in the dump's file list
+    tree: ConfigTree
+    text: str = ""  # the file's text, for locating substitution errors
+    path: str | None = None
+    sources: list[tuple[str, str]] = field(default_factory=list)  # (path, text) incl. includes
+
+
+def system_properties(env: Mapping[str, str]) -> dict[str, str]:
+    """The Java system properties Swift users referred to as ``${swift.home}`` etc."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    return {
+        "swift.home": env.get("SWIFT_HOME") or os.path.dirname(os.path.abspath(__file__)),
+        "user.home": home,
+        "user.name": env.get("USER") or env.get("LOGNAME") or os.path.basename(home),
+    }
+
+
+def expander(env: Mapping[str, str]):
+    """Expands ``${env.X}`` and system properties in include paths, as Swift did."""
+    props = system_properties(env)
+
+    def expand(text: str) -> str:
+        def one(match: re.Match) -> str:
+            name = match.group(1).strip()
+            if name.startswith("env."):
+                return env.get(name[4:], "")
+            return props.get(name, env.get(name, ""))
+
+        return _PROPS_IN_INCLUDE.sub(one, text)
+
+    return expand
+
+
+def parse_hocon_file(path: str, display: str, tag: str, origins: Origins,
+                     env: Mapping[str, str]) -> Layer:
+    """Parse one swift.conf unresolved, and record where each key is set."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise ConfigError(f"{display}: cannot read configuration file: {exc.strerror}") from None
+    scanner = Scanner(origins, tag, expander(env))
+    try:
+        includes = scanner.scan_file(display, text)
+    except IncludeMissing as exc:
+        raise ConfigError(str(exc)) from None
+    # Swift expands ${...} in include paths itself; pyhocon does not, so hand it the
+    # resolved absolute paths (same line count, so its positions stay right).
+    rewritten = text
+    for inc in sorted(includes, key=lambda i: i.start, reverse=True):
+        rewritten = rewritten[:inc.start] + '"' + inc.path.replace("\\", "\\\\").replace(
+            '"', '\\"') + '"' + rewritten[inc.end:]
+    try:
+        tree = ConfigFactory.parse_string(rewritten, basedir=os.path.dirname(
+            os.path.abspath(path)), resolve=False)
+    except pyparsing.ParseBaseException as exc:
+        raise ConfigError(f"{display}:{exc.lineno}:{exc.col}: syntax error: "
+                          f"{_clean_parse_message(exc)}") from None
+    except ConfigException as exc:
+        raise ConfigError(f"{display}: {exc}") from None
+    sources = [(display, text)] + [(inc.path, _read(inc.path)) for inc in includes]
+    return Layer(tag, display, tree, text, path, sources)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
+def _clean_parse_message(exc: pyparsing.ParseBaseException) -> str:
+    msg = exc.msg or "unexpected text"
+    found = ""
+    if exc.loc < len(exc.pstr):
+        found = exc.pstr[exc.loc:exc.loc + 20].split("\n")[0]
+    if msg.startswith("Expected end of text"):
+        msg = "unexpected text"
+    return f"{msg}, found {found!r}" if found else f"{msg}, found end of file"
+
+
+def tree_from_dict(data: Mapping[str, Any]) -> ConfigTree:
+    """A ConfigTree from nested dicts, keys taken literally (dots kept in keys)."""
+    tree = ConfigTree()
+    for key, value in data.items():
+        if isinstance(value, Mapping):
+            value = tree_from_dict(value)
+        elif isinstance(value, list):
+            value = [tree_from_dict(v) if isinstance(v, Mapping) else v for v in value]
+        dict.__setitem__(tree, key, value)
+    return tree
+
+
+def merge_and_resolve(layers: list[Layer], env: Mapping[str, str]) -> dict[str, Any]:
+    """Merge layers in order and resolve substitutions; a plain nested dict."""
+    props = system_properties(env)
+    injected = {"env": dict(env)}
+    for name, value in props.items():
+        head, tail = name.split(".", 1)
+        injected.setdefault(head, {})[tail] = value
+    merged = tree_from_dict(injected)
+    for layer in layers:
+        merged = ConfigTree.merge_configs(merged, layer.tree)
+    try:
+        ConfigParser.resolve_substitutions(merged)
+    except ConfigException as exc:
+        raise ConfigError(_substitution_error(str(exc), layers)) from None
+    plain = _plain(merged)
+    plain.pop("env", None)
+    for name in props:
+        head, tail = name.split(".", 1)
+        sub = plain.get(head)
+        if isinstance(sub, dict):
+            sub.pop(tail, None)
+            if not sub:
+                plain.pop(head)
+    return plain
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, ConfigTree) or isinstance(value, dict):
+        result = {}
+        for key, sub in value.items():
+            sub = _plain(sub)
+            if sub is None:
+                continue  # `key: null` deletes
+            result[key] = sub
+        return result
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if type(value).__name__ == "NoneValue":
+        return None
+    return value
+
+
+def _substitution_error(message: str, layers: list[Layer]) -> str:
+    match = re.search(r"(\$\{[^}]*\})", message)
+    if match:
+        needle = match.group(1)
+        for layer in reversed(layers):
+            for path, text in layer.sources:
+                idx = text.find(needle)
+                if idx >= 0:
+                    line = text.count("\n", 0, idx) + 1
+                    name = needle[2:-1].lstrip("?")
+                    hint = (f"environment variable {name[4:]} is not set"
+                            if name.startswith("env.") else f"no key {name} is defined")
+                    return f"{path}:{line}: cannot resolve {needle}: {hint}"
+    return message

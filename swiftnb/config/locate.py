@@ -1,0 +1,368 @@
+"""Where each key of a HOCON file was set: file and line, for origins and messages.
+
+pyhocon parses values but forgets positions, and Swift users expect both the
+``# [R] line 27`` annotations of the log's configuration dump and errors that say
+``swift.conf:27``.  This module scans the same text with a small HOCON tokenizer and
+replays the assignments in order on a shared ``Origins`` map (later assignments win,
+a scalar or ``null`` replaces a whole subtree, objects merge), which is how the values
+themselves merge.  It never decides what a value is: pyhocon does that.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value came from: layer tag ([D] [S] [U] [R] [C]), file, line."""
+
+    tag: str
+    file: str | None = None
+    line: int | None = None
+    substituted: bool = False  # the value used a ${...} substitution
+    primary: bool = True  # the layer's own file (not an included one)
+
+    def annotation(self) -> str:
+        """The text after '# ' in Swift's configuration dump."""
+        # Swift 0.96 (typesafe-config) lost the file of a value built from an ${env.X}
+        # substitution, and printed such values, like command-line ones, as "[C]".
+        if self.tag == "[C]" or self.substituted or self.line is None:
+            return "[C]" if self.tag == "[C]" or self.substituted else self.tag
+        if self.primary:
+            return f"{self.tag} line {self.line}"
+        return f"{self.tag} {os.path.basename(self.file or '')} line {self.line}"
+
+    def location(self) -> str:
+        """``file:line`` for messages (``<Command Line>`` for command-line values)."""
+        if self.tag == "[C]" and self.file is None:
+            return "<Command Line>"
+        if self.line is None:
+            return self.file or self.tag
+        return f"{self.file}:{self.line}"
+
+
+class Origins:
+    """Ordered map key path -> Origin, updated with HOCON's merge rules."""
+
+    def __init__(self) -> None:
+        self.leaves: dict[Path, Origin] = {}
+        self.objects: dict[Path, Origin] = {}
+
+    def _drop_under(self, path: Path) -> None:
+        n = len(path)
+        for table in (self.leaves, self.objects):
+            for key in [k for k in table if k[:n] == path]:
+                del table[key]
+
+    def set_leaf(self, path: Path, origin: Origin) -> None:
+        self._drop_under(path)
+        self.leaves[path] = origin
+
+    def set_object(self, path: Path, origin: Origin) -> None:
+        self.leaves.pop(path, None)
+        for i in range(1, len(path)):
+            self.leaves.pop(path[:i], None)
+        self.objects[path] = origin
+
+    def set_null(self, path: Path) -> None:
+        self._drop_under(path)
+
+    def get(self, path: Path) -> Origin | None:
+        """The origin of ``path`` or of its nearest recorded ancestor."""
+        for i in range(len(path), 0, -1):
+            found = self.leaves.get(path[:i]) or self.objects.get(path[:i])
+            if found is not None:
+                return found
+        return None
+
+
+class IncludeMissing(Exception):
+    def __init__(self, file: str, line: int, target: str) -> None:
+        super().__init__(f"{file}:{line}: include \"{target}\": file not found")
+        self.file, self.line, self.target = file, line, target
+
+
+# ---------------------------------------------------------------- tokenizer
+
+_PUNCT = "{}[],:="
+_UNQUOTED_STOP = set(' \t\r\n"{}[],:=#\ufeff')
+_SUBST = re.compile(r"\$\{\??[^}]*\}")
+
+
+@dataclass
+class Tok:
+    kind: str  # NL, PUNCT, STR, UNQ, SUBST, EOF
+    text: str
+    line: int
+    start: int
+    end: int
+
+
+def tokenize(text: str) -> list[Tok]:
+    toks: list[Tok] = []
+    i, line, n = 0, 1, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\n":
+            toks.append(Tok("NL", c, line, i, i + 1))
+            line += 1
+            i += 1
+        elif c in " \t\r\ufeff\f\v":
+            i += 1
+        elif c == "#" or text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("+=", i):
+            toks.append(Tok("PUNCT", "+=", line, i, i + 2))
+            i += 2
+        elif c in _PUNCT:
+            toks.append(Tok("PUNCT", c, line, i, i + 1))
+            i += 1
+        elif text.startswith('"""', i):
+            j = text.find('"""', i + 3)
+            j = n if j < 0 else j + 3
+            while j < n and text[j] == '"':
+                j += 1
+            toks.append(Tok("STR", text[i + 3:j - 3], line, i, j))
+            line += text.count("\n", i, j)
+            i = j
+        elif c == '"':
+            j = i + 1
+            while j < n and text[j] not in '"\n':
+                j += 2 if text[j] == "\\" else 1
+            j = min(j + 1, n)
+            raw = text[i:j]
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = raw.strip('"')
+            toks.append(Tok("STR", value, line, i, j))
+            i = j
+        elif text.startswith("${", i):
+            m = _SUBST.match(text, i)
+            j = m.end() if m else n
+            toks.append(Tok("SUBST", text[i:j], line, i, j))
+            i = j
+        else:
+            j = i
+            while j < n and text[j] not in _UNQUOTED_STOP and not text.startswith(
+                    "//", j) and not text.startswith("${", j) and not text.startswith(
+                    "+=", j):
+                j += 1
+            if j == i:  # a lone '$' or similar: take it as text
+                j = i + 1
+            toks.append(Tok("UNQ", text[i:j], line, i, j))
+            i = j
+    toks.append(Tok("EOF", "", line, n, n))
+    return toks
+
+
+# ------------------------------------------------------------------ scanner
+
+@dataclass
+class IncludeSite:
+    """An ``include`` statement: where its target sits in the text, and the file."""
+
+    start: int
+    end: int
+    path: str
+
+
+class Scanner:
+    """Replays one file's assignments onto ``origins``."""
+
+    def __init__(self, origins: Origins, tag: str, expand: Callable[[str], str]) -> None:
+        self.origins = origins
+        self.tag = tag
+        self.expand = expand  # expands ${env.X} etc. in include paths
+
+    def scan_file(self, path: str, text: str, prefix: Path = (), primary: bool = True,
+                  _depth: int = 0) -> list[IncludeSite]:
+        """Record the file's keys; return its include statements (resolved paths)."""
+        self.file, self.primary, self.depth = path, primary, _depth
+        self.toks = tokenize(text)
+        self.pos = 0
+        self.includes: list[IncludeSite] = []
+        try:
+            self._body(prefix, closing=False)
+        except _Stop:
+            pass  # malformed text: pyhocon reports the syntax error itself
+        return self.includes
+
+    # -- helpers
+    def _peek(self) -> Tok:
+        return self.toks[self.pos]
+
+    def _next(self) -> Tok:
+        tok = self.toks[self.pos]
+        if tok.kind != "EOF":
+            self.pos += 1
+        return tok
+
+    def _origin(self, line: int, substituted: bool = False) -> Origin:
+        return Origin(self.tag, self.file, line, substituted, self.primary)
+
+    # -- grammar
+    def _body(self, prefix: Path, closing: bool) -> None:
+        while True:
+            tok = self._peek()
+            if tok.kind == "NL" or (tok.kind == "PUNCT" and tok.text == ","):
+                self._next()
+                continue
+            if tok.kind == "EOF":
+                if closing:
+                    raise _Stop()
+                return
+            if tok.kind == "PUNCT" and tok.text == "}":
+                self._next()
+                if not closing:
+                    raise _Stop()
+                return
+            if tok.kind == "UNQ" and tok.text == "include" and self._include(prefix):
+                continue
+            self._field(prefix)
+
+    def _include(self, prefix: Path) -> bool:
+        start = self.pos
+        self._next()
+        tok = self._peek()
+        target_tok = None
+        first = last = tok
+        if tok.kind == "STR":
+            target_tok = self._next()
+            first = last = target_tok
+        elif tok.kind == "UNQ" and tok.text.split("(")[0] in ("file", "required", "url",
+                                                              "classpath"):
+            first = tok
+            depth = 0
+            while True:
+                t = self._next()
+                if t.kind == "STR" and target_tok is None:
+                    target_tok = t
+                if t.kind in ("NL", "EOF"):
+                    break
+                depth += t.text.count("(") - t.text.count(")")
+                last = t
+                if depth <= 0 and ")" in t.text:
+                    break
+        if target_tok is None:
+            self.pos = start
+            return False
+        include_line = target_tok.line
+        target = self.expand(target_tok.text)
+        full = target if os.path.isabs(target) else os.path.join(
+            os.path.dirname(os.path.abspath(self.file)), target)
+        if not os.path.isfile(full):
+            raise IncludeMissing(self.file, include_line, target_tok.text)
+        self.includes.append(IncludeSite(first.start, last.end, full))
+        if self.depth < 20:
+            state = (self.file, self.primary, self.toks, self.pos, self.includes, self.depth)
+            with open(full, encoding="utf-8") as handle:
+                sub = handle.read()
+            self.scan_file(full, sub, prefix, primary=False, _depth=self.depth + 1)
+            (self.file, self.primary, self.toks, self.pos, self.includes,
+             self.depth) = state
+        return True
+
+    def _key(self) -> tuple[Path, int]:
+        parts: list[str] = []
+        glue = False
+        tok = self._peek()
+        line = tok.line
+        while tok.kind in ("STR", "UNQ"):
+            self._next()
+            if tok.kind == "STR":
+                if glue and parts:
+                    parts[-1] += tok.text
+                else:
+                    parts.append(tok.text)
+                glue = True
+            else:
+                pieces = tok.text.split(".")
+                for k, piece in enumerate(pieces):
+                    if k == 0 and glue and parts and piece:
+                        parts[-1] += piece
+                    elif piece:
+                        parts.append(piece)
+                glue = not tok.text.endswith(".")
+            tok = self._peek()
+            if tok.kind in ("STR", "UNQ") and tok.start > self.toks[self.pos - 1].end:
+                glue = False
+        if not parts:
+            raise _Stop()
+        return tuple(parts), line
+
+    def _field(self, prefix: Path) -> None:
+        key, line = self._key()
+        path = prefix + key
+        tok = self._peek()
+        if tok.kind == "PUNCT" and tok.text in (":", "=", "+="):
+            self._next()
+            while self._peek().kind == "NL":
+                self._next()
+        elif not (tok.kind == "PUNCT" and tok.text == "{"):
+            raise _Stop()
+        self._value(path, line)
+
+    def _value(self, path: Path, line: int) -> None:
+        tok = self._peek()
+        if tok.kind == "PUNCT" and tok.text == "{":
+            self._next()
+            self.origins.set_object(path, self._origin(line))
+            self._body(path, closing=True)
+            self._rest_of_value()
+            return
+        if tok.kind == "PUNCT" and tok.text == "[":
+            substituted = self._skip_balanced()
+            substituted |= self._rest_of_value()
+            self.origins.set_leaf(path, self._origin(line, substituted))
+            return
+        first = tok
+        substituted = self._rest_of_value()
+        if first.kind == "UNQ" and first.text == "null" and self.toks[self.pos - 1] is first:
+            self.origins.set_null(path)
+            return
+        self.origins.set_leaf(path, self._origin(line, substituted))
+
+    def _rest_of_value(self) -> bool:
+        """Consume to the end of the value; True if a ${...} substitution was seen."""
+        substituted = False
+        while True:
+            tok = self._peek()
+            if tok.kind in ("NL", "EOF"):
+                return substituted
+            if tok.kind == "PUNCT" and tok.text in (",", "}"):
+                return substituted
+            if tok.kind == "PUNCT" and tok.text in ("[", "{"):
+                substituted |= self._skip_balanced()
+                continue
+            if tok.kind == "SUBST":
+                substituted = True
+            self._next()
+
+    def _skip_balanced(self) -> bool:
+        depth = 0
+        substituted = False
+        while True:
+            tok = self._next()
+            if tok.kind == "EOF":
+                raise _Stop()
+            if tok.kind == "SUBST":
+                substituted = True
+            if tok.kind == "PUNCT" and tok.text in "[{":
+                depth += 1
+            elif tok.kind == "PUNCT" and tok.text in "]}":
+                depth -= 1
+                if depth == 0:
+                    return substituted
+
+
+class _Stop(Exception):
+    pass

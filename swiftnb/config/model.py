@@ -1,0 +1,369 @@
+"""The typed configuration every other part of swiftnb reads.
+
+One model whatever the source: swift.conf (HOCON), the legacy sites.xml + tc.data +
+swift.properties trio, or command-line properties.  Values are already converted
+(throttles to ints, times to seconds) and validated; ``raw``/``get`` keep the merged
+tree as written, and ``origin``/``dump`` say where each value came from.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from swiftnb.config import schema
+from swiftnb.config.locate import Origin, Origins
+from swiftnb.config.types import THROTTLE_OFF, Distribution, parse_distribution
+
+
+class ConfigError(Exception):
+    """A configuration problem; ``str()`` is the text for people.
+
+    Each line reads ``file:line: key: problem`` (with ``did you mean X?`` where a
+    near valid key exists).  ``errors`` holds the individual lines.
+    """
+
+    def __init__(self, errors: str | list[str]) -> None:
+        self.errors = [errors] if isinstance(errors, str) else list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+@dataclass
+class AppConfig:
+    """An application definition (``app.NAME`` or ``app.ALL``), global or per site."""
+
+    name: str
+    executable: str = "*"
+    max_wall_time: int | None = None  # seconds
+    env: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)  # other keys: job attributes
+    site: str | None = None  # None = global definition
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def executable_for(self, tr: str) -> str:
+        """The program to run for app ``tr``: ``"*"`` means the app's own name."""
+        return tr if self.executable == "*" else self.executable
+
+    def which(self, tr: str, path: str | None = None) -> str | None:
+        """Local PATH lookup of ``executable_for(tr)`` (absolute paths returned as is)."""
+        program = self.executable_for(tr)
+        if os.path.isabs(program):
+            return program
+        return shutil.which(program, path=path)
+
+    @property
+    def max_wall_time_text(self) -> str | None:
+        if self.max_wall_time is None:
+            return None
+        s = self.max_wall_time
+        return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+@dataclass
+class ExecutionConfig:
+    type: str
+    URL: str | None = None
+    job_manager: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    credentials: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def url(self) -> str | None:
+        return self.URL
+
+    @property
+    def bootstrap(self) -> str | None:
+        """For coasters, the provider that starts the service (``ssh-cl`` of ``ssh-cl:slurm``)."""
+        if not self.job_manager or ":" not in self.job_manager:
+            return None
+        return self.job_manager.split(":", 1)[0]
+
+    @property
+    def lrm(self) -> str | None:
+        """For coasters, the local resource manager of blocks (``slurm`` of ``ssh-cl:slurm``)."""
+        if not self.job_manager:
+            return None
+        return self.job_manager.split(":")[-1]
+
+
+@dataclass
+class FilesystemConfig:
+    type: str
+    URL: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CoasterOptions:
+    """Coaster settings of a site with their 0.96 defaults; times in seconds."""
+
+    maxJobs: int = 20
+    nodeGranularity: int = 1
+    maxNodesPerJob: int = 2097151
+    tasksPerNode: int = 1
+    allocationStepSize: float = 0.1
+    lowOverallocation: float = 10.0
+    highOverallocation: float = 1.0
+    overallocationDecayFactor: float = 0.001
+    spread: float = 0.9
+    exponentialSpread: int = 0
+    reserve: int = 60
+    maxJobTime: int = 360 * 24 * 3600
+    jobQueue: str | None = None
+    jobProject: str | None = None
+    userHomeOverride: str | None = None
+    internalHostName: str | None = None
+    workerLoggingLevel: str = "NONE"
+    workerLoggingDirectory: str = "~/.globus/coasters"
+    workerManager: str = "block"
+    softImage: str | None = None
+    jobOptions: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SimOptions:
+    """Options of a simulated site (execution type ``sim``); durations in seconds."""
+
+    slots: int = 1
+    queueTime: Distribution = Distribution("const", (0.0,))
+    taskDuration: Distribution = Distribution("const", (1.0,))
+    failureProbability: float = 0.0
+    seed: int = 0
+    outages: list[tuple[float, float]] = field(default_factory=list)
+    speed: float = 1.0
+
+
+@dataclass
+class SiteConfig:
+    name: str
+    execution: ExecutionConfig
+    filesystem: FilesystemConfig | None = None
+    staging: str = "swift"  # effective: the site's own, else the global value
+    work_directory: str = "swiftwork"
+    scratch: str | None = None
+    max_parallel_tasks: int = 2
+    initial_parallel_tasks: int = 2
+    delay_base: float = 2.0
+    max_submit_rate: float | None = None
+    OS: str = "INTEL32::LINUX"
+    wrapper_interpreter: str = "/bin/bash"
+    wrapper_interpreter_options: list[str] = field(default_factory=list)
+    wrapper_script: str = "_swiftwrap"
+    cleanup_command: str = "/bin/rm"
+    cleanup_command_options: list[str] = field(default_factory=lambda: ["-rf"])
+    keep_site_dir: bool = False  # effective (site, else global)
+    status_mode: str = "files"  # effective
+    wrapper_parameter_mode: str = "args"  # effective
+    initial_score: float | None = None  # from sites.xml karajan:initialScore
+    job_throttle: float | None = None  # from sites.xml karajan:jobThrottle
+    resources: dict[str, Any] = field(default_factory=dict)
+    apps: dict[str, AppConfig] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The raw ``execution.options`` (as written, validated)."""
+        return self.execution.options
+
+    @property
+    def type(self) -> str:
+        return self.execution.type
+
+    def coaster_options(self) -> CoasterOptions:
+        from swiftnb.config.types import time_to_seconds
+
+        values = {k: v for k, v in self.execution.options.items()
+                  if k in CoasterOptions.__dataclass_fields__}
+        if "jobsPerNode" in self.execution.options and "tasksPerNode" not in values:
+            values["tasksPerNode"] = self.execution.options["jobsPerNode"]
+        if "maxJobTime" in values:
+            values["maxJobTime"] = time_to_seconds(values["maxJobTime"])
+        for key in ("lowOverallocation", "highOverallocation", "overallocationDecayFactor",
+                    "allocationStepSize", "spread"):
+            if key in values:
+                values[key] = float(values[key])
+        for key in ("maxJobs", "nodeGranularity", "maxNodesPerJob", "tasksPerNode",
+                    "reserve", "exponentialSpread"):
+            if key in values:
+                values[key] = int(values[key])
+        return CoasterOptions(**values)
+
+    def sim_options(self) -> SimOptions:
+        from swiftnb.config.types import parse_outages
+
+        opts = self.execution.options
+        result = SimOptions()
+        if "slots" in opts:
+            result.slots = int(opts["slots"])
+        for key in ("queueTime", "taskDuration"):
+            if key in opts:
+                setattr(result, key, parse_distribution(opts[key]))
+        if "failureProbability" in opts:
+            result.failureProbability = float(opts["failureProbability"])
+        if "seed" in opts:
+            result.seed = int(opts["seed"])
+        if "outages" in opts:
+            result.outages = parse_outages(opts["outages"])
+        if "speed" in opts:
+            result.speed = float(opts["speed"])
+        return result
+
+
+@dataclass
+class Config:
+    """The whole configuration of a run."""
+
+    sites: dict[str, SiteConfig] = field(default_factory=dict)
+    selected_sites: list[str] = field(default_factory=list)
+    apps: dict[str, AppConfig] = field(default_factory=dict)  # global app.NAME / app.ALL
+    staging: str = "swift"
+    lazy_errors: bool = True
+    execution_retries: int = 0
+    caching_algorithm: str = "LRU"
+    job_submit_throttle: int = 4
+    host_job_submit_throttle: int = 2
+    file_transfers_throttle: int = 4
+    file_operations_throttle: int = 8
+    site_score_throttling_factor: float = 0.2
+    keep_site_dir: bool = False
+    log_provenance: bool = False
+    replication_enabled: bool = False
+    replication_min_queue_time: int = 60
+    replication_limit: int = 3
+    status_mode: str = "files"
+    wrapper_parameter_mode: str = "args"
+    wrapper_invocation_mode: str = "absolute"
+    CDM_broadcast_mode: str = "file"
+    CDM_file: str = "fs.data"
+    provider_staging_pin_swift_files: bool = False
+    ticker_date_format: str | None = None
+    ticker_prefix: str = "Progress: "
+    ticker_enabled: bool = True
+    file_GC_enabled: bool = True
+    mapping_checker_enabled: bool = True
+    host_name: str | None = None
+    TCP_port_range: tuple[int, int] | None = (50000, 50100)
+    always_transfer_wrapper_log: bool = True
+    tracing_enabled: bool = False
+    wrapper_staging_local_server: str = "file://"
+    max_foreach_threads: int = 16384
+    max_threads: int = 1000000
+    clustering_enabled: bool = False
+    clustering_min_time: int = 60
+    clustering_queue_delay: float = 4.0
+    site_selection_policy: str = "weighted"
+    site_selection_options: dict[str, Any] = field(default_factory=dict)
+    files: list[tuple[str, str]] = field(default_factory=list)  # (tag, path) loaded
+    warnings: list[str] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict)
+    origins: Origins = field(default_factory=Origins, repr=False)
+
+    # -- lookups
+    def get(self, path: str, default: Any = None) -> Any:
+        """The merged raw value at a dotted path (``"site.local.workDirectory"``)."""
+        node: Any = self.raw
+        for part in split_path(path):
+            if not isinstance(node, Mapping) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def origin(self, path: str) -> str:
+        """Where the value at ``path`` came from, as the dump annotates it.
+
+        ``"[D] line 121"``, ``"[R] line 27"``, ``"[R] other.conf line 3"`` (included
+        file), ``"[C]"`` (command line, or a value built from ``${env.X}``), or ``""``
+        when the key is not set anywhere (a schema default).
+        """
+        found = self.origin_detail(path)
+        return found.annotation() if found else ""
+
+    def origin_detail(self, path: str) -> Origin | None:
+        return self.origins.get(tuple(split_path(path)))
+
+    def site(self, name: str) -> SiteConfig:
+        return self.sites[name]
+
+    @property
+    def enabled_sites(self) -> list[SiteConfig]:
+        return [self.sites[name] for name in self.selected_sites]
+
+    def app_for(self, site_name: str, tr: str) -> AppConfig | None:
+        """The definition of app ``tr`` on a site, by Swift's resolution order.
+
+        ``site.S.app.TR``, then ``site.S.app.ALL``, then global ``app.TR``, then global
+        ``app.ALL``; the first found gives the executable.  The global ``app.ALL`` env
+        and options are merged under every app (its maxWallTime is the fallback), as
+        in Swift.  ``None`` means the app is not available on the site.
+        """
+        site = self.sites.get(site_name)
+        candidates = []
+        if site is not None:
+            candidates += [site.apps.get(tr), site.apps.get("ALL")]
+        candidates += [self.apps.get(tr), self.apps.get("ALL")]
+        found = next((c for c in candidates if c is not None), None)
+        if found is None:
+            return None
+        base = self.apps.get("ALL")
+        if base is None or base is found:
+            return found
+        return AppConfig(
+            name=found.name,
+            executable=found.executable,
+            max_wall_time=found.max_wall_time if found.max_wall_time is not None
+            else base.max_wall_time,
+            env={**base.env, **found.env},
+            options={**base.options, **found.options},
+            attributes={**base.attributes, **found.attributes},
+            site=found.site,
+            raw=found.raw,
+        )
+
+    def sites_for(self, tr: str) -> list[str]:
+        """Selected sites on which app ``tr`` is available."""
+        return [s for s in self.selected_sites if self.app_for(s, tr) is not None]
+
+    def dump(self) -> str:
+        """The SWIFT_CONFIGURATION block of swift.log (the lines after that tag).
+
+        A log writer writes ``"SWIFT_CONFIGURATION \\n" + config.dump()`` as the
+        message of a DEBUG ``Loader`` line, as Swift 0.96 did.
+        """
+        from swiftnb.config.dump import render
+
+        return render(self)
+
+    def listconfig(self, full: bool = False) -> str:
+        """``-listconfig files|full``: the files with their tags, and the tree."""
+        lines = [f"{tag} {path}" for tag, path in self.files]
+        if not full:
+            return "\n".join(lines) + "\n"
+        return self.dump()
+
+    @property
+    def throttle_off(self) -> int:
+        return THROTTLE_OFF
+
+
+def split_path(path: str) -> list[str]:
+    """``a.b."c.d"`` -> ``["a", "b", "c.d"]``."""
+    parts: list[str] = []
+    current = ""
+    quoted = False
+    for ch in path:
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "." and not quoted:
+            parts.append(current)
+            current = ""
+        else:
+            current += ch
+    parts.append(current)
+    return [p for p in parts if p != ""]
+
+
+__all__ = ["Config", "SiteConfig", "AppConfig", "ExecutionConfig", "FilesystemConfig",
+           "CoasterOptions", "SimOptions", "ConfigError", "split_path", "schema"]

@@ -1,0 +1,150 @@
+"""Checking the merged tree against the schema, with messages for people.
+
+Every problem is reported as ``file:line: key: problem`` with, for an unknown key, the
+nearest valid key ("did you mean maxJobs?"), found among the keys valid at that place,
+then among keys valid elsewhere (``maxJobs`` written at site level ->
+``execution.options.maxJobs``), then among the legacy swift.properties names
+(``lazy.errors`` -> ``lazyErrors``).  All problems are collected, not just the first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any
+
+from swiftnb.config import schema
+from swiftnb.config.locate import Origins
+from swiftnb.config.types import BadValue, ValueType
+
+PROPERTY_NAMES = {
+    "hostname": "hostName", "ip.address": "hostName", "tcp.port.range": "TCPPortRange",
+    "lazy.errors": "lazyErrors", "execution.retries": "executionRetries",
+    "caching.algorithm": "cachingAlgorithm", "throttle.submit": "jobSubmitThrottle",
+    "throttle.host.submit": "hostJobSubmitThrottle",
+    "throttle.transfers": "fileTransfersThrottle",
+    "throttle.file.operations": "fileOperationsThrottle",
+    "throttle.score.job.factor": "siteScoreThrottlingFactor",
+    "sitedir.keep": "keepSiteDir", "provenance.log": "logProvenance",
+    "replication.enabled": "replicationEnabled",
+    "replication.min.queue.time": "replicationMinQueueTime",
+    "replication.limit": "replicationLimit", "status.mode": "statusMode",
+    "wrapper.parameter.mode": "wrapperParameterMode",
+    "wrapper.invocation.mode": "wrapperInvocationMode",
+    "cdm.broadcast.mode": "CDMBroadcastMode", "cdm.file": "CDMFile",
+    "provider.staging.pin.swiftfiles": "providerStagingPinSwiftFiles",
+    "ticker.date.format": "tickerDateFormat", "ticker.prefix": "tickerPrefix",
+    "ticker.enabled": "tickerEnabled", "file.gc.enabled": "fileGCEnabled",
+    "mapping.checker": "mappingCheckerEnabled",
+    "wrapperlog.always.transfer": "alwaysTransferWrapperLog",
+    "tracing.enabled": "tracingEnabled",
+    "wrapper.staging.local.server": "wrapperStagingLocalServer",
+    "foreach.max.threads": "maxForeachThreads",
+    "clustering.enabled": "clusteringEnabled", "clustering.min.time": "clusteringMinTime",
+    "clustering.queue.delay": "clusteringQueueDelay",
+}
+
+
+def show(value: Any) -> str:
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{...}"
+    return json.dumps(value) if isinstance(value, list) else str(value)
+
+
+class Checker:
+    def __init__(self, origins: Origins) -> None:
+        self.origins = origins
+        self.errors: list[str] = []
+
+    def where(self, path: tuple[str, ...]) -> str:
+        found = self.origins.get(path)
+        return found.location() if found else "<configuration>"
+
+    def error(self, path: tuple[str, ...], problem: str) -> None:
+        self.errors.append(f"{self.where(path)}: {'.'.join(path)}: {problem}")
+
+    # -- the walk
+    def check(self, node: Any, value: Any, path: tuple[str, ...]) -> None:
+        if isinstance(node, ValueType):
+            try:
+                node.convert(value)
+            except BadValue as exc:
+                self.error(path, f"invalid value {show(value)}, {exc}")
+            return
+        if not isinstance(value, dict):
+            self.error(path, f"invalid value {show(value)}, expected an object ({{ ... }})")
+            return
+        for key, sub in value.items():
+            child = node.get(key)
+            if child is None and "*" in node:
+                child = node["*"]
+            if child is None:
+                self.unknown(node, key, sub, path)
+            else:
+                self.check(child, sub, path + (key,))
+
+    def unknown(self, node: dict, key: str, value: Any, path: tuple[str, ...]) -> None:
+        full = path + (key,)
+        hint = suggest(key, value, node, path)
+        self.error(full, "unknown key" + (f", did you mean {hint}?" if hint else ""))
+
+
+def suggest(key: str, value: Any, node: dict, path: tuple[str, ...]) -> str | None:
+    """The nearest valid key for an unknown ``key`` found at ``path``."""
+    here = [k for k in node if k != "*"]
+    # A legacy dotted property written in swift.conf: lazy.errors -> lazyErrors.
+    if not path:
+        for dotted in _leaf_paths(key, value):
+            if dotted in PROPERTY_NAMES:
+                return PROPERTY_NAMES[dotted]
+    lowered = {k.lower(): k for k in here}
+    if key.lower() in lowered:
+        return lowered[key.lower()]
+    close = difflib.get_close_matches(key, here, n=1, cutoff=0.75)
+    if close:
+        return close[0]
+    # A key valid somewhere else in the same scope (site or global).
+    scope_path, scope = _scope(path)
+    elsewhere = _find(scope, key)
+    if elsewhere:
+        return ".".join(elsewhere)
+    close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
+    if close:
+        return lowered[close[0]]
+    return None
+
+
+def _leaf_paths(key: str, value: Any) -> list[str]:
+    if not isinstance(value, dict):
+        return [key]
+    result = []
+    for sub_key, sub in value.items():
+        result += [f"{key}.{p}" for p in _leaf_paths(sub_key, sub)]
+    return result
+
+
+def _scope(path: tuple[str, ...]) -> tuple[tuple[str, ...], dict]:
+    if len(path) >= 2 and path[0] == "site":
+        return path[:2], schema.SITE
+    return (), schema.GLOBAL
+
+
+def _find(scope: dict, key: str, trail: tuple[str, ...] = ()) -> tuple[str, ...] | None:
+    """The path (relative to scope) of a schema key named ``key`` (case-insensitive)."""
+    best = None
+    for name, sub in scope.items():
+        if name == "*":
+            continue
+        if name.lower() == key.lower():
+            candidate = trail + (name,)
+            if best is None or len(candidate) < len(best):
+                best = candidate
+        if isinstance(sub, dict) and not (trail == () and name in ("site", "app")):
+            found = _find(sub, key, trail + (name,))
+            if found and (best is None or len(found) < len(best)):
+                best = found
+    return best
