@@ -138,15 +138,51 @@ def _inside(root: str, rel: str) -> str | None:
     return os.path.join(root, norm)
 
 
-def _which(name: str, env: dict[str, str]) -> str | None:
-    return shutil.which(name, path=env.get("PATH", os.defpath))
+#: PATH lookups already done: (name, PATH) -> path.  Only hits are kept, so a program
+#: installed during a run is still found.
+_WHICH: dict[tuple[str, str], str] = {}
+
+#: Destination directories known to exist (saves a failing mkdir per output).
+_DIRS_MADE: set[str] = set()
+
+
+def _which(name: str, env: dict[str, str] | None) -> str | None:
+    path = (env or os.environ).get("PATH", os.defpath)
+    key = (name, path)
+    found = _WHICH.get(key)
+    if found is None:
+        found = shutil.which(name, path=path)
+        if found is not None:
+            if len(_WHICH) > 4096:
+                _WHICH.clear()
+            _WHICH[key] = found
+    return found
+
+
+def _ensure_dir(path: str) -> None:
+    if path and path not in _DIRS_MADE:
+        os.makedirs(path, exist_ok=True)
+        if len(_DIRS_MADE) > 65536:
+            _DIRS_MADE.clear()
+        _DIRS_MADE.add(path)
+
+
+def _anonymous_file(name: str) -> Any:
+    """A file for the wrapper's own stdout/stderr capture that costs no directory entry
+    (``memfd``); a real file next to the job directory where memfd is missing."""
+    memfd = getattr(os, "memfd_create", None)
+    if memfd is None:
+        return None
+    try:
+        return os.fdopen(memfd(name), "w+b")
+    except OSError:
+        return None
 
 
 def _move_atomic(src: str, dest: str) -> None:
     """Put ``src`` at ``dest`` in one step; across file systems copy to a temp name first."""
     parent = os.path.dirname(dest)
-    if parent:
-        os.makedirs(parent, exist_ok=True)
+    _ensure_dir(parent)
     try:
         os.replace(src, dest)
         return
@@ -189,9 +225,12 @@ class Job:
         self.dir = os.path.join(self.work_dir, self.rel_dir)
         self.site = spec.get("site") or "local"
         self.keep = bool(spec.get("keep"))
-        env = dict(os.environ)
-        env.update({str(k): str(v) for k, v in (spec.get("env") or {}).items()})
-        self.env = env
+        extra = spec.get("env") or {}
+        env: dict[str, str] | None = None
+        if extra:
+            env = dict(os.environ)
+            env.update({str(k): str(v) for k, v in extra.items()})
+        self.env = env  # None: the child inherits this process's environment
         self.executable: str = spec.get("executable") or spec["tr"]
         self.argv: list[str] = []
         self.failure: dict[str, Any] | None = None
@@ -199,6 +238,9 @@ class Job:
         self.stdout_path = self._stream_path(spec.get("stdout"), _STDOUT_SUFFIX)
         self.stderr_path = self._stream_path(spec.get("stderr"), _STDERR_SUFFIX)
         self._streams: list[Any] = []
+        self._captured: dict[str, Any] = {}   # stream path -> anonymous file holding it
+        self._made: list[str] = []            # directories created inside the job dir
+        self._own_files: list[str] = []       # wrapper capture files on disk (no memfd)
 
     # -- preparation ------------------------------------------------------------------
 
@@ -215,9 +257,13 @@ class Job:
     def prepare(self) -> "Job":
         spec = self.spec
         try:
-            if os.path.lexists(self.dir):
+            try:
+                os.mkdir(self.dir)
+            except FileExistsError:
                 shutil.rmtree(self.dir, ignore_errors=True)
-            os.makedirs(self.dir)
+                os.mkdir(self.dir)
+            except FileNotFoundError:
+                os.makedirs(self.dir)
             for path in spec.get("inputs") or ():
                 source = self._resolve_input(path)
                 if not os.path.lexists(source):
@@ -227,15 +273,17 @@ class Job:
                 link = _inside(self.dir, path)
                 if link is None or os.path.lexists(link):
                     continue
-                os.makedirs(os.path.dirname(link), exist_ok=True)
+                self._make_inside(os.path.dirname(link))
                 os.symlink(source, link)
             for path in list(spec.get("outputs") or ()) + [spec.get("stdout"), spec.get("stderr")]:
                 if not path:
                     continue
-                target = path if os.path.isabs(path) else _inside(self.dir, path)
-                if target is None:
-                    target = os.path.join(self.base_dir, path)
-                os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+                inside = None if os.path.isabs(path) else _inside(self.dir, path)
+                if inside is not None:
+                    self._make_inside(os.path.dirname(inside))
+                else:
+                    target = path if os.path.isabs(path) else os.path.join(self.base_dir, path)
+                    _ensure_dir(os.path.dirname(target))
             stdin = spec.get("stdin")
             if stdin:
                 inside = None if os.path.isabs(stdin) else _inside(self.dir, stdin)
@@ -250,6 +298,19 @@ class Job:
         self.argv = [exe] + [str(a) for a in spec.get("args") or ()]
         return self
 
+    def _make_inside(self, directory: str) -> None:
+        """Create a directory inside the job dir, remembering it for a cheap clean-up."""
+        if directory == self.dir or directory in self._made:
+            return
+        parent = os.path.dirname(directory)
+        if parent != self.dir and parent not in self._made and not os.path.isdir(parent):
+            self._make_inside(parent)
+        try:
+            os.mkdir(directory)
+        except FileExistsError:
+            return
+        self._made.append(directory)
+
     def _resolve_executable(self) -> str | None:
         name = self.executable
         if os.sep in name:
@@ -262,7 +323,8 @@ class Job:
         else:
             found = _which(name, self.env)
             if found is None:
-                candidate = shutil.which(name, mode=os.F_OK, path=self.env.get("PATH", os.defpath))
+                candidate = shutil.which(name, mode=os.F_OK,
+                                         path=(self.env or os.environ).get("PATH", os.defpath))
                 if candidate is not None:
                     self._fail_early(f"The executable {candidate} does not have the executable bit set",
                                      retryable=False)
@@ -285,9 +347,10 @@ class Job:
         """Open (stdin, stdout, stderr) for the child; close them with :meth:`close_streams`."""
         stdin = open(self.stdin_path, "rb") if self.stdin_path else subprocess.DEVNULL
         try:
-            stdout = open(self.stdout_path, "wb")
+            stdout = self._open_out(self.stdout_path, not self.spec.get("stdout"))
             try:
-                stderr = stdout if self.stderr_path == self.stdout_path else open(self.stderr_path, "wb")
+                stderr = stdout if self.stderr_path == self.stdout_path else self._open_out(
+                    self.stderr_path, not self.spec.get("stderr"))
             except BaseException:
                 stdout.close()
                 raise
@@ -298,8 +361,19 @@ class Job:
         self._streams = [s for s in (stdin, stdout, stderr) if s is not subprocess.DEVNULL]
         return stdin, stdout, stderr
 
+    def _open_out(self, path: str, wrapper_owned: bool) -> Any:
+        if wrapper_owned:
+            anon = self._captured.get(path) or _anonymous_file(os.path.basename(path))
+            if anon is not None:
+                self._captured[path] = anon
+                return anon
+            self._own_files.append(path)
+        return open(path, "wb")
+
     def close_streams(self) -> None:
         for stream in self._streams:
+            if any(stream is c for c in self._captured.values()):
+                continue  # read back for the failure message, closed at clean-up
             try:
                 stream.close()
             except OSError:
@@ -382,10 +456,21 @@ class Job:
             moves.append((src, os.path.join(self.base_dir, path)))
         return missing, moves
 
+    def _tail_of(self, path: str) -> str:
+        anon = self._captured.get(path)
+        if anon is None:
+            return _tail(path)
+        try:
+            size = anon.seek(0, os.SEEK_END)
+            anon.seek(max(0, size - TAIL_CHARS))
+            return anon.read().decode("utf-8", "replace").rstrip("\n")
+        except (OSError, ValueError):
+            return ""
+
     def _result(self, ok: bool, code: int | None, cause: str, *, retryable: bool = True,
                 canceled: bool = False) -> dict[str, Any]:
-        stdout_tail = "" if ok else _tail(self.stdout_path)
-        stderr_tail = "" if ok else _tail(self.stderr_path)
+        stdout_tail = "" if ok else self._tail_of(self.stdout_path)
+        stderr_tail = "" if ok else self._tail_of(self.stderr_path)
         message = ""
         if not ok:
             message = (
@@ -413,11 +498,28 @@ class Job:
     def cleanup(self) -> None:
         """Remove the job directory and the wrapper's stream files (unless keep)."""
         self.close_streams()
+        captured, self._captured = self._captured, {}
+        for path, anon in captured.items():
+            if self.keep:
+                try:  # keepSiteDir: leave the captured stream where a person looks for it
+                    anon.seek(0)
+                    with open(path, "wb") as fh:
+                        shutil.copyfileobj(anon, fh)
+                except OSError:
+                    pass
+            anon.close()
         if self.keep:
             return
-        shutil.rmtree(self.dir, ignore_errors=True)
-        for path in (self.dir + _STDOUT_SUFFIX, self.dir + _STDERR_SUFFIX):
+        try:  # the usual case: outputs moved out, only the directories we made are left
+            for directory in reversed(self._made):
+                os.rmdir(directory)
+            os.rmdir(self.dir)
+        except OSError:
+            shutil.rmtree(self.dir, ignore_errors=True)
+        self._made = []
+        for path in self._own_files:
             _unlink(path)
+        self._own_files = []
 
 
 def prepare(spec: dict[str, Any]) -> Job:

@@ -1,0 +1,153 @@
+"""Benchmark (issue 3, engine benchmark part b): 2,000 local app calls of ``echo`` to files.
+
+Measures tasks per second of swiftnb's local execution path and the ratio to
+``xargs -P <cores>`` doing the same work (one ``echo N > out/N.txt`` per call, through
+``sh -c`` since xargs cannot redirect otherwise) in the same run.  Target ratio >= 0.5.
+
+Two swiftnb figures are printed:
+
+* ``engine``: the script ``foreach i in [1:N] { f[i] = echo(i); }`` through the
+  in-process equivalent of ``swiftnb run`` (lang.load -> engine.Run -> SingleSiteExecutor
+  -> LocalProvider -> wrapper), when the engine is importable;
+* ``executor``: N Tasks submitted straight to SingleSiteExecutor(LocalProvider) (the
+  part of the path this benchmark is about, without the dataflow engine).
+
+Run: ``.venv/bin/python benchmarks/local.py [N]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from swiftnb.engine.task import Task  # noqa: E402
+from swiftnb.events import EventBus  # noqa: E402
+from swiftnb.execution.local import LocalProvider  # noqa: E402
+from swiftnb.scheduling.single import SingleSiteExecutor  # noqa: E402
+
+SCRIPT = """\
+type file;
+app (file o) echo (int i) {
+    echo i stdout=@filename(o);
+}
+file f[] <simple_mapper; prefix="out/f", suffix=".txt">;
+foreach i in [1:{n}] {
+    f[i] = echo(i);
+}
+"""
+
+
+def bench_xargs(n: int, cores: int, workdir: str) -> float:
+    out = os.path.join(workdir, "out")
+    os.makedirs(out)
+    numbers = "".join(f"{i}\n" for i in range(1, n + 1)).encode()
+    t0 = time.perf_counter()
+    subprocess.run(["xargs", "-P", str(cores), "-I{}", "sh", "-c", "echo {} > out/{}.txt"],
+                   input=numbers, cwd=workdir, check=True)
+    elapsed = time.perf_counter() - t0
+    assert len(os.listdir(out)) == n
+    return elapsed
+
+
+def bench_executor(n: int, cores: int, workdir: str) -> float:
+    os.makedirs(os.path.join(workdir, "out"))
+    bus = EventBus()
+    events = [0]
+
+    def count(_e):  # a cheap subscriber, as the log writer would be
+        events[0] += 1
+
+    bus.subscribe(count)
+
+    async def main() -> None:
+        ex = SingleSiteExecutor(LocalProvider(site_run="bench-run001"), bus, max_parallel=cores)
+        tasks = [Task(jobid=f"echo-{i:06d}", tr="echo", args=[str(i)], base_dir=workdir,
+                      run_dir=os.path.join(workdir, "run001"), stdout=f"out/{i}.txt",
+                      outputs=[f"out/{i}.txt"]) for i in range(1, n + 1)]
+        try:
+            results = await asyncio.gather(*(ex.submit(t) for t in tasks))
+        finally:
+            await ex.close()
+        bad = [r for r in results if not r.ok]
+        assert not bad, bad[0].message
+
+    t0 = time.perf_counter()
+    asyncio.run(main())
+    elapsed = time.perf_counter() - t0
+    assert len(os.listdir(os.path.join(workdir, "out"))) == n
+    return elapsed
+
+
+def bench_engine(n: int, cores: int, workdir: str) -> float | None:
+    try:
+        from swiftnb import lang
+        from swiftnb.engine import run as run_mod
+    except ImportError:
+        return None
+    script = os.path.join(workdir, "bench.swift")
+    with open(script, "w") as fh:
+        fh.write(SCRIPT.replace("{n}", str(n)))
+    old = os.getcwd()
+    os.chdir(workdir)
+    try:
+        program = lang.load(script)
+        bus = EventBus()
+
+        async def main():
+            ex = SingleSiteExecutor(LocalProvider(site_run="bench-run001"), bus,
+                                    max_parallel=cores)
+            settings = run_mod.RunSettings()
+            run = run_mod.Run(program, ex, bus=bus, settings=settings, base_dir=workdir,
+                              run_dir=os.path.join(workdir, "run001"), runid="run001")
+            try:
+                return await run.execute()
+            finally:
+                await ex.close()
+
+        t0 = time.perf_counter()
+        asyncio.run(main())
+        elapsed = time.perf_counter() - t0
+    finally:
+        os.chdir(old)
+    made = len(os.listdir(os.path.join(workdir, "out"))) if os.path.isdir(
+        os.path.join(workdir, "out")) else 0
+    if made != n:
+        print(f"engine run produced {made} of {n} files; not counted")
+        return None
+    return elapsed
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    cores = os.cpu_count() or 1
+    root = tempfile.mkdtemp(prefix="swiftnb-bench-local-")
+    try:
+        t_x = bench_xargs(n, cores, os.path.join(root, "xargs"))
+        t_s = bench_executor(n, cores, os.path.join(root, "executor"))
+        try:
+            t_e = bench_engine(n, cores, os.path.join(root, "engine"))
+        except Exception as exc:  # noqa: BLE001 - the engine is optional for this figure
+            print(f"engine path failed: {type(exc).__name__}: {exc}")
+            t_e = None
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    print(f"local app calls: {n} x echo to files, {cores} cores")
+    print(f"  xargs -P {cores}:        {t_x:7.2f} s  {n / t_x:8.1f} tasks/s  (baseline)")
+    print(f"  swiftnb executor:     {t_s:7.2f} s  {n / t_s:8.1f} tasks/s  ratio {t_x / t_s:.2f}")
+    if t_e is not None:
+        print(f"  swiftnb engine (run): {t_e:7.2f} s  {n / t_e:8.1f} tasks/s  ratio {t_x / t_e:.2f}")
+    else:
+        print("  swiftnb engine (run): not available")
+    best = t_e if t_e is not None else t_s
+    print(f"ratio to xargs: {t_x / best:.2f} (target >= 0.5)")
+
+
+if __name__ == "__main__":
+    main()
