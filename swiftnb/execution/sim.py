@@ -1,0 +1,299 @@
+"""The ``sim`` provider: a simulated site with queue times, durations, failures, outages.
+
+Configured like any site::
+
+    site.grid1 {
+      execution { type: "sim", options { slots: 8, queueTime: "exp:20",
+                  taskDuration: "uniform:30:90", failureProbability: 0.05, seed: 1,
+                  outages: "600+120", speed: 1.5 } }
+    }
+
+It runs no program.  Each task is "submitted" (optionally after ``submitTime``), waits
+``queueTime`` in the site's queue, then for one of ``slots`` free slots, "runs" for
+``taskDuration / speed`` seconds, and then either fails (with probability
+``failureProbability``, at a random point of its run) or creates its declared output
+files (and stdout/stderr files) and completes.  An outage (``start+duration`` seconds
+after the clock started) refuses submissions ("Connection refused", which Swift's
+scores punish hard) and kills the jobs running when it begins.  It reports the statuses
+a real site would: 1 (submitted), 16 (stage-in, only with ``stageInTime``), 2 (active),
+then 7 (completed) or 5 (failed, with a message).
+
+Durations are seconds: a plain number, ``exp:MEAN``, ``uniform:A:B`` or
+``normal:MEAN:SD``; ``taskDuration`` may also map app names to durations
+(``{ALL: 10, blast: "uniform:60:120"}``).
+
+Time comes from the clock given (the scheduler's VirtualClock on a simulated grid, so a
+run of hours takes seconds), or real time.  Every random draw for a task is made when it
+is submitted, from a generator seeded by ``seed`` and the site name, so a seeded run
+whose tasks arrive in the same order is reproducible.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time as _time
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from swiftnb.config.types import Distribution, parse_distribution, parse_outages
+from swiftnb.engine.task import Task, TaskResult
+from swiftnb.events import TaskStatus
+from swiftnb.scheduling.provider import StatusReporter
+
+__all__ = ["SimProvider", "SIM_OPTIONS"]
+
+#: option name -> default (the accepted keys of ``execution.options`` for type "sim")
+SIM_OPTIONS: dict[str, Any] = {
+    "slots": 8,
+    "queueTime": 0,
+    "taskDuration": 1,
+    "failureProbability": 0.0,
+    "seed": 0,
+    "outages": [],
+    "speed": 1.0,
+    "submitTime": 0,
+    "stageInTime": 0,
+    "writeOutputs": True,
+    "failureMessage": "Application {tr} failed with an exit code of 1 (simulated failure)",
+}
+
+
+class _RealClock:
+    virtual = False
+
+    def now(self) -> float:
+        return _time.time()
+
+    async def sleep(self, delay: float) -> None:
+        await asyncio.sleep(max(0.0, delay))
+
+
+def _dist(value: Any, key: str) -> Distribution | dict[str, Distribution]:
+    if isinstance(value, Distribution):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _dist(v, f"{key}.{k}") for k, v in value.items()}  # type: ignore[misc]
+    try:
+        return parse_distribution(value)
+    except Exception as exc:
+        raise ValueError(f"sim option {key}: {exc} (got {value!r})") from None
+
+
+class SimProvider:
+    """A simulated site (see the module docstring for the options)."""
+
+    def __init__(
+        self,
+        name: str,
+        options: Mapping[str, Any] | Any | None = None,
+        *,
+        clock: Any = None,
+    ) -> None:
+        self.name = name
+        opts = dict(SIM_OPTIONS)
+        if options is not None and not isinstance(options, Mapping):
+            options = {k: getattr(options, k) for k in SIM_OPTIONS if hasattr(options, k)}
+        unknown = set(options or {}) - set(SIM_OPTIONS)
+        if unknown:
+            import difflib
+
+            key = sorted(unknown)[0]
+            near = difflib.get_close_matches(key, SIM_OPTIONS, n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise ValueError(f"site {name}: unknown sim option {key!r}{hint}")
+        opts.update(options or {})
+        self.slots = int(opts["slots"])
+        if self.slots < 1:
+            raise ValueError(f"site {name}: sim option slots must be at least 1")
+        self.queue_time = _dist(opts["queueTime"], "queueTime")
+        self.task_duration = _dist(opts["taskDuration"], "taskDuration")
+        self.submit_time = _dist(opts["submitTime"], "submitTime")
+        self.stage_in_time = _dist(opts["stageInTime"], "stageInTime")
+        self.failure_probability = float(opts["failureProbability"])
+        if not 0.0 <= self.failure_probability <= 1.0:
+            raise ValueError(f"site {name}: failureProbability must be between 0 and 1")
+        self.speed = float(opts["speed"])
+        if self.speed <= 0:
+            raise ValueError(f"site {name}: speed must be positive")
+        outages = opts["outages"]
+        self.outages: list[tuple[float, float]] = (
+            [tuple(o) for o in outages] if isinstance(outages, list) and outages
+            and isinstance(outages[0], tuple) else parse_outages(outages) if outages else [])
+        self.outages.sort()
+        self.write_outputs = bool(opts["writeOutputs"])
+        self.failure_message = str(opts["failureMessage"])
+        self.seed = opts["seed"]
+        self.rng = random.Random(f"{self.seed}:{name}")
+        self.clock = clock if clock is not None else _RealClock()
+        self.origin = getattr(self.clock, "start", None) or self.clock.now()
+        self._free = self.slots
+        self._slot_waiters: deque[asyncio.Future] = deque()
+        self._made_dirs: set[str] = set()
+        self.counts = {"submitted": 0, "queued": 0, "running": 0, "completed": 0,
+                       "failed": 0, "canceled": 0, "refused": 0}
+
+    # -- Provider interface ----------------------------------------------------------
+    async def start(self) -> None:
+        return None
+
+    async def shutdown(self) -> None:
+        for fut in self._slot_waiters:
+            fut.cancel()
+        self._slot_waiters.clear()
+
+    def state(self) -> dict[str, Any]:
+        return {"type": "sim", "slots": self.slots, "free": self._free, **self.counts}
+
+    async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
+        clock = self.clock
+        draw = self._draw(task)
+        counts = self.counts
+        counts["submitted"] += 1
+        if draw["submit"] > 0:
+            await clock.sleep(draw["submit"])
+        if self._outage_at(clock.now()) is not None:
+            counts["refused"] += 1
+            message = f"Connection refused: site {self.name} is down (simulated outage)"
+            report(TaskStatus.FAILED, message=message)
+            return TaskResult(ok=False, message=message, site=self.name)
+        report(TaskStatus.SUBMITTED)
+        counts["queued"] += 1
+        holding = False
+        running = False
+        try:
+            try:
+                if draw["queue"] > 0:
+                    await clock.sleep(draw["queue"])
+                await self._acquire()
+                holding = True
+            finally:
+                counts["queued"] -= 1
+            now = clock.now()
+            if self._outage_at(now) is not None:
+                return self._fail(task, report, f"Job lost: site {self.name} went down "
+                                                "(simulated outage)")
+            if draw["stage_in"] > 0 and task.inputs:
+                report(TaskStatus.STAGE_IN)
+                transfer = getattr(report, "file_transfer", None)
+                if transfer is not None:
+                    async with transfer():
+                        await clock.sleep(draw["stage_in"])
+                else:
+                    await clock.sleep(draw["stage_in"])
+            report(TaskStatus.ACTIVE)
+            counts["running"] += 1
+            running = True
+            start = clock.now()
+            run_for = draw["duration"]
+            message = None
+            if draw["fail"]:
+                run_for *= draw["fail_at"]
+                message = self.failure_message.format(tr=task.tr, site=self.name,
+                                                      jobid=task.jobid)
+            outage = self._next_outage(start, start + run_for)
+            if outage is not None:
+                run_for = outage - start
+                message = f"Job lost: site {self.name} went down (simulated outage)"
+            if run_for > 0:
+                await clock.sleep(run_for)
+            if message is not None:
+                return self._fail(task, report, message)
+            if self.write_outputs:
+                self._create_outputs(task)
+            counts["completed"] += 1
+            report(TaskStatus.COMPLETED)
+            return TaskResult(ok=True, exit_code=0, site=self.name)
+        except asyncio.CancelledError:
+            counts["canceled"] += 1
+            raise
+        finally:
+            if running:
+                counts["running"] -= 1
+            if holding:
+                self._release()
+
+    # -- internals -----------------------------------------------------------------
+    def _draw(self, task: Task) -> dict[str, Any]:
+        rng = self.rng
+        duration = self.task_duration
+        if isinstance(duration, dict):
+            duration = duration.get(task.tr) or duration.get("ALL") or duration.get("*") \
+                or Distribution("const", (1.0,))
+        return {
+            "submit": _sample(self.submit_time, rng),
+            "queue": _sample(self.queue_time, rng),
+            "stage_in": _sample(self.stage_in_time, rng),
+            "duration": duration.sample(rng) / self.speed,
+            "fail": rng.random() < self.failure_probability,
+            "fail_at": rng.random(),
+        }
+
+    def _fail(self, task: Task, report: StatusReporter, message: str) -> TaskResult:
+        self.counts["failed"] += 1
+        report(TaskStatus.FAILED, message=message)
+        return TaskResult(ok=False, exit_code=1, message=message, site=self.name)
+
+    def _outage_at(self, t: float) -> tuple[float, float] | None:
+        rel = t - self.origin
+        for start, duration in self.outages:
+            if start <= rel < start + duration:
+                return (start, duration)
+        return None
+
+    def _next_outage(self, t0: float, t1: float) -> float | None:
+        """The clock time of the first outage beginning in (t0, t1), if any."""
+        for start, _duration in self.outages:
+            at = self.origin + start
+            if t0 < at < t1:
+                return at
+        return None
+
+    async def _acquire(self) -> None:
+        if self._free > 0 and not self._slot_waiters:
+            self._free -= 1
+            return
+        fut = asyncio.get_running_loop().create_future()
+        self._slot_waiters.append(fut)
+        try:
+            await fut
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self._release()
+            else:
+                try:
+                    self._slot_waiters.remove(fut)
+                except ValueError:
+                    pass
+            raise
+
+    def _release(self) -> None:
+        while self._slot_waiters:
+            fut = self._slot_waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)  # the slot passes straight to the next waiter
+                return
+        self._free += 1
+
+    def _create_outputs(self, task: Task) -> None:
+        paths = list(task.outputs)
+        for extra in (task.stdout, task.stderr):
+            if extra:
+                paths.append(extra)
+        text = f"simulated output of {task.jobid} on {self.name}\n"
+        for path in paths:
+            full = path if os.path.isabs(path) else os.path.join(task.base_dir, path)
+            parent = os.path.dirname(full)
+            if parent and parent not in self._made_dirs:
+                os.makedirs(parent, exist_ok=True)
+                self._made_dirs.add(parent)
+            with open(full, "w") as fh:
+                fh.write(text)
+
+
+def _sample(dist: Any, rng: random.Random) -> float:
+    if isinstance(dist, dict):
+        dist = dist.get("ALL") or Distribution("const", (0.0,))
+    return dist.sample(rng)

@@ -1,0 +1,864 @@
+"""The multi-site scheduler: the engine's Executor over many sites.
+
+Per ``submit`` (one attempt; the engine counts retries and submits again, which goes
+through selection again, as in Swift):
+
+1. ``JOB_SITE_SELECT``; the job waits in the scheduler queue until the policy picks a
+   site that has the app and is under its parallel-task limit (``CONTACT_SELECTED``);
+2. ``THREAD_ASSOCIATION``, ``JOB_START``, ``JOB_TASK``;
+3. the submission throttles (hostJobSubmitThrottle, then jobSubmitThrottle) are held
+   while the task is SUBMITTING (status 8), released at the provider's first later
+   status;
+4. the provider runs it and reports statuses (``TASK_STATUS_CHANGE``); scores move by
+   Swift's factors (reference 6.1); the policy hears about it;
+5. with replication on, a job queued too long gets replicas elsewhere; the first to
+   become active wins and the others are cancelled (``REPLICA_START``,
+   ``REPLICA_CANCEL``, ``JOB_CANCELED``); an active job over twice its maxwalltime is
+   killed and failed.
+
+Waiting jobs do not cost an asyncio task each: they are futures in per-kind queues,
+offered again whenever capacity appears (a job ends, a limit grows, a throttle changes,
+the time the policy asked for arrives).  Throttles change through :meth:`set_throttle`,
+each change a ``THROTTLE`` event; the per-site limit's own moves with the score are
+``THROTTLE name=parallelTasks`` events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import random
+import time as _time
+from collections import deque
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
+
+from swiftnb.engine.task import Task, TaskResult
+from swiftnb.events import EventBus, TaskStatus
+from swiftnb.scheduling.clock import Clock, RealClock, TimerHandle
+from swiftnb.scheduling.policies import make_policy
+from swiftnb.scheduling.policy import Policy, PolicyContext, QueueStats
+from swiftnb.scheduling.sites import MINWEIGHT, ScoreFactors, Site
+from swiftnb.scheduling.throttles import Throttle, parse_throttle
+
+__all__ = ["Scheduler", "THROTTLE_NAMES", "SchedulerError"]
+
+_SUBMITTING = int(TaskStatus.SUBMITTING)
+_SUBMITTED = int(TaskStatus.SUBMITTED)
+_ACTIVE = int(TaskStatus.ACTIVE)
+_STAGE_IN = int(TaskStatus.STAGE_IN)
+_COMPLETED = int(TaskStatus.COMPLETED)
+_FAILED = int(TaskStatus.FAILED)
+_CANCELED = int(TaskStatus.CANCELED)
+
+#: the names :meth:`Scheduler.set_throttle` accepts (swift.conf spelling)
+THROTTLE_NAMES = (
+    "jobSubmitThrottle", "hostJobSubmitThrottle", "maxParallelTasks", "initialParallelTasks",
+    "fileTransfersThrottle", "fileOperationsThrottle", "replicationLimit",
+    "replicationMinQueueTime", "delayBase",
+)
+
+
+class SchedulerError(Exception):
+    """A request the scheduler cannot honour (unknown site or throttle name, bad value)."""
+
+
+class _Waiter:
+    __slots__ = ("seq", "task", "exclude", "future")
+
+    def __init__(self, seq: int, task: Task, exclude: frozenset, future: asyncio.Future) -> None:
+        self.seq = seq
+        self.task = task
+        self.exclude = exclude
+        self.future = future
+
+
+class _Group:
+    """The replicas of one job (replication on)."""
+
+    __slots__ = ("task", "refs", "future", "winner", "replicas", "pending_spawn", "id")
+
+    def __init__(self, task: Task, gid: str, future: asyncio.Future) -> None:
+        self.task = task
+        self.id = gid
+        self.refs: list[_Ref] = []
+        self.future = future
+        self.winner: _Attempt | None = None
+        self.replicas = 0
+        self.pending_spawn = False
+
+
+class _Ref:
+    """One running copy of a replicated job: its asyncio task and, once placed, attempt."""
+
+    __slots__ = ("atask", "att", "loser", "replica", "group")
+
+    def __init__(self, replica: bool, group: "_Group") -> None:
+        self.group = group
+        self.atask: asyncio.Task | None = None
+        self.att: _Attempt | None = None
+        self.loser = False
+        self.replica = replica
+
+
+class _Attempt:
+    """One attempt on one site; it is also the ``report`` callable given to the provider.
+
+    Besides ``report(status, **fields)``, providers that stage files may use
+    ``report.file_transfer()`` and ``report.file_operation()`` (async context managers)
+    to respect fileTransfersThrottle and fileOperationsThrottle.
+    """
+
+    __slots__ = (
+        "s", "site", "task", "taskid", "ref", "status", "phase", "submitted_at", "active_at",
+        "t_submitting", "holds_submit", "finished", "kill_reason", "walltime_timer",
+    )
+
+    def __init__(self, sched: "Scheduler", site: Site, task: Task, taskid: str, ref: _Ref | None):
+        self.s = sched
+        self.site = site
+        self.task = task
+        self.taskid = taskid
+        self.ref = ref
+        self.status = -1
+        self.phase = "assigned"          # assigned -> queued -> running -> done
+        self.submitted_at: float | None = None
+        self.active_at: float | None = None
+        self.t_submitting: float | None = None
+        self.holds_submit = False
+        self.finished = False
+        self.kill_reason: str | None = None
+        self.walltime_timer: TimerHandle | None = None
+
+    # -- what providers see -----------------------------------------------------------
+    def __call__(self, status: int, **fields: Any) -> None:
+        status = int(status)
+        if self.finished or status == self.status:
+            return
+        s = self.s
+        now = s.clock.now()
+        payload: dict[str, Any] = {"taskid": self.taskid, "status": status}
+        for k, v in fields.items():
+            if v is not None and (k != "message" or status == _FAILED):
+                payload[k] = v
+        prev = self.status
+        self.status = status
+        s.bus.emit("TASK_STATUS_CHANGE", payload)
+        if status in (_COMPLETED, _FAILED, _CANCELED):
+            return  # bookkeeping happens when execute returns (finish)
+        if prev == _SUBMITTING and self.t_submitting is not None:
+            s._adjust(self.site, s.factors.submission_delta(now - self.t_submitting))
+        self.release_submit()
+        if status == _SUBMITTED and self.phase == "assigned":
+            self._to_phase("queued")
+            self.submitted_at = now
+            s._on_queued(self)
+        elif status in (_ACTIVE, _STAGE_IN) and self.phase in ("assigned", "queued"):
+            if self.submitted_at is None:
+                self.submitted_at = now
+            self._to_phase("running")
+            self.active_at = now
+            qt = now - self.submitted_at
+            s.queue_stats.add(qt)
+            s.policy.on_active(self.site, self.task, qt)
+            s._on_active(self)
+
+    def file_transfer(self):
+        return self.s.file_transfers.slot()
+
+    def file_operation(self):
+        return self.s.file_operations.slot()
+
+    # -- bookkeeping ------------------------------------------------------------------
+    def _to_phase(self, phase: str) -> None:
+        site = self.site
+        old = self.phase
+        if old == "assigned":
+            site.assigned -= 1
+        elif old == "queued":
+            site.queued -= 1
+            self.s._queued.discard(self)
+        elif old == "running":
+            site.running -= 1
+        if phase == "queued":
+            site.queued += 1
+        elif phase == "running":
+            site.running += 1
+        self.phase = phase
+
+    def begin_submitting(self) -> None:
+        self.holds_submit = True
+        self.t_submitting = self.s.clock.now()
+        self(_SUBMITTING)
+
+    def release_submit(self) -> None:
+        if self.holds_submit:
+            self.holds_submit = False
+            self.site.submit_throttle.release()
+            self.s.job_submit.release()
+
+    def queue_time(self) -> float | None:
+        if self.submitted_at is None:
+            return None
+        end = self.active_at if self.active_at is not None else self.s.clock.now()
+        return end - self.submitted_at
+
+    def finish(self, result: TaskResult) -> None:
+        if self.finished:
+            return
+        s = self.s
+        site = self.site
+        if self.walltime_timer is not None:
+            self.walltime_timer.cancel()
+        self.release_submit()
+        if result.canceled:
+            if self.status != _CANCELED:
+                self(_CANCELED)
+            self.finished = True
+            self._to_phase("done")
+            site.canceled += 1
+            return
+        if result.ok:
+            if self.status != _COMPLETED:
+                self(_COMPLETED)
+        elif self.status != _FAILED:
+            self(_FAILED, message=result.message or "failed")
+        self.finished = True
+        self._to_phase("done")
+        f = s.factors
+        if result.ok:
+            site.completed += 1
+            site.consecutive_failures = 0
+            s._adjust(site, f.job_submission + f.success)
+        else:
+            site.failed += 1
+            site.consecutive_failures += 1
+            text = (result.message or "").lower()
+            delta = -f.failure
+            if "connection refused" in text:
+                delta -= f.connection_refused
+            if "timeout" in text:
+                delta -= f.timeout
+            s._adjust(site, delta)
+        s.policy.on_finished(site, self.task, result.ok, result.message, self.queue_time())
+
+
+class Scheduler:
+    """Executor over several sites, each a Provider, chosen by a policy.
+
+    ``sites`` are :class:`~swiftnb.scheduling.sites.Site` objects (provider, limits,
+    apps, attributes).  ``policy`` is a Policy, or a name / mapping for
+    :func:`~swiftnb.scheduling.policies.make_policy`.  ``clock`` is a RealClock (default)
+    or a VirtualClock shared with simulated providers.  ``seed`` makes every random
+    choice reproducible.
+    """
+
+    def __init__(
+        self,
+        sites: Iterable[Site],
+        bus: EventBus,
+        *,
+        policy: "Policy | str | dict | None" = "random",
+        clock: Clock | None = None,
+        seed: int | None = None,
+        job_submit_throttle: Any = 4,
+        host_job_submit_throttle: Any = 2,
+        file_transfers_throttle: Any = 4,
+        file_operations_throttle: Any = 8,
+        replication_enabled: bool = False,
+        replication_min_queue_time: float = 60.0,
+        replication_limit: int = 3,
+        replication_sweep: float = 10.0,
+        factors: ScoreFactors | None = None,
+        clustering: Any = None,
+    ) -> None:
+        self.sites: list[Site] = list(sites)
+        if not self.sites:
+            raise SchedulerError("no sites to schedule on")
+        self.by_name = {s.name: s for s in self.sites}
+        self.bus = bus
+        self.clock: Clock = clock or RealClock()
+        self.rng = random.Random(seed)
+        self.factors = factors or ScoreFactors()
+        self.queue_stats = QueueStats()
+        self.policy = make_policy(policy)
+        self.job_submit = Throttle("jobSubmitThrottle", parse_throttle(job_submit_throttle))
+        self.host_submit_limit = parse_throttle(host_job_submit_throttle)
+        for site in self.sites:
+            site.submit_throttle = Throttle("hostJobSubmitThrottle", self.host_submit_limit,
+                                            host=site.name)
+        self.file_transfers = Throttle("fileTransfersThrottle",
+                                       parse_throttle(file_transfers_throttle))
+        self.file_operations = Throttle("fileOperationsThrottle",
+                                        parse_throttle(file_operations_throttle))
+        self.replication_enabled = bool(replication_enabled)
+        self.replication_min_queue_time = float(replication_min_queue_time)
+        self.replication_limit = int(replication_limit)
+        self.replication_sweep = float(replication_sweep)
+        self.ctx = PolicyContext(
+            clock=self.clock, rng=self.rng, emit=self.bus.emit, sites=self.sites,
+            factors=self.factors, queue_stats=self.queue_stats,
+            replication_enabled=self.replication_enabled, wake=self._pump,
+        )
+        self.ctx.adjust_score = self._adjust  # type: ignore[method-assign]
+        self.ctx.set_score = self._set_score  # type: ignore[method-assign]
+        self.policy.bind(self.ctx)
+        self._ids = itertools.count(1)
+        self._epoch_ms = int(_time.time() * 1000)
+        self._seq = itertools.count()
+        self._queues: dict[Hashable, deque[_Waiter]] = {}
+        self._waiting = 0
+        self._pumping = False
+        self._pump_again = False
+        self._wakeup: TimerHandle | None = None
+        self._app_sites: dict[str, list[Site]] = {}
+        self._start_futures: dict[str, asyncio.Future] = {}
+        self._groups: set[_Group] = set()
+        self._queued: set[_Attempt] = set()
+        self._sweeper: TimerHandle | None = None
+        self.closed = False
+        self.clusterer = None
+        if clustering is not None and getattr(clustering, "enabled", False):
+            from swiftnb.scheduling.clustering import Clusterer
+
+            self.clusterer = Clusterer(self, clustering)
+        # counters for benchmarks and panels
+        self.stats = {"submitted": 0, "replicas": 0, "replica_wins": 0, "canceled": 0,
+                      "walltime_kills": 0}
+
+    # ================================================================ Executor interface
+    async def submit(self, task: Task) -> TaskResult:
+        """Run one attempt of ``task`` on a site chosen by the policy."""
+        if self.closed:
+            raise SchedulerError("scheduler is closed")
+        self.stats["submitted"] += 1
+        if self.clusterer is not None and self.clusterer.eligible(task):
+            return await self.clusterer.submit(task)
+        if self.replication_enabled:
+            return await self._submit_replicated(task)
+        return await self._attempt(task, None, frozenset())
+
+    async def close(self) -> None:
+        """Shut every started site down; pending timers are dropped."""
+        if self.closed:
+            return
+        self.closed = True
+        for handle in (self._wakeup, self._sweeper):
+            if handle is not None:
+                handle.cancel()
+        if self.clusterer is not None:
+            self.clusterer.close()
+        for site in self.sites:
+            if site.started:
+                try:
+                    await site.provider.shutdown()
+                except Exception as exc:  # a site that fails to shut down must not hide others
+                    self.bus.emit("WARNING", text=f"site {site.name}: shutdown failed: {exc}")
+
+    # ================================================================ public controls
+    def set_throttle(self, name: str, value: Any, site: str | None = None) -> None:
+        """Change a throttle while the run goes (notebook sliders call this).
+
+        Site-level names (hostJobSubmitThrottle, maxParallelTasks, initialParallelTasks,
+        delayBase) apply to ``site``, or to every site when ``site`` is None.  Every
+        change is a ``THROTTLE name= host= old= new=`` event.
+        """
+        if name not in THROTTLE_NAMES:
+            import difflib
+
+            near = difflib.get_close_matches(name, THROTTLE_NAMES, n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise SchedulerError(f"unknown throttle {name!r}{hint}")
+        targets = self.sites if site is None else [self._site(site)]
+        emit = self.bus.emit
+        if name in ("jobSubmitThrottle", "fileTransfersThrottle", "fileOperationsThrottle"):
+            throttle = {"jobSubmitThrottle": self.job_submit,
+                        "fileTransfersThrottle": self.file_transfers,
+                        "fileOperationsThrottle": self.file_operations}[name]
+            new = parse_throttle(value, name)
+            old = throttle.limit
+            throttle.set_limit(new)
+            emit("THROTTLE", {"name": name, "host": None, "old": _num(old), "new": _num(new)})
+        elif name == "hostJobSubmitThrottle":
+            new = parse_throttle(value, name)
+            if site is None:
+                self.host_submit_limit = new
+            for s in targets:
+                old = s.submit_throttle.limit
+                s.submit_throttle.set_limit(new)
+                emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old), "new": _num(new)})
+        elif name in ("maxParallelTasks", "initialParallelTasks"):
+            n = _positive(value, name)
+            for s in targets:
+                old_limit = s.limit
+                if name == "maxParallelTasks":
+                    old = s.max_parallel_tasks
+                    init = s.initial_parallel_tasks
+                    if init is not None and init > n:
+                        init = n
+                    s.configure(n, init, reset_score=False)
+                else:
+                    old = s.initial_parallel_tasks
+                    mx = s.max_parallel_tasks if s.max_parallel_tasks is not None else n
+                    if n > mx:
+                        raise SchedulerError(
+                            f"initialParallelTasks ({n:g}) is greater than maxParallelTasks "
+                            f"({mx:g}) for site '{s.name}'")
+                    s.configure(mx, n, reset_score=True)
+                emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old), "new": _num(n)})
+                self._limit_changed(s, old_limit, s.limit)
+        elif name == "delayBase":
+            n = _positive(value, name)
+            for s in targets:
+                old = s.delay_base
+                s.delay_base = n
+                emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old), "new": _num(n)})
+        elif name == "replicationLimit":
+            old = self.replication_limit
+            self.replication_limit = int(_positive(value, name, low=0))
+            emit("THROTTLE", {"name": name, "host": None, "old": old, "new": self.replication_limit})
+        elif name == "replicationMinQueueTime":
+            old = self.replication_min_queue_time
+            self.replication_min_queue_time = _positive(value, name, low=0)
+            emit("THROTTLE", {"name": name, "host": None, "old": _num(old),
+                              "new": _num(self.replication_min_queue_time)})
+        self._pump()
+
+    def throttles(self) -> dict[str, Any]:
+        """Current throttle values (global, and per site)."""
+        return {
+            "jobSubmitThrottle": _num(self.job_submit.limit),
+            "fileTransfersThrottle": _num(self.file_transfers.limit),
+            "fileOperationsThrottle": _num(self.file_operations.limit),
+            "replicationLimit": self.replication_limit,
+            "replicationMinQueueTime": self.replication_min_queue_time,
+            "sites": {
+                s.name: {
+                    "hostJobSubmitThrottle": _num(s.submit_throttle.limit),
+                    "maxParallelTasks": s.max_parallel_tasks,
+                    "initialParallelTasks": s.initial_parallel_tasks,
+                    "parallelTasks": s.limit,
+                    "delayBase": s.delay_base,
+                }
+                for s in self.sites
+            },
+        }
+
+    def state(self) -> dict[str, Any]:
+        """A snapshot for people and panels."""
+        return {
+            "policy": self.policy.name,
+            "waiting": self._waiting,
+            "sites": [s.snapshot() for s in self.sites],
+            "policy_state": self.policy.state(),
+            **self.stats,
+        }
+
+    # ================================================================ one attempt
+    def _site(self, name: str) -> Site:
+        try:
+            return self.by_name[name]
+        except KeyError:
+            import difflib
+
+            near = difflib.get_close_matches(name, self.by_name, n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise SchedulerError(f"unknown site {name!r}{hint}") from None
+
+    def _sites_for(self, tr: str) -> list[Site]:
+        sites = self._app_sites.get(tr)
+        if sites is None:
+            sites = [s for s in self.sites if s.apps is None or tr in s.apps or "ALL" in s.apps]
+            self._app_sites[tr] = sites
+        return sites
+
+    def _check(self, task: Task) -> str | None:
+        sites = self._sites_for(task.tr)
+        if not sites:
+            return f'The application "{task.tr}" is not available on any of the sites'
+        return self.policy.check(task, sites)
+
+    async def _attempt(self, task: Task, ref: _Ref | None, exclude: frozenset) -> TaskResult:
+        self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
+        problem = self._check(task)
+        if problem is not None:
+            return TaskResult(ok=False, message=problem)
+        try:
+            site = await self._allocate(task, exclude)
+        except SchedulerError as exc:
+            return TaskResult(ok=False, message=str(exc))
+        taskid = f"urn:R-{next(self._ids)}-{self._epoch_ms}"
+        att = _Attempt(self, site, task, taskid, ref)
+        if ref is not None:
+            ref.att = att
+        try:
+            return await self._run(att)
+        finally:
+            if not att.finished:  # cancelled before the provider was reached
+                att.finish(TaskResult(ok=False, canceled=True, site=site.name))
+            self._release(site)
+
+    async def _run(self, att: _Attempt) -> TaskResult:
+        site, task = att.site, att.task
+        emit = self.bus.emit
+        jobid = task.jobid
+        ref = att.ref
+        emit("THREAD_ASSOCIATION", {
+            "jobid": jobid, "thread": getattr(task, "thread", None) or "R", "host": site.name,
+            "replicationGroup": ref and _group_of(self, ref)})
+        if ref is not None and ref.replica:
+            emit("REPLICA_START", {"jobid": jobid, "taskid": att.taskid, "host": site.name})
+        tmpdir = _tmpdir(site.provider, task)
+        args = [str(a) for a in task.args]
+        emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
+                           "tmpdir": tmpdir, "host": site.name})
+        emit("JOB_TASK", {"jobid": jobid, "taskid": att.taskid,
+                          "exec": task.executable or task.tr, "dir": tmpdir,
+                          "args": " ".join(args)})
+        try:
+            if not site.started:
+                await self._start_site(site)
+            await site.submit_throttle.acquire()
+            try:
+                await self.job_submit.acquire()
+            except BaseException:
+                site.submit_throttle.release()
+                raise
+            att.begin_submitting()
+            result = await site.provider.execute(task, att)
+        except asyncio.CancelledError:
+            att.release_submit()
+            if att.kill_reason is not None:
+                cur = asyncio.current_task()
+                if cur is not None:
+                    cur.uncancel()
+                result = TaskResult(ok=False, message=att.kill_reason, site=site.name)
+                att.finish(result)
+                return result
+            att.finish(TaskResult(ok=False, canceled=True, site=site.name))
+            raise
+        except Exception as exc:
+            result = TaskResult(ok=False, message=f"site {site.name}: {type(exc).__name__}: {exc}")
+        if not result.site:
+            result.site = site.name
+        att.finish(result)
+        return result
+
+    async def _start_site(self, site: Site) -> None:
+        fut = self._start_futures.get(site.name)
+        if fut is None:
+            fut = asyncio.get_running_loop().create_future()
+            self._start_futures[site.name] = fut
+            try:
+                await site.provider.start()
+            except BaseException as exc:
+                del self._start_futures[site.name]
+                fut.set_exception(exc)
+                fut.exception()  # mark retrieved
+                raise
+            site.started = True
+            fut.set_result(None)
+        else:
+            await asyncio.shield(fut)
+
+    # ================================================================ selection queue
+    async def _allocate(self, task: Task, exclude: frozenset) -> Site:
+        if self._waiting == 0:
+            site = self._try_select(task, exclude)
+            if site is not None:
+                return site
+        future = asyncio.get_running_loop().create_future()
+        key = (task.tr, exclude, self.policy.task_key(task))
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues[key] = deque()
+        queue.append(_Waiter(next(self._seq), task, exclude, future))
+        self._waiting += 1
+        self._pump()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if future.done() and not future.cancelled():
+                self._release(future.result())
+            else:
+                future.cancel()
+                self._waiting -= 1
+            raise
+
+    def _try_select(self, task: Task, exclude: frozenset) -> Site | None:
+        candidates = [s for s in self._sites_for(task.tr)
+                      if s.load < s.limit and s not in exclude]
+        if not candidates:
+            return None
+        site = self.policy.select(task, candidates)
+        if site is None:
+            return None
+        site.load += 1
+        site.assigned += 1
+        site.last_used = self.clock.now()
+        self.bus.emit("CONTACT_SELECTED", {"host": site.name, "score": site.tscore})
+        self._adjust(site, -self.factors.job_submission)
+        self.policy.on_selected(site, task)
+        return site
+
+    def _release(self, site: Site) -> None:
+        site.load -= 1
+        self._adjust(site, self.factors.success)  # Swift's delayedDelta, on release
+        self._pump()
+
+    def _pump(self) -> None:
+        """Offer waiting jobs to sites, oldest first, until nothing more fits."""
+        if self._pumping:
+            self._pump_again = True
+            return
+        if self._waiting == 0:
+            return
+        self._pumping = True
+        try:
+            while True:
+                self._pump_again = False
+                blocked: set[Hashable] = set()
+                while self._waiting:
+                    best_w = best_q = None
+                    for key, queue in list(self._queues.items()):
+                        while queue and queue[0].future.done():
+                            queue.popleft()
+                        if not queue:
+                            del self._queues[key]
+                            continue
+                        if key in blocked:
+                            continue
+                        if best_w is None or queue[0].seq < best_w.seq:
+                            best_w, best_q, best_key = queue[0], queue, key
+                    if best_w is None:
+                        break
+                    site = self._try_select(best_w.task, best_w.exclude)
+                    if site is None:
+                        blocked.add(best_key)
+                        continue
+                    best_q.popleft()
+                    self._waiting -= 1
+                    best_w.future.set_result(site)
+                if not self._pump_again:
+                    break
+        finally:
+            self._pumping = False
+        self._arm_wakeup()
+
+    def _arm_wakeup(self) -> None:
+        if not self._waiting or self.closed:
+            return
+        when = self.policy.next_wakeup()
+        if when is None:
+            if not any(s.load for s in self.sites) and self._wakeup is None:
+                self._fail_stuck()
+            return
+        if self._wakeup is not None and self._wakeup.when <= when and not self._wakeup.cancelled:
+            return
+        if self._wakeup is not None:
+            self._wakeup.cancel()
+        self._wakeup = self.clock.call_later(max(0.0, when - self.clock.now()), self._on_wakeup)
+
+    def _on_wakeup(self) -> None:
+        self._wakeup = None
+        self._pump()
+
+    def _fail_stuck(self) -> None:
+        """Nothing runs, nothing will wake us, yet jobs wait: the policy refuses them all."""
+        for queue in self._queues.values():
+            for w in queue:
+                if not w.future.done():
+                    w.future.set_exception(SchedulerError(
+                        f"no site can take job {w.task.jobid}: the {self.policy.name} policy "
+                        f"refused every site ({', '.join(s.name for s in self._sites_for(w.task.tr))})"))
+                    self._waiting -= 1
+        self._queues.clear()
+
+    # ================================================================ scores
+    def _adjust(self, site: Site, delta: float) -> None:
+        self._set_score(site, site.score + delta)
+
+    def _set_score(self, site: Site, value: float) -> None:
+        old = site.score
+        new = max(MINWEIGHT, value)
+        if new == old:
+            return
+        site.score = new
+        self.policy.on_score_changed(site, old, new)
+        o, n = site.refresh_limit()
+        if o != n:
+            self._limit_changed(site, o, n)
+
+    def _limit_changed(self, site: Site, old: int, new: int) -> None:
+        if old == new:
+            return
+        self.bus.emit("THROTTLE", {"name": "parallelTasks", "host": site.name,
+                                   "old": old, "new": new})
+        if new > old:
+            self._pump()
+
+    # ================================================================ replication
+    async def _submit_replicated(self, task: Task) -> TaskResult:
+        loop = asyncio.get_running_loop()
+        group = _Group(task, f"{task.jobid}-{next(self._ids)}", loop.create_future())
+        self._groups.add(group)
+        self._spawn(group, replica=False)
+        try:
+            return await group.future
+        finally:
+            self._groups.discard(group)
+            for ref in group.refs:
+                if ref.atask is not None and not ref.atask.done():
+                    ref.atask.cancel()
+
+    def _spawn(self, group: _Group, replica: bool) -> None:
+        ref = _Ref(replica, group)
+        exclude = frozenset(r.att.site for r in group.refs
+                            if r.att is not None and r.atask is not None and not r.atask.done())
+        if replica:
+            group.replicas += 1
+            self.stats["replicas"] += 1
+        group.refs.append(ref)
+        ref.atask = asyncio.get_running_loop().create_task(self._attempt(group.task, ref, exclude))
+        ref.atask.add_done_callback(lambda t, g=group, r=ref: self._attempt_done(g, r, t))
+
+    def _attempt_done(self, group: _Group, ref: _Ref, atask: asyncio.Task) -> None:
+        if group.future.done():
+            return
+        if atask.cancelled():
+            if ref.loser:
+                return
+            result = TaskResult(ok=False, canceled=True)
+        elif atask.exception() is not None:
+            exc = atask.exception()
+            result = TaskResult(ok=False, message=str(exc))
+        else:
+            result = atask.result()
+        alive = [r for r in group.refs if r is not ref and r.atask is not None
+                 and not r.atask.done() and not r.loser]
+        winner = group.winner is not None and ref.att is group.winner
+        if result.ok or winner or not alive:
+            group.future.set_result(result)
+            for r in alive:
+                self._cancel_loser(group, r)
+        # else: this copy failed before becoming active while others still compete
+
+    def _on_queued(self, att: _Attempt) -> None:
+        if att.ref is None:
+            return
+        self._queued.add(att)
+        if self._sweeper is None and not self.closed:
+            self._sweeper = self.clock.call_later(self.replication_sweep, self._sweep)
+
+    def _sweep(self) -> None:
+        """Swift's replication sweeper: replicate jobs queued too long."""
+        self._sweeper = None
+        now = self.clock.now()
+        threshold = max(self.replication_min_queue_time, 3.0 * self.queue_stats.mean)
+        for att in sorted(self._queued, key=lambda a: a.submitted_at or 0.0):
+            ref = att.ref
+            group = _find_group(self, ref)
+            if group is None or group.winner is not None or group.future.done():
+                continue
+            if group.replicas >= self.replication_limit:
+                continue
+            if now - (att.submitted_at or now) <= threshold:
+                continue
+            if any(r.att is None and r.atask is not None and not r.atask.done()
+                   for r in group.refs):
+                continue  # a replica is still waiting for a site
+            self._spawn(group, replica=True)
+        if self._queued and not self.closed:
+            self._sweeper = self.clock.call_later(self.replication_sweep, self._sweep)
+
+    def _on_active(self, att: _Attempt) -> None:
+        ref = att.ref
+        if ref is None:
+            return
+        self._queued.discard(att)
+        group = _find_group(self, ref)
+        task = att.task
+        if task.maxwalltime and task.maxwalltime > 0:
+            limit = 2.0 * task.maxwalltime
+            att.walltime_timer = self.clock.call_later(limit, self._kill_walltime, att, limit)
+        if group is None:
+            return
+        if group.winner is None:
+            group.winner = att
+            if ref.replica:
+                self.stats["replica_wins"] += 1
+            losers = []
+            for r in group.refs:
+                if r is ref or r.atask is None or r.atask.done() or r.loser:
+                    continue
+                if r.att is not None:
+                    losers.append((r.att.site, r.att.queue_time() or 0.0))
+                self._cancel_loser(group, r)
+            if losers:
+                self.policy.on_replica_active(att.site, att.queue_time() or 0.0, losers)
+        elif group.winner is not att:
+            self._cancel_loser(group, ref)
+
+    def _cancel_loser(self, group: _Group, ref: _Ref) -> None:
+        if ref.loser:
+            return
+        ref.loser = True
+        att = ref.att
+        if att is not None and not att.finished:
+            self.stats["canceled"] += 1
+            self.bus.emit("REPLICA_CANCEL", {"jobid": att.task.jobid, "taskid": att.taskid,
+                                             "host": att.site.name})
+            self.bus.emit("JOB_CANCELED", {"jobid": att.task.jobid})
+        if ref.atask is not None:
+            ref.atask.cancel()
+
+    def _kill_walltime(self, att: _Attempt, limit: float) -> None:
+        if att.finished or att.ref is None or att.ref.atask is None:
+            return
+        self.stats["walltime_kills"] += 1
+        att.kill_reason = (f"Job {att.task.jobid} killed on {att.site.name}: active for more "
+                           f"than twice its maxwalltime ({limit:g} s)")
+        att.ref.atask.cancel()
+
+
+def _find_group(sched: Scheduler, ref: _Ref) -> _Group | None:
+    return ref.group
+
+
+def _group_of(sched: Scheduler, ref: _Ref) -> str | None:
+    group = _find_group(sched, ref)
+    return group.id if group is not None else None
+
+
+def _tmpdir(provider: Any, task: Task) -> str:
+    spec_of = getattr(provider, "spec", None)
+    if spec_of is not None:
+        try:
+            from swiftnb.execution.wrapper import job_dir_relative
+
+            return job_dir_relative(spec_of(task))
+        except Exception:
+            pass
+    return f"jobs/{task.jobid[:1]}/{task.jobid}"
+
+
+def _num(value: float | int | None) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if math.isinf(value) or value >= 2**31 - 1:
+            return "off"
+        if value.is_integer():
+            return int(value)
+    return value
+
+
+def _positive(value: Any, name: str, low: float = 1) -> float:
+    try:
+        n = float(value)
+    except (TypeError, ValueError):
+        raise SchedulerError(f"{name}: expected a number, got {value!r}") from None
+    if n < low:
+        raise SchedulerError(f"{name}: must be at least {low:g}, got {value!r}")
+    return n
