@@ -1,0 +1,198 @@
+"""Block providers: how a planned block becomes running worker processes.
+
+Swift's ``jobManager`` for coasters is ``BOOT:LRM`` (``local:local``, ``local:slurm``,
+``ssh-cl:pbs``...): the LRM part says how blocks are submitted.  The planner and service do
+not care; they hand a :class:`BlockRequest` to the block provider registered for that LRM
+name and get callbacks when the block starts and ends.  ``local`` runs the workers as
+processes on this machine (and kills them when the block's walltime is over, as an LRM
+would).  Batch and SSH block providers only need to implement :class:`BlockProvider`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from swiftnb.coasters import worker as _worker_module
+from swiftnb.coasters.settings import CoasterConfigError
+
+__all__ = [
+    "BlockRequest",
+    "BlockHandle",
+    "BlockProvider",
+    "LocalBlockProvider",
+    "block_provider_for",
+    "register_block_provider",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockRequest:
+    """One block to start: ``workers`` task slots as ``nodes`` workers of ``cores`` each."""
+
+    id: str
+    workers: int
+    cores: int              # task slots per worker (tasksPerNode)
+    walltime: int           # the block's planned height (BLOCK_REQUESTED walltime=)
+    lrm_walltime: int       # what the LRM enforces: walltime + reserve
+    host: str               # where workers connect
+    port: int
+    secret: str
+
+    @property
+    def nodes(self) -> int:
+        return -(-self.workers // self.cores)
+
+
+class BlockHandle(Protocol):
+    def stop(self, grace: float = 5.0) -> None:
+        """End the block: terminate its workers, kill them after ``grace`` s."""
+
+    def pids(self) -> list[int]: ...
+
+
+#: on_exit(reason): "stopped" (after stop()), "walltime" (LRM limit), "exited" (on its own)
+ExitCallback = Callable[[str], None]
+
+
+class BlockProvider(Protocol):
+    name: str
+
+    async def submit(self, request: BlockRequest, on_active: Callable[[], None],
+                     on_exit: ExitCallback) -> BlockHandle:
+        """Submit the block; call ``on_active`` when it runs and ``on_exit`` when it ends."""
+
+    async def close(self) -> None: ...
+
+
+class _LocalBlock:
+    def __init__(self, procs: list[asyncio.subprocess.Process]) -> None:
+        self.procs = procs
+        self.stopping = False
+        self.watcher: asyncio.Task[None] | None = None
+        self._killer: asyncio.TimerHandle | None = None
+
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs if p.returncode is None]
+
+    def _signal(self, sig: int) -> None:
+        for p in self.procs:
+            if p.returncode is None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(p.pid, sig)
+
+    def stop(self, grace: float = 5.0) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        loop = asyncio.get_running_loop()
+        if grace <= 0:
+            self._signal(signal.SIGKILL)
+        else:
+            self._killer = loop.call_later(grace, self._signal, signal.SIGKILL)
+
+    def cancel_timers(self) -> None:
+        if self._killer is not None:
+            self._killer.cancel()
+
+
+class LocalBlockProvider:
+    """``local:local``: a block is a set of worker processes on this machine."""
+
+    name = "local"
+
+    def __init__(self, *, python: str | None = None, worker_script: str | None = None,
+                 wrapper_path: str | None = None, log_dir: str | None = None) -> None:
+        self.python = python or sys.executable
+        self.worker_script = worker_script or os.path.abspath(_worker_module.__file__)
+        if wrapper_path is None:
+            from swiftnb.execution import wrapper as _wrapper
+
+            wrapper_path = os.path.abspath(_wrapper.__file__)
+        self.wrapper_path = wrapper_path
+        self.log_dir = log_dir
+        self._blocks: list[_LocalBlock] = []
+
+    async def submit(self, request: BlockRequest, on_active: Callable[[], None],
+                     on_exit: ExitCallback) -> BlockHandle:
+        env = dict(os.environ)
+        env[_worker_module.SECRET_ENV] = request.secret
+        procs: list[asyncio.subprocess.Process] = []
+        for i in range(request.nodes):
+            wid = f"{i:06d}"
+            out: Any = asyncio.subprocess.DEVNULL
+            if self.log_dir:
+                os.makedirs(self.log_dir, exist_ok=True)
+                out = open(os.path.join(self.log_dir, f"worker-{request.id}-{wid}.log"), "ab")
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    self.python, self.worker_script, "--host", request.host,
+                    "--port", str(request.port), "--block", request.id, "--id", wid,
+                    "--cores", str(request.cores), "--walltime", str(request.walltime),
+                    "--wrapper", self.wrapper_path,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                    start_new_session=True)
+            finally:
+                if out is not asyncio.subprocess.DEVNULL:
+                    out.close()
+            procs.append(proc)
+        block = _LocalBlock(procs)
+        self._blocks.append(block)
+        on_active()
+        block.watcher = asyncio.ensure_future(self._watch(block, request, on_exit))
+        return block
+
+    async def _watch(self, block: _LocalBlock, request: BlockRequest, on_exit: ExitCallback) -> None:
+        reason = "exited"
+        try:
+            await asyncio.wait_for(asyncio.gather(*(p.wait() for p in block.procs)),
+                                   timeout=request.lrm_walltime)
+            if block.stopping:
+                reason = "stopped"
+        except asyncio.TimeoutError:
+            reason = "walltime"
+            block._signal(signal.SIGKILL)
+            await asyncio.gather(*(p.wait() for p in block.procs))
+        finally:
+            block.cancel_timers()
+            with contextlib.suppress(ValueError):
+                self._blocks.remove(block)
+        on_exit(reason)
+
+    async def close(self) -> None:
+        blocks = list(self._blocks)
+        for b in blocks:
+            b.stop(grace=2.0)
+        watchers = [b.watcher for b in blocks if b.watcher is not None]
+        if watchers:
+            await asyncio.wait(watchers, timeout=5.0)
+        for b in blocks:
+            b._signal(signal.SIGKILL)
+
+
+_PROVIDERS: dict[str, Callable[..., BlockProvider]] = {"local": LocalBlockProvider}
+
+
+def register_block_provider(lrm: str, factory: Callable[..., BlockProvider]) -> None:
+    """Make ``jobManager: "BOOT:<lrm>"`` submit blocks through ``factory(**kwargs)``."""
+    _PROVIDERS[lrm] = factory
+
+
+def block_provider_for(job_manager: str | None, **kwargs: Any) -> BlockProvider:
+    """The block provider for a coaster ``jobManager`` string (``local:local`` default)."""
+    jm = (job_manager or "local:local").strip()
+    parts = jm.split(":")
+    lrm = parts[1] if len(parts) >= 2 else parts[0]
+    factory = _PROVIDERS.get(lrm)
+    if factory is None:
+        known = ", ".join(f"local:{k}" for k in sorted(_PROVIDERS))
+        raise CoasterConfigError(
+            f"invalid value '{jm}' for property 'execution.jobManager': no block provider "
+            f"for '{lrm}' yet (available: {known})")
+    return factory(**kwargs)

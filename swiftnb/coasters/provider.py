@@ -1,0 +1,172 @@
+"""CoasterProvider: the scheduler-facing provider of a ``type: "coaster"`` site.
+
+It owns one :class:`~swiftnb.coasters.service.CoasterService` (started on first use) and
+turns each ``execute(task, report)`` into a queued coaster task.  Status reports follow a
+Swift 0.96 coaster run (seed 002): 8 (submitting), 1 (submitted, queued in the service),
+16 ``workerid=B:W`` (sent to a worker), 2 ``workerid=B:W`` (the app started), 17 (stage
+out), then 7 (completed) or 5 with a message.  A task whose worker dies is reported
+``5`` with a message saying why, then ``1`` again, and runs elsewhere.
+
+swift.conf::
+
+    site.cluster {
+        execution { type: "coaster", jobManager: "local:local",
+                    options { maxJobs: 2, tasksPerNode: 2, maxJobTime: "00:10:00" } }
+        workDirectory: "swiftwork"
+    }
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from typing import Any
+
+from swiftnb.coasters.blocks import BlockProvider, block_provider_for
+from swiftnb.coasters.planner import admission_error
+from swiftnb.coasters.service import CoasterService
+from swiftnb.coasters.settings import CoasterSettings
+from swiftnb.engine.task import Task, TaskResult
+from swiftnb.events import EventBus, TaskStatus
+from swiftnb.scheduling.provider import StatusReporter
+
+__all__ = ["CoasterProvider"]
+
+try:  # let swift.conf validation accept swiftnb's own coaster options
+    from swiftnb.config.schema import register_execution_options
+    from swiftnb.config.types import T, interval
+
+    register_execution_options({
+        "parallelism": interval(0.0, 1.0),
+        "maxWorkerIdleTime": T("posfloat"),
+        "suspendDelay": T("float"),
+        "planInterval": T("posfloat"),
+        "listenAddress": T("string"),
+        "servicePort": T("int"),
+        "workerRetries": T("int"),
+        "defaultWalltime": T("time"),
+        "maxtime": T("posint"),
+        "slots": T("posint"),
+    })
+except ImportError:  # config not there yet: plain dicts still work
+    pass
+
+
+class CoasterProvider:
+    """Runs a site's tasks on coaster blocks (pilot jobs) through a block provider."""
+
+    def __init__(
+        self,
+        name: str = "coaster",
+        options: dict[str, Any] | None = None,
+        *,
+        bus: EventBus | None = None,
+        job_manager: str | None = "local:local",
+        work_dir: str | None = None,
+        site_run: str | None = None,
+        keep: bool = False,
+        settings: CoasterSettings | None = None,
+        block_provider: BlockProvider | None = None,
+        log_dir: str | None = None,
+    ) -> None:
+        self.name = name
+        self.settings = settings or CoasterSettings.from_options(options)
+        self.bus = bus if bus is not None else EventBus()
+        self.job_manager = job_manager or "local:local"
+        self.work_dir = work_dir
+        self.site_run = site_run
+        self.keep = keep
+        self.log_dir = log_dir
+        # resolve the block provider now, so a bad jobManager fails at configuration time
+        self._block_provider = block_provider or block_provider_for(self.job_manager, log_dir=log_dir)
+        self.service: CoasterService | None = None
+        self._starting: asyncio.Future[None] | None = None
+        self._site_dirs: set[str] = set()
+
+    @classmethod
+    def from_site(cls, site: Any, bus: EventBus | None = None, **kwargs: Any) -> "CoasterProvider":
+        """From a ``swiftnb.config`` SiteConfig (read duck-typed) or a plain dict."""
+        if isinstance(site, dict):
+            execution = site.get("execution", {})
+            return cls(site.get("name", "coaster"), execution.get("options"), bus=bus,
+                       job_manager=execution.get("jobManager"),
+                       work_dir=site.get("workDirectory"),
+                       keep=bool(site.get("keepSiteDir", False)), **kwargs)
+        execution = site.execution
+        return cls(site.name, dict(execution.options or {}), bus=bus,
+                   job_manager=getattr(execution, "job_manager", None),
+                   work_dir=getattr(site, "work_directory", None),
+                   keep=bool(getattr(site, "keep_site_dir", False)), **kwargs)
+
+    # -- Provider -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self.service is not None:
+            return
+        if self._starting is not None:
+            await asyncio.shield(self._starting)
+            return
+        self._starting = asyncio.get_running_loop().create_future()
+        service = CoasterService(self.settings, self._block_provider, bus=self.bus, site=self.name)
+        try:
+            await service.start()
+        except BaseException as exc:
+            self._starting.set_exception(exc)
+            self._starting.exception()  # mark retrieved
+            self._starting = None
+            raise
+        self.service = service
+        self._starting.set_result(None)
+
+    def spec(self, task: Task) -> dict[str, Any]:
+        from swiftnb.execution import wrapper
+
+        return wrapper.spec_from_task(
+            task, site=self.name, work_dir=self.work_dir, site_run=self.site_run, keep=self.keep,
+            walltime=task.maxwalltime or None)
+
+    async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
+        report(TaskStatus.SUBMITTING)
+        walltime = int(task.maxwalltime) if task.maxwalltime else self.settings.default_walltime
+        error = admission_error(walltime, self.settings)
+        if error is not None:
+            report(TaskStatus.FAILED, message=error)
+            return TaskResult(ok=False, message=error, site=self.name)
+        if self.service is None:
+            await self.start()
+        assert self.service is not None
+        spec = self.spec(task)
+        self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
+        future = self.service.submit(task.jobid, walltime, spec, report)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if self.service is not None:
+                self.service.cancel(future)
+            report(TaskStatus.CANCELED)
+            raise
+
+    async def shutdown(self) -> None:
+        if self.service is not None:
+            await self.service.shutdown()
+        elif self._block_provider is not None:
+            await self._block_provider.close()
+        if not self.keep:
+            for site_dir in self._site_dirs:
+                shutil.rmtree(site_dir, ignore_errors=True)
+                try:
+                    os.rmdir(os.path.dirname(site_dir))
+                except OSError:
+                    pass
+        self._site_dirs.clear()
+
+    def state(self) -> dict[str, Any]:
+        if self.service is None:
+            return {"site": self.name, "type": "coaster", "jobManager": self.job_manager,
+                    "holding": 0, "queued": 0, "running": 0, "blocks": [], "workers": [],
+                    "decisions": [], "settings": self.settings.as_options()}
+        state = self.service.state()
+        state["type"] = "coaster"
+        state["jobManager"] = self.job_manager
+        return state

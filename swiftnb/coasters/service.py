@@ -1,0 +1,700 @@
+"""The coaster service of one site: queue, periodic planner, fast dispatch to workers.
+
+Seed 000 section 0.4: tasks submitted to the service are queued; a planner periodically
+recomputes block requirements from the queue and the site's limits and starts or shuts
+down blocks; dispatch is separate and fast: when a worker has a free slot it gets the
+largest queued task that fits its remaining walltime (minus ``reserve``).
+
+Queues as in Swift 0.96: ``holding`` (tasks no block has capacity for yet) and ``queued``
+(tasks committed to blocks); workers take from ``queued`` first, then ``holding``.
+
+Everything here runs on the caller's event loop: one coroutine per worker connection, one
+for the planner, one per block watcher.  Tasks themselves create no coroutines here; they
+are futures completed from the connection callbacks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import contextlib
+import hmac
+import json
+import secrets
+import socket
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from swiftnb.coasters import planner
+from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest
+from swiftnb.coasters.settings import CoasterSettings
+from swiftnb.coasters.worker import PROTOCOL_VERSION, encode
+from swiftnb.engine.task import TaskResult
+from swiftnb.events import EventBus, TaskStatus
+
+__all__ = ["CoasterService", "CoasterJob", "WalltimeQueue"]
+
+StatusReporter = Callable[..., None]
+
+
+@dataclass(eq=False, slots=True)
+class CoasterJob:
+    """A task inside the service: its spec for the worker and how to report back."""
+
+    taskid: str
+    walltime: int
+    spec: dict[str, Any]
+    report: StatusReporter
+    future: asyncio.Future[TaskResult]
+    n: int = 0
+    retries: int = 0
+    worker: "WorkerConn | None" = None
+    dispatched: float = 0.0
+    size: float = 0.0
+
+
+class WalltimeQueue:
+    """Tasks by walltime, FIFO among equal walltimes; pops the largest that fits a limit."""
+
+    def __init__(self, p: float) -> None:
+        self._p = p
+        self._keys: list[int] = []
+        self._buckets: dict[int, deque[CoasterJob]] = {}
+        self._n = 0
+        self.size = 0.0  # summed job sizes (the planner's getJSize)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def push(self, job: CoasterJob) -> None:
+        bucket = self._buckets.get(job.walltime)
+        if bucket is None:
+            bucket = self._buckets[job.walltime] = deque()
+            bisect.insort(self._keys, job.walltime)
+        bucket.append(job)
+        self._n += 1
+        self.size += job.size
+
+    def _take(self, key: int, index: int) -> CoasterJob:
+        bucket = self._buckets[key]
+        job = bucket.popleft()
+        if not bucket:
+            del self._buckets[key]
+            del self._keys[index]
+        self._n -= 1
+        self.size -= job.size
+        if self._n == 0:
+            self.size = 0.0
+        return job
+
+    def pop_fitting(self, limit: float) -> CoasterJob | None:
+        """The longest task with ``walltime <= limit`` (the earliest of equals)."""
+        i = bisect.bisect_right(self._keys, limit) - 1
+        if i < 0:
+            return None
+        return self._take(self._keys[i], i)
+
+    def pop_smallest(self) -> CoasterJob | None:
+        return self._take(self._keys[0], 0) if self._keys else None
+
+    def pop_largest(self) -> CoasterJob | None:
+        return self._take(self._keys[-1], len(self._keys) - 1) if self._keys else None
+
+    def smallest_walltime(self) -> int | None:
+        return self._keys[0] if self._keys else None
+
+    def remove(self, job: CoasterJob) -> bool:
+        bucket = self._buckets.get(job.walltime)
+        if bucket is None:
+            return False
+        try:
+            bucket.remove(job)
+        except ValueError:
+            return False
+        if not bucket:
+            del self._buckets[job.walltime]
+            self._keys.remove(job.walltime)
+        self._n -= 1
+        self.size -= job.size
+        return True
+
+    def counts(self) -> list[tuple[int, int]]:
+        """(walltime, number of tasks), ascending."""
+        return [(k, len(self._buckets[k])) for k in self._keys]
+
+    def walltimes(self) -> list[int]:
+        """All walltimes, ascending (the planner's sorted holding list)."""
+        out: list[int] = []
+        for k in self._keys:
+            out.extend([k] * len(self._buckets[k]))
+        return out
+
+
+@dataclass(eq=False)
+class WorkerConn:
+    block: "Block"
+    id: str
+    node: str
+    cores: int
+    pid: int
+    writer: asyncio.StreamWriter
+    running: dict[int, CoasterJob] = field(default_factory=dict)
+    connected: float = 0.0
+    closing: bool = False
+
+    @property
+    def free(self) -> int:
+        return self.cores - len(self.running)
+
+    @property
+    def workerid(self) -> str:
+        return f"{self.block.id}:{self.id}"
+
+    def send(self, message: dict[str, Any]) -> None:
+        if not self.writer.is_closing():
+            self.writer.write(encode(message))
+
+
+@dataclass(eq=False)
+class Block:
+    id: str
+    workers: int
+    walltime: int
+    requested: float
+    reason: str = ""
+    started: float | None = None
+    last_used: float = 0.0
+    state: str = "requested"   # requested, active, suspended, shutting down, done, failed
+    suspended: bool = False
+    shutdown: bool = False
+    handle: BlockHandle | None = None
+    conns: dict[str, WorkerConn] = field(default_factory=dict)
+    busy: float = 0.0          # core-seconds spent on tasks
+    ended: float | None = None
+    tasks_done: int = 0
+
+    @property
+    def live(self) -> bool:
+        return self.state not in ("done", "failed")
+
+    def running_count(self) -> int:
+        return sum(len(c.running) for c in self.conns.values())
+
+    def time_left(self, now: float) -> float:
+        """Usable time left for new tasks (the reserve already excluded)."""
+        if self.started is None:
+            return float(self.walltime)
+        return self.started + self.walltime - now
+
+    def size_left(self, now: float, p: float) -> float:
+        if self.state == "failed" or self.shutdown:
+            return 0.0
+        return planner.area(self.workers, int(max(0.0, self.time_left(now))), p)
+
+    def fits(self, walltime: int, now: float) -> bool:
+        return not self.suspended and not self.shutdown and walltime <= self.time_left(now)
+
+    def utilization(self, now: float) -> float:
+        if self.started is None:
+            return 0.0
+        span = ((self.ended or now) - self.started) * self.workers
+        return round(100.0 * self.busy / span, 2) if span > 0 else 0.0
+
+
+class CoasterService:
+    """One coaster site: accepts tasks, plans blocks, dispatches to workers."""
+
+    def __init__(self, settings: CoasterSettings, block_provider: BlockProvider, *,
+                 bus: EventBus | None = None, site: str = "coaster",
+                 clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.provider = block_provider
+        self.bus = bus if bus is not None else EventBus()
+        self.site = site
+        self.clock = clock
+        self.secret = secrets.token_hex(16)
+        p = settings.parallelism
+        self.holding = WalltimeQueue(p)
+        self.queued = WalltimeQueue(p)
+        self.running: dict[int, CoasterJob] = {}
+        self.blocks: dict[str, Block] = {}
+        self.finished_blocks: deque[Block] = deque(maxlen=50)
+        self.decisions: deque[dict[str, Any]] = deque(maxlen=100)
+        self.counts = {"submitted": 0, "completed": 0, "failed": 0, "requeued": 0}
+        self._idle: dict[WorkerConn, None] = {}
+        self._next_n = 0
+        self._block_seq = 0
+        self._bqp_id = time.strftime("%m%d-%M%I%S", time.localtime()) + "0"
+        self._server: asyncio.base_events.Server | None = None
+        self._planner_task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+        self._closing = False
+        self._conn_tasks: set[asyncio.Task[Any]] = set()
+        self.host = settings.contact_host
+        self.port = 0
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._wake = asyncio.Event()
+        self._server = await asyncio.start_server(
+            self._on_connection, self.settings.listen_address, self.settings.service_port,
+            limit=1 << 24)
+        sock = self._server.sockets[0]
+        self.port = sock.getsockname()[1]
+        self._planner_task = asyncio.ensure_future(self._plan_loop())
+
+    async def shutdown(self) -> None:
+        """Fail what is still queued, stop every block, close the listener."""
+        if self._closing:
+            return
+        self._closing = True
+        if self._planner_task is not None:
+            self._planner_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._planner_task
+        for q in (self.holding, self.queued):
+            while (job := q.pop_smallest()) is not None:
+                self._finish(job, TaskResult(ok=False, message="Coaster service shut down",
+                                             site=self.site, canceled=True))
+        for block in list(self.blocks.values()):
+            if block.live:
+                self._shutdown_block(block, "service shutdown", force=True)
+        for job in list(self.running.values()):
+            self._finish(job, TaskResult(ok=False, message="Coaster service shut down",
+                                         site=self.site, canceled=True))
+        with contextlib.suppress(Exception):
+            await self.provider.close()
+        if self._server is not None:
+            self._server.close()
+            for conn_task in list(self._conn_tasks):
+                conn_task.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+
+    # -- tasks --------------------------------------------------------------------------
+
+    def submit(self, taskid: str, walltime: int, spec: dict[str, Any],
+               report: StatusReporter) -> asyncio.Future[TaskResult]:
+        """Queue a task; the future completes with its TaskResult."""
+        loop = asyncio.get_running_loop()
+        job = CoasterJob(taskid, int(walltime), spec, report, loop.create_future())
+        job.size = planner.job_size(job.walltime, self.settings.parallelism)
+        self._next_n += 1
+        job.n = self._next_n
+        self.counts["submitted"] += 1
+        if self._closing:
+            job.future.set_result(TaskResult(ok=False, message="Coaster service shut down",
+                                             site=self.site, canceled=True))
+            return job.future
+        report(TaskStatus.SUBMITTED)
+        self._enqueue(job)
+        return job.future
+
+    def cancel(self, future: asyncio.Future[TaskResult]) -> None:
+        """Withdraw a task: drop it from the queues or kill it on its worker."""
+        for job in list(self.running.values()):
+            if job.future is future:
+                if job.worker is not None:
+                    job.worker.send({"op": "cancel", "n": job.n})
+                return
+        for q in (self.holding, self.queued):
+            for key in list(q._keys):
+                for job in list(q._buckets.get(key, ())):
+                    if job.future is future:
+                        q.remove(job)
+                        return
+
+    def _enqueue(self, job: CoasterJob) -> None:
+        was_empty = not len(self.holding)
+        self.holding.push(job)
+        if self._idle:
+            for conn in list(self._idle):
+                self._dispatch(conn)
+                if not len(self.holding):
+                    break
+        # plan early when work appears after a quiet spell (else: every planInterval)
+        if was_empty and len(self.holding) and self._wake is not None:
+            self._wake.set()
+
+    def _dispatch(self, conn: WorkerConn) -> None:
+        block = conn.block
+        if block.suspended or block.shutdown or conn.closing:
+            self._idle.pop(conn, None)
+            return
+        now = self.clock()
+        limit = block.time_left(now)
+        while conn.free > 0:
+            job = self.queued.pop_fitting(limit) or self.holding.pop_fitting(limit)
+            if job is None:
+                break
+            job.worker = conn
+            job.dispatched = now
+            conn.running[job.n] = job
+            self.running[job.n] = job
+            block.last_used = now
+            job.report(TaskStatus.STAGE_IN, workerid=conn.workerid)
+            conn.send({"op": "run", "n": job.n, "spec": job.spec})
+        if conn.free > 0:
+            self._idle[conn] = None
+        else:
+            self._idle.pop(conn, None)
+
+    def _finish(self, job: CoasterJob, result: TaskResult) -> None:
+        if not job.future.done():
+            job.future.set_result(result)
+
+    # -- worker connections ---------------------------------------------------------------
+
+    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._conn_tasks.add(task)
+        conn: WorkerConn | None = None
+        try:
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            line = await asyncio.wait_for(reader.readline(), 30)
+            conn = self._register(line, writer)
+            if conn is None:
+                return
+            while True:
+                line = await reader.readline()
+                if not line:
+                    break
+                self._on_message(conn, json.loads(line))
+        except (asyncio.TimeoutError, ConnectionError, ValueError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:
+            pass
+        finally:
+            if conn is not None:
+                self._worker_gone(conn)
+            with contextlib.suppress(Exception):
+                writer.close()
+            if task is not None:
+                self._conn_tasks.discard(task)
+
+    def _register(self, line: bytes, writer: asyncio.StreamWriter) -> WorkerConn | None:
+        try:
+            hello = json.loads(line)
+        except ValueError:
+            return None
+        secret = str(hello.get("secret", ""))
+        if (hello.get("op") != "hello" or hello.get("version") != PROTOCOL_VERSION
+                or not hmac.compare_digest(secret.encode(), self.secret.encode())):
+            return None
+        block = self.blocks.get(str(hello.get("block")))
+        if block is None or not block.live or block.shutdown:
+            return None
+        conn = WorkerConn(block, str(hello.get("id")), str(hello.get("node", "")),
+                          int(hello.get("cores", 1)), int(hello.get("pid", 0)), writer,
+                          connected=self.clock())
+        block.conns[conn.id] = conn
+        conn.send({"op": "welcome"})
+        if block.started is None:
+            block.started = self.clock()
+        block.last_used = max(block.last_used, self.clock())
+        self.bus.emit("WORKER_ACTIVE", {"blockid": block.id, "id": conn.id,
+                                        "node": conn.node, "cores": conn.cores})
+        self._dispatch(conn)
+        return conn
+
+    def _on_message(self, conn: WorkerConn, message: dict[str, Any]) -> None:
+        op = message.get("op")
+        job = conn.running.get(int(message.get("n", -1)))
+        if job is None:
+            return
+        if op == "active":
+            job.report(TaskStatus.ACTIVE, workerid=conn.workerid)
+        elif op == "done":
+            now = self.clock()
+            del conn.running[job.n]
+            self.running.pop(job.n, None)
+            block = conn.block
+            block.busy += now - job.dispatched
+            block.last_used = now
+            block.tasks_done += 1
+            result = message.get("result") or {}
+            job.report(TaskStatus.STAGE_OUT)
+            ok = bool(result.get("ok"))
+            if ok:
+                self.counts["completed"] += 1
+                job.report(TaskStatus.COMPLETED)
+            else:
+                self.counts["failed"] += 1
+                job.report(TaskStatus.FAILED,
+                           message=result.get("cause") or result.get("message") or "failed")
+            self._finish(job, TaskResult(
+                ok=ok, exit_code=result.get("exit_code"), message=result.get("message", ""),
+                stdout_tail=result.get("stdout_tail", ""), stderr_tail=result.get("stderr_tail", ""),
+                site=self.site, canceled=bool(result.get("canceled"))))
+            if block.suspended and block.running_count() == 0 and not block.shutdown:
+                self._shutdown_block(block, "suspended and its last task ended")
+            else:
+                self._dispatch(conn)
+
+    def _worker_gone(self, conn: WorkerConn) -> None:
+        self._idle.pop(conn, None)
+        block = conn.block
+        block.conns.pop(conn.id, None)
+        if conn.closing:
+            return
+        now = self.clock()
+        if block.started is not None and now >= block.started + block.walltime + self.settings.reserve - 1:
+            why = "block walltime expired"
+        else:
+            why = "worker connection lost"
+        self.bus.emit("WORKER_LOST", {"blockid": block.id, "id": conn.id})
+        for job in list(conn.running.values()):
+            self.running.pop(job.n, None)
+            block.busy += now - job.dispatched
+            message = (f"Worker lost: {conn.workerid} on {conn.node or 'unknown node'} "
+                       f"({why}) while running the task")
+            job.report(TaskStatus.FAILED, message=message)
+            job.worker = None
+            if job.retries < self.settings.worker_retries and not self._closing:
+                job.retries += 1
+                self.counts["requeued"] += 1
+                self._note(f"re-queued {job.taskid} ({job.spec.get('jobid', '')}): {message}")
+                job.report(TaskStatus.SUBMITTED)
+                self._enqueue(job)
+            else:
+                self.counts["failed"] += 1
+                self._finish(job, TaskResult(ok=False, message=message, site=self.site))
+        conn.running.clear()
+        conn.closing = True
+
+    # -- blocks -----------------------------------------------------------------------------
+
+    def _new_block_id(self) -> str:
+        bid = f"{self._bqp_id}-{self._block_seq:06d}"
+        self._block_seq += 1
+        return bid
+
+    def _start_block(self, plan: planner.BlockPlan, now: float) -> Block:
+        block = Block(self._new_block_id(), plan.workers, plan.walltime, now, reason=plan.reason,
+                      last_used=now)
+        self.blocks[block.id] = block
+        self.bus.emit("BLOCK_REQUESTED", {"id": block.id, "cores": block.workers,
+                                          "coresPerWorker": 1, "walltime": block.walltime})
+        request = BlockRequest(block.id, block.workers, self.settings.jobs_per_node,
+                               block.walltime, block.walltime + self.settings.reserve,
+                               self.host, self.port, self.secret)
+        asyncio.ensure_future(self._submit_block(block, request))
+        return block
+
+    async def _submit_block(self, block: Block, request: BlockRequest) -> None:
+        def on_active() -> None:
+            if block.state == "requested":
+                block.state = "active"
+            block.started = self.clock()
+            block.last_used = block.started
+            self.bus.emit("BLOCK_ACTIVE", {"id": block.id})
+
+        def on_exit(reason: str) -> None:
+            self._block_ended(block, reason)
+
+        try:
+            block.handle = await self.provider.submit(request, on_active, on_exit)
+        except Exception as exc:  # the LRM refused the block
+            self._note(f"block {block.id} could not be submitted: {exc}")
+            self._block_ended(block, f"submission failed: {exc}")
+            return
+        if block.shutdown:
+            block.handle.stop(grace=0)
+
+    def _block_ended(self, block: Block, reason: str) -> None:
+        now = self.clock()
+        block.ended = now
+        if block.shutdown or reason == "stopped":
+            block.state = "done"
+            self.bus.emit("BLOCK_DONE", {"id": block.id})
+        else:
+            block.state = "failed"
+            self._note(f"block {block.id} ended prematurely ({reason})")
+            for conn in list(block.conns.values()):
+                self._worker_gone(conn)
+            self.bus.emit("BLOCK_FAILED", {"id": block.id})
+        self.blocks.pop(block.id, None)
+        self.finished_blocks.append(block)
+        if len(self.holding) or len(self.queued):
+            if self._wake is not None:
+                self._wake.set()
+
+    def _shutdown_block(self, block: Block, reason: str, force: bool = False) -> None:
+        if block.shutdown:
+            return
+        now = self.clock()
+        block.shutdown = True
+        block.state = "shutting down"
+        self._note(f"shutting down block {block.id}: {reason}")
+        self.bus.emit("BLOCK_SHUTDOWN", {"id": block.id})
+        self.bus.emit("BLOCK_UTILIZATION", {"id": block.id, "u": block.utilization(now)})
+        for conn in list(block.conns.values()):
+            conn.closing = True
+            self._idle.pop(conn, None)
+            # Swift 0.96 logged both for every worker of a block it shut down
+            self.bus.emit("WORKER_LOST", {"blockid": block.id, "id": conn.id})
+            self.bus.emit("WORKER_SHUTDOWN", {"blockid": block.id, "id": conn.id})
+            for job in list(conn.running.values()):
+                self.running.pop(job.n, None)
+                self._finish(job, TaskResult(ok=False, message=f"Block {block.id} shut down: {reason}",
+                                             site=self.site, canceled=True))
+            conn.running.clear()
+            conn.send({"op": "shutdown"})
+        if block.handle is not None:
+            block.handle.stop(grace=0 if force else 5.0)
+
+    # -- planning ---------------------------------------------------------------------------
+
+    def _note(self, text: str) -> None:
+        self.decisions.append({"time": self.clock(), "text": text})
+        self.bus.emit("PLANNER", {}, text=text)
+
+    async def _plan_loop(self) -> None:
+        assert self._wake is not None
+        while not self._closing:
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.settings.plan_interval)
+                await asyncio.sleep(0.02)  # let a burst of submissions arrive first
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+            try:
+                self.plan_round()
+            except Exception as exc:  # keep planning; say what went wrong
+                self.bus.emit("WARNING", {}, text=f"coaster planner error: {type(exc).__name__}: {exc}")
+
+    def _running_size(self, now: float, left: bool) -> float:
+        p = self.settings.parallelism
+        if left:
+            return sum(planner.job_size(max(0, j.walltime - (now - j.dispatched)), p)
+                       for j in self.running.values())
+        return sum(j.size for j in self.running.values())
+
+    def plan_round(self) -> None:
+        """One planning round (BlockQueueProcessor.updatePlan)."""
+        s = self.settings
+        p = s.parallelism
+        now = self.clock()
+        live = [b for b in self.blocks.values() if b.live]
+        # 1. blocks past their deadline (walltime over, or idle too long) are done
+        for b in live:
+            if b.shutdown or b.started is None:
+                continue
+            deadline = planner.block_deadline(b.started, b.walltime, b.last_used, s.max_worker_idle_time)
+            if now > deadline and b.running_count() == 0:
+                why = "walltime over" if now > b.started + b.walltime else \
+                    f"idle for more than {s.max_worker_idle_time:g}s"
+                self._shutdown_block(b, why)
+            elif b.suspended and b.running_count() == 0:
+                self._shutdown_block(b, "suspended and idle")
+        live = [b for b in self.blocks.values() if b.live and not b.shutdown]
+        # 2. capacity left in the blocks
+        allocsize = sum(b.size_left(now, p) for b in live)
+        running_left = self._running_size(now, left=True)
+        # 3. move holding tasks that existing blocks can take to queued
+        moved = 0
+        while len(self.holding):
+            wt = self.holding.smallest_walltime()
+            assert wt is not None
+            if not (allocsize - self.queued.size - running_left > planner.job_size(wt, p)
+                    and any(b.fits(wt, now) for b in live)):
+                break
+            job = self.holding.pop_smallest()
+            assert job is not None
+            self.queued.push(job)
+            moved += 1
+        # 4. and back, while queued exceeds what the blocks can hold
+        back = 0
+        while len(self.queued) and allocsize - self.queued.size - running_left < 0:
+            job = self.queued.pop_largest()
+            assert job is not None
+            self.holding.push(job)
+            back += 1
+        if moved or back:
+            self._note(f"{moved} task(s) queued to existing blocks, {back} moved back to holding "
+                       f"(capacity left {allocsize:.1f}, queued {self.queued.size:.1f}, "
+                       f"running {running_left:.1f})")
+        # 5. new blocks for what is still holding, or remove idle blocks
+        counts = self.holding.counts()
+        tsum = 0
+        if counts:
+            tsum = int(max(1.0, sum(planner.desired_size(w, s) * c for w, c in counts)))
+        chunk = planner.new_block_count(s.slots, len(self.blocks), s.allocation_step_size)
+        if tsum == 0:
+            needed = self.queued.size + self._running_size(now, left=False)
+            views = [planner.BlockView(b.id, b.size_left(now, p), b.last_used, b.suspended)
+                     for b in live if b.started is not None]
+            for bid in planner.blocks_to_suspend(views, needed, now, s.suspend_delay):
+                b = self.blocks[bid]
+                b.suspended = True
+                b.state = "suspended"
+                for conn in b.conns.values():
+                    self._idle.pop(conn, None)
+                self._note(f"suspending block {bid}: no work waiting, unused for more than "
+                           f"{s.suspend_delay:g}s (needed {needed:.1f})")
+                if b.running_count() == 0:
+                    self._shutdown_block(b, "suspended and idle")
+        elif chunk > 0:
+            walltimes = self.holding.walltimes()
+            plans = planner.allocate_blocks(walltimes, len(self.blocks), s, tsum)
+            for plan in plans:
+                block = self._start_block(plan, now)
+                for _ in range(plan.count):
+                    job = self.holding.pop_smallest()
+                    assert job is not None
+                    self.queued.push(job)
+                self._note(f"new block {block.id} ({block.workers} workers x {block.walltime}s) "
+                           f"for {len(walltimes)} holding task(s): {plan.reason}")
+        # workers may now have work they did not see (moved to queued does not change
+        # what they may take, but blocks that became active might)
+        for conn in list(self._idle):
+            self._dispatch(conn)
+
+    # -- state ------------------------------------------------------------------------------
+
+    def state(self) -> dict[str, Any]:
+        """A snapshot for panels: blocks, workers, queues and the latest decisions."""
+        now = self.clock()
+        p = self.settings.parallelism
+
+        def block_row(b: Block) -> dict[str, Any]:
+            return {
+                "id": b.id, "state": b.state, "workers": b.workers, "walltime": b.walltime,
+                "nodes": -(-b.workers // self.settings.jobs_per_node),
+                "requested": b.requested, "started": b.started, "ended": b.ended,
+                "time_left": None if b.started is None or not b.live else max(0.0, b.time_left(now)),
+                "size_left": b.size_left(now, p) if b.live else 0.0,
+                "running": b.running_count(), "tasks_done": b.tasks_done,
+                "connected_workers": len(b.conns), "utilization": b.utilization(now),
+                "suspended": b.suspended, "reason": b.reason,
+                "pids": b.handle.pids() if b.handle is not None and b.live else [],
+            }
+
+        blocks = [block_row(b) for b in self.blocks.values()]
+        blocks += [block_row(b) for b in self.finished_blocks]
+        workers = [
+            {"block": c.block.id, "id": c.id, "workerid": c.workerid, "node": c.node,
+             "cores": c.cores, "busy": len(c.running), "pid": c.pid,
+             "tasks": [j.taskid for j in c.running.values()]}
+            for b in self.blocks.values() for c in b.conns.values()
+        ]
+        return {
+            "site": self.site,
+            "contact": f"{self.host}:{self.port}",
+            "holding": len(self.holding),
+            "queued": len(self.queued),
+            "running": len(self.running),
+            "counts": dict(self.counts),
+            "blocks": blocks,
+            "workers": workers,
+            "decisions": list(self.decisions)[-20:],
+            "settings": self.settings.as_options(),
+        }
