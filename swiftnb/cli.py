@@ -190,21 +190,6 @@ def _suggest(word: str) -> str:
     return f" (did you mean {close[0]}?)" if close else ""
 
 
-def _conf_value(key: str, raw: str) -> object:
-    text = raw.strip()
-    low = text.lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(text)
-    except ValueError:
-        pass
-    try:
-        return float(text)
-    except ValueError:
-        return text
-
-
 def parse_run_args(argv: Sequence[str]) -> RunOptions:
     """Split a `swift`-style command line: options, the script, script arguments."""
     opts = RunOptions(argv=list(argv))
@@ -247,10 +232,9 @@ def parse_run_args(argv: Sequence[str]) -> RunOptions:
                 key = PROPERTY_KEYS.get(name, name) if name in PROPERTY_KEYS else name
                 if key is None:
                     continue
-                conv = _conf_value(key, value)
                 if name == "ticker.disable":
-                    conv = not conv if isinstance(conv, bool) else conv
-                opts.conf[key] = conv
+                    value = "false" if value.strip().lower() == "true" else "true"
+                opts.conf[key] = value
                 continue
             if opts.script is not None:
                 opts.script_args.append(a)  # a script argument without '='
@@ -261,7 +245,7 @@ def parse_run_args(argv: Sequence[str]) -> RunOptions:
         else:
             opts.script_args.append(a)
     if "-sites" in opts.values:
-        opts.conf["sites"] = [s.strip() for s in opts.values["-sites"].split(",") if s.strip()]
+        opts.conf["sites"] = opts.values["-sites"]
     return opts
 
 
@@ -297,95 +281,58 @@ class _Tee:
 
 
 def _load_config(opts: RunOptions, base_dir: str):
-    """The typed Config of this run (swiftnb.config), or None if that part is missing.
+    """The typed Config of this run: swift.conf layers, legacy files, command line.
 
-    Raises ``_UsageError`` with the loader's message for a bad configuration.
+    Raises ``_UsageError`` with the loader's message (key, origin, suggestion).
     """
-    try:
-        from swiftnb import config as config_mod
-    except ImportError:
-        return None
-    load = getattr(config_mod, "load_config", None) or getattr(config_mod, "load", None)
-    if load is None:
-        return None
-    kwargs = {
-        "config_file": opts.values.get("-config"),
-        "sites_file": opts.values.get("-sites.file"),
-        "tc_file": opts.values.get("-tc.file"),
-        "overrides": dict(opts.conf),
-        "cwd": base_dir,
-    }
-    import inspect
+    from swiftnb.config import ConfigError, load_config
 
     try:
-        params = inspect.signature(load).parameters
-        if not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-            kwargs = {k: v for k, v in kwargs.items() if k in params}
-    except (TypeError, ValueError):
-        pass
-    error_types = tuple(
-        t for t in (getattr(config_mod, "ConfigError", None),) if isinstance(t, type))
-    try:
-        return load(**kwargs)
-    except error_types as exc:  # type: ignore[misc]
+        return load_config(opts.values.get("-config"), properties=dict(opts.conf),
+                           sites_file=opts.values.get("-sites.file"),
+                           tc_file=opts.values.get("-tc.file"), cwd=base_dir)
+    except ConfigError as exc:
         raise _UsageError(str(exc)) from None
 
 
-def _conf_get(config, key: str, default):
-    """A global setting: the command line, then the Config, then ``default``."""
-    if config is None:
-        return default
-    for getter in ("get",):
-        fn = getattr(config, getter, None)
-        if callable(fn):
-            try:
-                value = fn(key)
-            except Exception:  # noqa: BLE001 - a missing key is the default
-                value = None
-            if value is not None:
-                return value
-    snake = "".join("_" + c.lower() if c.isupper() else c for c in key).lstrip("_")
-    for attr in (key, snake):
-        value = getattr(config, attr, None)
-        if value is not None and not callable(value):
-            return value
-    return default
+def _app_lookup(config, site: str):
+    """tr -> (executable, env, maxwalltime seconds) on ``site``, or None if not there."""
+    cache: dict[str, object] = {}
+
+    def lookup(tr: str):
+        if tr not in cache:
+            app = config.app_for(site, tr)
+            cache[tr] = None if app is None else (
+                app.executable_for(tr), dict(app.env), app.max_wall_time)
+        return cache[tr]
+
+    return lookup
 
 
 def _build_executor(config, bus, opts: RunOptions, run_dir, keep: bool):
-    """The executor of this run: the site scheduler when configured, else local only."""
+    """The executor of this run: the site scheduler for remote or several sites, else
+    the single local site (the embedded default needs no configuration)."""
     from swiftnb.execution.local import LocalProvider
     from swiftnb.scheduling.single import DryRunExecutor, SingleSiteExecutor
 
     if opts.flag("-dryrun"):
         return DryRunExecutor(bus)
-    if config is not None:
+    selected = list(config.selected_sites) or ["local"]
+    sites = [config.sites[name] for name in selected if name in config.sites]
+    if len(sites) != 1 or sites[0].type != "local":
         try:
             from swiftnb.scheduling import build_executor  # the multi-site scheduler
         except ImportError:
             build_executor = None
         if build_executor is not None:
             return build_executor(config, bus, site_run=run_dir.site_run, keep_site_dir=keep)
-    site = None
-    sites = _conf_get(config, "sites", ["local"])
-    name = sites[0] if isinstance(sites, (list, tuple)) and sites else "local"
-    work_dir = None
-    max_parallel = 2
-    if config is not None:
-        site = getattr(config, "site", None)
-        if callable(site):
-            try:
-                site = site(name)
-            except Exception:  # noqa: BLE001
-                site = None
-        elif isinstance(site, dict):
-            site = site.get(name)
-        if site is not None:
-            work_dir = getattr(site, "work_directory", None) or getattr(site, "workDirectory", None)
-            max_parallel = int(getattr(site, "max_parallel_tasks", None)
-                               or getattr(site, "maxParallelTasks", None) or 2)
-    provider = LocalProvider(name, work_dir=work_dir, site_run=run_dir.site_run, keep=keep)
-    return SingleSiteExecutor(provider, bus, max_parallel=max_parallel)
+        if not sites:
+            raise _UsageError(f"no such site: {', '.join(selected)}")
+    site = sites[0]
+    provider = LocalProvider(site.name, work_dir=site.work_directory, site_run=run_dir.site_run,
+                             keep=keep or site.keep_site_dir)
+    return SingleSiteExecutor(provider, bus, max_parallel=site.max_parallel_tasks,
+                              app_lookup=_app_lookup(config, site.name))
 
 
 def _make_settings(settings_cls, values: dict):
@@ -442,6 +389,12 @@ def _cmd_run(argv: Sequence[str]) -> int:
     except _UsageError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE
+    if opts.flag("-listconfig"):
+        print(config.listconfig())
+        return EXIT_OK
+    if opts.flag("-sitelist"):
+        print("\n".join(config.sites))
+        return EXIT_OK
     return _execute(opts, program, config, base_dir)
 
 
@@ -505,13 +458,12 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
             detach_log()
         return EXIT_USAGE
 
-    lazy = _conf_get(config, "lazyErrors", True)
-    retries = _conf_get(config, "executionRetries", 0)
-    keep = bool(_conf_get(config, "keepSiteDir", False))
-    lazy = opts.conf.get("lazyErrors", lazy)
-    retries = opts.conf.get("executionRetries", retries)
-    keep = bool(opts.conf.get("keepSiteDir", keep))
-    ticker_on = bool(opts.conf.get("tickerEnabled", _conf_get(config, "tickerEnabled", True)))
+    for warning in getattr(config, "warnings", ()) or ():
+        print(f"Warning: {warning}", file=err)
+    lazy = config.lazy_errors
+    retries = config.execution_retries
+    keep = config.keep_site_dir
+    ticker_on = config.ticker_enabled
     if opts.values.get("-ui") == "none":
         ticker_on = False
     pgraph = opts.values.get("-pgraph") or opts.properties.get("pgraph")
@@ -523,8 +475,7 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
     settings_values = {
         "lazy_errors": bool(lazy),
         "execution_retries": int(retries),
-        "max_foreach_threads": int(opts.conf.get(
-            "maxForeachThreads", _conf_get(config, "maxForeachThreads", 16384))),
+        "max_foreach_threads": int(config.max_foreach_threads),
         "script_args": list(opts.script_args),
         "args": list(opts.script_args),
         "dryrun": opts.flag("-dryrun"),
@@ -534,12 +485,21 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
         "verbose": opts.flag("-verbose", "-v"),
     }
 
+    try:
+        executor = _build_executor(config, bus, opts, run_dir, keep)
+    except _UsageError as exc:
+        print(f"Could not start execution:\n\t{exc}", file=err)
+        restart.close()
+        if detach_log:
+            detach_log()
+        return EXIT_USAGE
+
     async def main() -> object:
         from swiftnb.engine import run as run_mod
         from swiftnb.logs.ticker import ProgressTicker
 
-        executor = _build_executor(config, bus, opts, run_dir, keep)
-        ticker = ProgressTicker(bus, stream=sys.stderr) if ticker_on else None
+        ticker = ProgressTicker(bus, stream=sys.stderr,
+                                prefix=config.ticker_prefix or "Progress: ") if ticker_on else None
         if ticker:
             ticker.start()
         settings = _make_settings(run_mod.RunSettings, settings_values)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
+from collections.abc import Callable
 from typing import Any
 
 from swiftnb.engine.task import Task, TaskResult
@@ -31,8 +32,19 @@ __all__ = ["SingleSiteExecutor"]
 class SingleSiteExecutor:
     """Executor over a single provider with a concurrency limit (maxParallelTasks)."""
 
-    def __init__(self, provider: Provider, bus: EventBus, max_parallel: int = 2) -> None:
+    def __init__(
+        self,
+        provider: Provider,
+        bus: EventBus,
+        max_parallel: int = 2,
+        *,
+        app_lookup: Callable[[str], tuple[str, dict[str, str], float | None] | None] | None = None,
+    ) -> None:
+        """``app_lookup(tr)`` is the site's app catalogue: (executable, env, maxwalltime
+        seconds) or None when the app is not available there (default: any app runs the
+        program of its name, Swift's ``app.ALL { executable: "*" }``)."""
         self.provider = provider
+        self.app_lookup = app_lookup
         self.bus = bus
         self.max_parallel = max(1, int(max_parallel))
         self._slots = asyncio.Semaphore(self.max_parallel)
@@ -67,6 +79,17 @@ class SingleSiteExecutor:
         emit = self.bus.emit
         jobid = task.jobid
         emit("JOB_SITE_SELECT", {"jobid": jobid})
+        if self.app_lookup is not None and task.executable is None:
+            app = self.app_lookup(task.tr)
+            if app is None:
+                return TaskResult(
+                    ok=False, message=f'The application "{task.tr}" is not available on any of the sites')
+            executable, env, walltime = app
+            task.executable = executable
+            if env:
+                task.env = {**env, **task.env}
+            if task.maxwalltime is None and walltime is not None:
+                task.maxwalltime = float(walltime)
         await self._ensure_started()
         async with self._slots:
             host = self.provider.name
