@@ -1,0 +1,90 @@
+"""`swiftnb run` command line: options, properties, script arguments, early exit codes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from swiftnb import cli
+from swiftnb.cli import parse_run_args
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def swiftnb(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "swiftnb.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=50)
+
+
+def test_options_before_script_and_arguments_after():
+    o = parse_run_args(["-lazy.errors", "false", "-execution.retries", "2", "-sites", "a,b",
+                        "-runid", "r1", "-logfile", "x.log", "-dryrun", "wf.swift", "-n=5",
+                        "-name=a b", "-resume", "wf.rlog"])
+    assert o.script == "wf.swift"
+    assert o.script_args == ["-n=5", "-name=a b"]
+    assert o.values == {"-sites": "a,b", "-runid": "r1", "-logfile": "x.log",
+                        "-resume": "wf.rlog"}
+    assert o.conf == {"lazyErrors": "false", "executionRetries": "2", "sites": "a,b"}
+    assert o.flag("-dryrun")
+
+
+def test_boolean_properties_without_value_mean_true():
+    o = parse_run_args(["-sitedir.keep", "-lazy.errors", "wf.swift"])
+    assert o.conf == {"keepSiteDir": "true", "lazyErrors": "true"}
+    assert o.script == "wf.swift"
+
+
+def test_swift_conf_keys_and_ticker_disable():
+    o = parse_run_args(["-executionRetries", "3", "-ticker.disable", "true", "wf.swift"])
+    assert o.conf == {"executionRetries": "3", "tickerEnabled": "false"}
+
+
+def test_unknown_option_is_a_usage_error_with_a_suggestion():
+    r = swiftnb("run", "-lazy.erors", "true", "wf.swift")
+    assert r.returncode == 1
+    assert "unknown option -lazy.erors (did you mean -lazy.errors?)" in r.stderr
+    assert r.stdout == ""
+
+
+def test_missing_value_is_a_usage_error():
+    assert swiftnb("run", "-resume").returncode == 1
+
+
+def test_no_script_is_a_usage_error():
+    r = swiftnb("run", "-dryrun")
+    assert r.returncode == 1 and "no SwiftScript program" in r.stderr
+
+
+def test_missing_script_exit_4(tmp_path):
+    r = swiftnb("run", "nope.swift", cwd=tmp_path)
+    assert r.returncode == 4
+    assert r.stderr.strip() == "SwiftScript program does not exist: nope.swift"
+    assert not any(p.name.startswith("run") for p in tmp_path.iterdir())
+
+
+def test_swift_spelling_without_subcommand(tmp_path):
+    r = swiftnb("nope.swift", cwd=tmp_path)
+    assert r.returncode == 4
+
+
+def test_version_and_help():
+    r = swiftnb("run", "-version")
+    assert r.returncode == 0 and r.stdout.startswith("Swift 0.96.2 swiftnb ")
+    r = swiftnb("run", "-help")
+    assert r.returncode == 0 and "-resume FILE" in r.stdout and "-name=value" in r.stdout
+
+
+def test_missing_config_file_is_exit_1(tmp_path):
+    (tmp_path / "wf.swift").write_text("int i = 1;\n")
+    r = swiftnb("run", "-config", "nope.conf", "wf.swift", cwd=tmp_path)
+    assert r.returncode == 1 and "nope.conf" in r.stderr
+
+
+def test_usage_text_names_every_guide_option():
+    for option in ("-typecheck", "-dryrun", "-resume", "-config", "-runid", "-logfile",
+                   "-verbose", "-debug", "-sites.file", "-tc.file", "-sites", "-pgraph",
+                   "-version", "-help"):
+        assert option in cli.RUN_USAGE
