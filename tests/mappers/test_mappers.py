@@ -255,3 +255,18 @@ def test_mapper_values_from_lang_types(tmp_path):
     assert m.existing() == [((Index(0),), "a0000.txt")]
 
 
+
+
+def test_lang_mapper_table_matches_implementations():
+    lm = pytest.importorskip("swiftnb.lang.mappers", reason="LANG's mapper table is not there yet")
+    for canonical, (alias, params, required) in lm.MAPPERS.items():
+        assert canonical in MAPPERS and alias in MAPPERS, canonical
+        cls = MAPPERS[canonical]
+        assert MAPPERS[alias] is cls
+        assert cls.params == params, canonical
+        assert tuple(cls.required) == tuple(required), canonical
+
+
+def test_test_mapper():
+    m = mk("test_mapper", {"file": "t.out", "temp": True})
+    assert m.map() == "t.out" and m.temp

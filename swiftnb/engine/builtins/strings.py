@@ -213,11 +213,8 @@ def matches(ctx: Any, s: str, pattern: str) -> bool:
 
 
 @register("findAllRe")
-def find_all_re(ctx: Any, s: str, pattern: str) -> dict[int, dict[int, str]]:
-    """findAllRe(string s, string regex) -> string[][]. For every match, its group 0 and
-    capturing groups (``[i][0]`` is the whole match, ``[i][1]`` group 1...)."""
+def find_all_re(ctx: Any, s: str, pattern: str) -> dict[int, str]:
+    """findAllRe(string s, string regex) -> string[]. Every non-overlapping match of the
+    Java regex, in order (the whole match text)."""
     rx = compile_java(pattern)
-    out: dict[int, dict[int, str]] = {}
-    for i, m in enumerate(rx.finditer(s)):
-        out[i] = {g: (m.group(g) or "") for g in range(rx.groups + 1)}
-    return out
+    return {i: m.group(0) for i, m in enumerate(rx.finditer(s))}

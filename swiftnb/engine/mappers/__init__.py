@@ -27,6 +27,7 @@ from swiftnb.engine.mappers.lists import (  # noqa: F401,E402
     FixedArrayMapper,
     RegexpMapper,
     StructuredRegexpMapper,
+    TestMapper,
 )
 from swiftnb.engine.mappers.ext import ExtMapper  # noqa: F401,E402
 
@@ -45,5 +46,5 @@ __all__ = [
     "MAPPERS", "Mapper", "MapperContext", "MapperError", "create_mapper", "mapper_names",
     "register_mapper", "single_file", "default_mapper", "SingleFileMapper", "SimpleMapper",
     "ConcurrentMapper", "FilesysMapper", "FixedArrayMapper", "ArrayMapper", "RegexpMapper",
-    "StructuredRegexpMapper", "CSVMapper", "ExtMapper",
+    "StructuredRegexpMapper", "CSVMapper", "ExtMapper", "TestMapper",
 ]

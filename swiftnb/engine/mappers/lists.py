@@ -86,18 +86,19 @@ def regexp_transform(source: str, match: str, transform: str, who: str) -> str:
 @register_mapper
 class RegexpMapper(Mapper):
     """``regexp_mapper; source=s, match="(.*)gif", transform="\\\\1jpg"``: one file whose
-    name is ``transform`` with ``\\N`` replaced by the groups of ``match`` in ``source``."""
+    name is ``transform`` with ``\\N`` replaced by the groups of ``match`` in ``source``
+    (no ``transform``: the matched text itself)."""
 
     name = "RegexpMapper"
     aliases = ("regexp_mapper",)
     params = frozenset({"source", "match", "transform"})
-    required = ("source", "match", "transform")
+    required = ("source", "match")
 
     def map(self, path: tuple = ()) -> str:
         if path:
             raise self.invalid(path)
         return regexp_transform(self.str_param("source") or "", self.str_param("match") or "",
-                                self.str_param("transform") or "", self.spelled)
+                                self.str_param("transform", "\\0") or "", self.spelled)
 
 
 @register_mapper
@@ -108,7 +109,7 @@ class StructuredRegexpMapper(Mapper):
     name = "StructuredRegexpMapper"
     aliases = ("structured_regexp_mapper",)
     params = frozenset({"source", "match", "transform"})
-    required = ("source", "match", "transform")
+    required = ("source", "match")
     fixed = True
 
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
@@ -120,7 +121,7 @@ class StructuredRegexpMapper(Mapper):
         else:
             self.sources = None
         self.match = self.str_param("match") or ""
-        self.transform = self.str_param("transform") or ""
+        self.transform = self.str_param("transform", "\\0") or ""
 
     def describe(self) -> str:
         return "one file per element of its source array"
@@ -240,3 +241,26 @@ class CSVMapper(Mapper):
                 if fields is None or col in fields:
                     out.append(((Index(i), Field(col)), v))
         return out
+
+
+@register_mapper
+class TestMapper(Mapper):
+    """``test_mapper; file="x"`` (Swift's test-suite mapper): maps the variable to
+    ``file``; ``temp``, ``remappable`` and ``static`` are accepted and recorded so the
+    engine can honour them (a temporary file is removed when the variable goes away)."""
+
+    name = "TestMapper"
+    aliases = ("test_mapper",)
+    params = frozenset({"file", "temp", "remappable", "static"})
+
+    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+        super().__init__(params, ctx, spelled)
+        self.temp = self.bool_param("temp", False)
+        self.remappable = self.bool_param("remappable", False)
+        self.static = self.bool_param("static", True)
+
+    def map(self, path: tuple = ()) -> str:
+        f = self.str_param("file", "") or ""
+        if not path:
+            return f
+        return f + "".join(str(s) for s in path)
