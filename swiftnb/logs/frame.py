@@ -361,7 +361,7 @@ class LogFrame:
             if entity == "run":
                 run = self.run
                 table = pd.DataFrame({"start": [run["start"]], "finish": [run["finish"]]},
-                                     index=pd.Index([run["run_id"] or self.name or "run"]))
+                                     index=pd.Index([run["run_id"] or "run"]))
             elif name == "Tw":
                 table = self.jobs[["task"]].copy()
                 table["active"] = self.jobs["taskid"].map(self.tasks["active"]) \

@@ -60,7 +60,7 @@ _STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
 #: every following line that does not start with a time stamp.
 _RECORD = re.compile(
     r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})([+-]\d{4}|Z)? ?(\w+) +(\S+) ?"
-    r"([A-Z][A-Z0-9_]+(?= |$))? ?"
+    r"(?:([A-Z][A-Z0-9_]+)(?: |$))?"
     r"([^\n]*(?:\n(?!" + _STAMP + r")[^\n]*)*)",
     re.M,
 )
@@ -203,9 +203,10 @@ def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) 
 def parse_text(text: str, *, name: str = "<log>", first_line: int = 1,
                check: bool = True) -> pd.DataFrame:
     """Parse log text (whole records) into the event table; see the module docstring."""
-    if check:
+    # the newline that ends the last line is not a continuation line of its record
+    records = _RECORD.findall(text[:-1] if text.endswith("\n") else text)
+    if records and check:
         _check_damage(text, name)
-    records = _RECORD.findall(text)
     if not records:
         if text.strip():
             first = text.lstrip().splitlines()[0][:80]
@@ -426,9 +427,6 @@ def _generic_fields(sub: pd.Series) -> pd.DataFrame:
 
 # -- back to events ------------------------------------------------------------------
 _BASE_COLUMNS = ("line", "time", "kind", "level", "logger", "tag", "text")
-_ORDER = {
-    "TASK_STATUS_CHANGE": ("taskid", "status", "workerid", "message"),
-}
 
 
 def to_events(frame: pd.DataFrame) -> list[Event]:
@@ -454,7 +452,7 @@ def to_events(frame: pd.DataFrame) -> list[Event]:
         for c in cols:
             v = rec.get(c)
             if v is not None and v is not pd.NA and not (isinstance(v, float) and np.isnan(v)):
-                fields[c] = int(v) if c in _INT_COLUMNS else v
+                fields["line" if c == "procline" else c] = int(v) if c in _INT_COLUMNS else v
         text = rec["text"]
         events.append(Event(rec["time"], kind, fields, rec["level"], rec["logger"],
                             None if text is None or (isinstance(text, float)) else text))

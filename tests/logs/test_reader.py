@@ -1,0 +1,147 @@
+"""The reader: compressed and plain files, continuation lines, damage, our own logs."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import io
+import warnings
+
+import pandas as pd
+import pytest
+from conftest import DATA, log_text
+from synthetic import record
+
+from swiftnb.logs.frame import LogFrame, events_frame
+from swiftnb.logs.reader import LogFormatError, LogWarning, read_events, read_log
+from swiftnb.logs.writer import write_events
+
+SMALL = "stampede-exp-020"
+
+
+@pytest.fixture(scope="module")
+def small_text() -> str:
+    return log_text(SMALL)
+
+
+def test_plain_gz_bz2_and_stream_read_alike(tmp_path, small_text):
+    plain = tmp_path / "swift.log"
+    plain.write_text(small_text)
+    gz = tmp_path / "swift.log.gz"
+    gz.write_bytes(gzip.compress(small_text.encode()))
+    a = read_log(plain)
+    pd.testing.assert_frame_equal(a, read_log(gz))
+    pd.testing.assert_frame_equal(a, read_log(DATA / SMALL / "swift.log.bz2"))
+    pd.testing.assert_frame_equal(a, read_log(io.StringIO(small_text)))
+
+
+def test_continuation_lines_and_line_numbers(small_text):
+    ev = read_log(io.StringIO(small_text))
+    lines = small_text.splitlines()
+    config = ev[ev["kind"] == "CONFIG"].iloc[0]
+    assert config["text"].startswith("[D] /scratch/midway")
+    assert "sites: [stampede]" in config["text"]
+    source = ev[ev["tag"] == "BEGIN"].iloc[0]
+    assert "foreach i in [1:count]" in source["text"]
+    for _, row in ev[ev["kind"].isin(["RUN_START", "JOB_END", "RUN_SUCCESS"])].iterrows():
+        expected = {"RUN_START": " RUN_START", "JOB_END": " JOB_END jobid=",
+                    "RUN_SUCCESS": " Swift finished"}[row["kind"]]
+        assert expected in lines[row["line"] - 1]
+
+
+def test_fields_of_swift_lines(small_text):
+    ev = read_log(io.StringIO(small_text))
+    start = ev[ev["kind"] == "JOB_START"].iloc[0]
+    assert start["arguments"] == "[900]" and start["host"] == "stampede"
+    assert start["tmpdir"].startswith("bag_of_tasks-run020/jobs/")
+    task = ev[ev["kind"] == "JOB_TASK"].iloc[0]
+    assert task["exec"] == "/bin/bash" and task["args"].startswith("_swiftwrap.staging -e sleep")
+    req = ev[ev["kind"] == "BLOCK_REQUESTED"].iloc[0]
+    assert (req["id"], req["cores"], req["coresPerWorker"], req["walltime"]) == (
+        "0124-5309490-000000", "16", "1", "1440")
+    st = ev[ev["kind"] == "TASK_STATUS_CHANGE"]
+    assert set(st["status"].astype(int)) == {8, 1, 16, 2, 17, 7}
+    assert st[st["status"] == 2]["workerid"].notna().all()
+    assert ev["time"].is_monotonic_increasing is False or ev["time"].iloc[0] == pytest.approx(1453694014.832)
+
+
+def test_zone_offsets_give_utc():
+    text = ("2016-01-25 01:08:24,537-0500 INFO  Loader RUN_START\n"
+            "2016-01-25 06:08:25,000+0000 INFO  Loader Swift finished with errors\n")
+    ev = read_log(io.StringIO(text))
+    assert ev["time"].tolist() == [pytest.approx(1453702104.537), pytest.approx(1453702105.0)]
+    assert ev["kind"].tolist() == ["RUN_START", "RUN_FAILURE"]
+
+
+def test_not_a_log_is_a_clear_error(tmp_path):
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\nworld\n")
+    with pytest.raises(LogFormatError, match="not a Swift log.*first line: 'hello'"):
+        read_log(bad)
+    with pytest.raises(FileNotFoundError, match="log file not found"):
+        read_log(tmp_path / "missing.log")
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    assert len(read_log(empty)) == 0
+
+
+def test_truncated_log_warns_and_keeps_what_is_there(tmp_path, small_text):
+    cut = small_text[: len(small_text) // 2]
+    path = tmp_path / "cut.log"
+    path.write_text("garbage before\n" + cut)
+    with pytest.warns(LogWarning) as caught:
+        ev = read_log(path)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "text before the first log record" in messages
+    assert "ends in the middle of a line" in messages
+    assert 500 < len(ev) < 1000
+    with pytest.raises(LogFormatError, match="middle of a line|before the first"):
+        read_log(path, strict=True)
+    # a truncated bz2 file: the readable part, with a warning
+    data = bz2.compress(small_text.encode())
+    trunc = tmp_path / "swift.log.bz2"
+    trunc.write_bytes(data[: len(data) * 3 // 4])
+    with warnings.catch_warnings(record=True) as caught2:
+        warnings.simplefilter("always")
+        try:
+            ev2 = read_log(trunc)
+        except LogFormatError as exc:  # bz2 blocks: may hold nothing readable
+            assert "decompress" in str(exc)
+        else:
+            assert any("truncated" in str(w.message) for w in caught2)
+            assert len(ev2) >= 0
+
+
+def test_our_log_reads_back_to_the_event_stream(tmp_path):
+    """Counts and timings of our own log read back equal those of the event stream."""
+    events = record()
+    path = tmp_path / "run001" / "swift.log"
+    write_events(events, path)
+    live = LogFrame.from_events(events)
+    back = LogFrame.read(path)
+    assert live.run == back.run
+    assert live.run["ntasks"] == 7 and live.run["tasks_failed"] == 1
+    for table in ("jobs", "tasks", "blocks", "workers"):
+        pd.testing.assert_frame_equal(getattr(live, table), getattr(back, table),
+                                      check_dtype=False, obj=table)
+    pd.testing.assert_frame_equal(live.timings(), back.timings())
+    assert set(back.timings()["timing"]) == {"TTC", "Tss", "Tse", "Tw", "Te", "Tsi", "Tso",
+                                             "Tq", "Ta", "Tb", "Twe"}
+
+
+def test_read_events_rewrites_to_the_same_log(tmp_path):
+    events = record()
+    first = io.StringIO()
+    write_events(events, first)
+    again = io.StringIO()
+    write_events(read_events(io.StringIO(first.getvalue())), again)
+    assert again.getvalue() == first.getvalue()
+    # and the same for a Swift/K log: records keep their text and fields
+    frame = events_frame(read_events(io.StringIO(first.getvalue())))
+    assert len(frame) == len(events)
+
+
+def test_real_swift_log_rewrites_identically(small_text):
+    out = io.StringIO()
+    write_events(read_events(io.StringIO(small_text)), out)
+    assert out.getvalue() == small_text
