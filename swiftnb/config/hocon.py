@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -116,7 +117,7 @@ def tree_from_dict(data: Mapping[str, Any]) -> ConfigTree:
             value = tree_from_dict(value)
         elif isinstance(value, list):
             value = [tree_from_dict(v) if isinstance(v, Mapping) else v for v in value]
-        dict.__setitem__(tree, key, value)
+        OrderedDict.__setitem__(tree, key, value)
     return tree
 
 

@@ -80,7 +80,11 @@ class Origins:
             found = self.leaves.get(path[:i]) or self.objects.get(path[:i])
             if found is not None:
                 return found
-        return None
+        # Only deeper keys were recorded (``lazy.errors: true`` asked about ``lazy``).
+        n = len(path)
+        below = [o for k, o in list(self.leaves.items()) + list(self.objects.items())
+                 if k[:n] == path]
+        return below[0] if below else None
 
 
 class IncludeMissing(Exception):

@@ -89,6 +89,12 @@ class Checker:
 
     def unknown(self, node: dict, key: str, value: Any, path: tuple[str, ...]) -> None:
         full = path + (key,)
+        if not path:
+            for dotted in _leaf_paths(key, value):
+                if dotted in PROPERTY_NAMES:  # a swift.properties name in swift.conf
+                    self.error(tuple(dotted.split(".")), "unknown key (a swift.properties "
+                               f"name), did you mean {PROPERTY_NAMES[dotted]}?")
+                    return
         hint = suggest(key, value, node, path)
         self.error(full, "unknown key" + (f", did you mean {hint}?" if hint else ""))
 
@@ -112,6 +118,10 @@ def suggest(key: str, value: Any, node: dict, path: tuple[str, ...]) -> str | No
     elsewhere = _find(scope, key)
     if elsewhere:
         return ".".join(elsewhere)
+    if not scope_path:  # a site key written at the top level
+        in_site = _find(schema.SITE, key)
+        if in_site:
+            return "site.<name>." + ".".join(in_site)
     close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
     if close:
         return lowered[close[0]]

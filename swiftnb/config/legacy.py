@@ -1,0 +1,486 @@
+"""The pre-0.96 configuration files, converted as ``swift-convert-config`` did.
+
+``sites.xml`` (the site catalog), ``tc.data`` (the transformation catalog) and
+``swift.properties`` become layers of the same tree swift.conf produces, so they are
+validated, typed and dumped the same way; each converted key keeps the file and line
+it came from (``# [R] sites.xml line 12`` in the dump).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import xml.parsers.expat
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from swiftnb.config import schema
+from swiftnb.config.hocon import Layer, system_properties, tree_from_dict
+from swiftnb.config.locate import Origin, Origins
+from swiftnb.config.model import ConfigError
+from swiftnb.config.types import BadValue, ValueType, seconds_to_time
+from swiftnb.config.validate import PROPERTY_NAMES
+
+# TScore constants of the site scheduler (reference 6.1): T = 100, B = 2 ln T / pi, C = 0.2
+_T = 100.0
+_B = 2 * math.log(_T) / math.pi
+_C = 0.2
+
+
+def tscore(score: float) -> float:
+    return math.exp(_B * math.atan(_C * score))
+
+
+class _Tree:
+    """A nested dict being built, recording each key's origin as it is set."""
+
+    def __init__(self, origins: Origins, file: str) -> None:
+        self.data: dict[str, Any] = {}
+        self.origins = origins
+        self.file = file
+
+    def set(self, path: tuple[str, ...], value: Any, line: int | None) -> None:
+        # Dotted names (pbs.aprun, mpi.processes) nest, as they do in HOCON.
+        path = tuple(p for part in path for p in part.split(".") if p)
+        node = self.data
+        for part in path[:-1]:
+            nxt = node.get(part)
+            if not isinstance(nxt, dict):
+                nxt = node[part] = {}
+            node = nxt
+        node[path[-1]] = typed(path, value)
+        self.origins.set_leaf(path, Origin("[R]", self.file, line, primary=False))
+
+    def has(self, path: tuple[str, ...]) -> bool:
+        node: Any = self.data
+        for part in path:
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
+
+
+def typed(path: tuple[str, ...], value: Any) -> Any:
+    """Convert a string from a legacy file to what the schema wants, if it can."""
+    node = schema.node_at(path)
+    if not isinstance(node, ValueType) or not isinstance(value, str):
+        return value
+    if node.kind == "stringlist":
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if node.kind in ("bool", "int", "nonneg", "posint", "float", "posfloat", "interval",
+                     "seconds"):
+        try:
+            return node.convert(value)
+        except BadValue:
+            return value  # validation reports it, with this file and line
+    if node.kind == "throttle":
+        try:
+            return "off" if value.strip().lower() == "off" else node.convert(value)
+        except BadValue:
+            return value
+    return value
+
+
+# ------------------------------------------------------------------ sites.xml
+
+@dataclass
+class _Element:
+    tag: str
+    attrs: dict[str, str]
+    line: int
+    text: str = ""
+    children: list["_Element"] = field(default_factory=list)
+
+
+def _parse_xml(path: str, display: str) -> _Element:
+    parser = xml.parsers.expat.ParserCreate()
+    stack: list[_Element] = []
+    root: list[_Element] = []
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        element = _Element(tag.split(":")[-1], attrs, parser.CurrentLineNumber)
+        if stack:
+            stack[-1].children.append(element)
+        else:
+            root.append(element)
+        stack.append(element)
+
+    def end(tag: str) -> None:
+        stack.pop()
+
+    def chars(data: str) -> None:
+        if stack:
+            stack[-1].text += data
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = chars
+    try:
+        with open(path, "rb") as handle:
+            parser.ParseFile(handle)
+    except OSError as exc:
+        raise ConfigError(f"{display}: cannot read site catalog: {exc.strerror}") from None
+    except xml.parsers.expat.ExpatError as exc:
+        raise ConfigError(f"{display}:{exc.lineno}:{exc.offset + 1}: XML error: "
+                          f"{xml.parsers.expat.ErrorString(exc.code)}") from None
+    return root[0]
+
+
+_COASTER_GLOBUS = {
+    "queue": "jobQueue", "project": "jobProject", "slots": "maxJobs",
+    "maxnodes": "maxNodesPerJob", "jobspernode": "tasksPerNode",
+    "taskspernode": "tasksPerNode", "lowoverallocation": "lowOverallocation",
+    "highoverallocation": "highOverallocation",
+    "overallocationdecayfactor": "overallocationDecayFactor",
+    "allocationstepsize": "allocationStepSize", "nodegranularity": "nodeGranularity",
+    "internalhostname": "internalHostName", "remotemonitorenabled": "remoteMonitorEnabled",
+    "userhomeoverride": "userHomeOverride", "workerlogginglevel": "workerLoggingLevel",
+    "workerloggingdirectory": "workerLoggingDirectory", "workermanager": "workerManager",
+    "softimage": "softImage", "spread": "spread", "reserve": "reserve",
+    "exponentialspread": "exponentialSpread",
+}
+_SWIFT_NS = {
+    "wrapperinterpreter": "wrapperInterpreter",
+    "wrapperinterpreteroptions": "wrapperInterpreterOptions",
+    "wrapperscript": "wrapperScript", "cleanupcommand": "cleanupCommand",
+    "cleanupcommandoptions": "cleanupCommandOptions",
+}
+_KARAJAN_NS = {"delaybase": "delayBase", "maxsubmitrate": "maxSubmitRate",
+               "status.mode": "statusMode"}
+_EXEC_PROVIDERS = {"gt2": "gt2", "gt4": "gt2", "gt5": "gt2", "condor-g": "condor"}
+
+
+def convert_sites_xml(path: str, display: str, origins: Origins,
+                      warnings: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """sites.xml -> (tree, pool handles in file order)."""
+    root = _parse_xml(path, display)
+    if root.tag not in ("config", "sites"):
+        raise ConfigError(f"{display}:{root.line}: <{root.tag}>: expected the site catalog "
+                          "root element <config>")
+    tree = _Tree(origins, display)
+    handles: list[str] = []
+    for pool in root.children:
+        if pool.tag != "pool":
+            warnings.append(f"{display}:{pool.line}: <{pool.tag}> ignored (not a <pool>)")
+            continue
+        handle = pool.attrs.get("handle")
+        if not handle:
+            raise ConfigError(f"{display}:{pool.line}: <pool>: missing the handle attribute "
+                              "(the site name)")
+        handles.append(handle)
+        _convert_pool(pool, handle, tree, display, warnings)
+    return tree.data, handles
+
+
+def _convert_pool(pool: _Element, name: str, tree: _Tree, display: str,
+                  warnings: list[str]) -> None:
+    site = ("site", name)
+    if name == "local":  # replaces the built-in local site (swift-convert-config: null)
+        tree.origins.set_null(site)
+    has_fs = False
+    exec_type = None
+    job_throttle = initial_score = None
+    profile_lines: dict[str, int] = {}
+    if "sysinfo" in pool.attrs:
+        tree.set(site + ("OS",), pool.attrs["sysinfo"], pool.line)
+    for el in pool.children:
+        tag, attrs, line = el.tag, el.attrs, el.line
+        if tag == "execution":
+            provider = attrs.get("provider", "local")
+            exec_type = _EXEC_PROVIDERS.get(provider, provider)
+            tree.set(site + ("execution", "type"), exec_type, line)
+            url = attrs.get("url")
+            if url and url != "none":
+                tree.set(site + ("execution", "URL"), url, line)
+            if attrs.get("jobmanager"):
+                tree.set(site + ("execution", "jobManager"), attrs["jobmanager"], line)
+        elif tag == "jobmanager":  # V1 syntax: GRAM2, or local://localhost
+            url = attrs.get("url", "")
+            if url.startswith("local://"):
+                exec_type = "local"
+                tree.set(site + ("execution", "type"), "local", line)
+            else:
+                exec_type = "gt2"
+                host, _, manager = url.partition("/")
+                tree.set(site + ("execution", "type"), "gt2", line)
+                tree.set(site + ("execution", "URL"), host, line)
+                if manager:
+                    tree.set(site + ("execution", "jobManager"),
+                             manager.replace("jobmanager-", "").upper(), line)
+        elif tag in ("filesystem", "gridftp"):
+            has_fs = True
+            url = attrs.get("url", "")
+            provider = attrs.get("provider") or (
+                "local" if url.startswith("local://") or not url else
+                "gsiftp" if tag == "gridftp" else "local")
+            tree.set(site + ("filesystem", "type"), provider, line)
+            if url and not url.startswith("local://") and provider != "local":
+                tree.set(site + ("filesystem", "URL"), url, line)
+        elif tag == "workdirectory":
+            tree.set(site + ("workDirectory",), el.text.strip(), line)
+        elif tag == "scratch":
+            tree.set(site + ("scratch",), el.text.strip(), line)
+        elif tag in ("profile", "env"):
+            ns = "env" if tag == "env" else attrs.get("namespace", "").lower()
+            key = attrs.get("key", "")
+            value = el.text.strip()
+            if not key:
+                raise ConfigError(f"{display}:{line}: <{tag}>: missing the key attribute")
+            if ns == "karajan" and key.lower() == "jobthrottle":
+                job_throttle = _number(value, display, line, key)
+                profile_lines["jobThrottle"] = line
+            elif ns == "karajan" and key.lower() == "initialscore":
+                initial_score = _number(value, display, line, key)
+                profile_lines["initialScore"] = line
+            elif ns == "karajan" and key.lower() in _KARAJAN_NS:
+                tree.set(site + (_KARAJAN_NS[key.lower()],), value, line)
+            elif ns == "swift" and key.lower() in _SWIFT_NS:
+                tree.set(site + (_SWIFT_NS[key.lower()],), value, line)
+            elif ns == "env":
+                tree.set(site + ("app", "ALL", "env", key), value, line)
+            elif ns == "globus":
+                _globus_profile(tree, site, key, value, line, exec_type)
+            else:
+                warnings.append(f"{display}:{line}: profile {ns}:{key} ignored "
+                                "(no equivalent in swift.conf)")
+        else:
+            warnings.append(f"{display}:{line}: <{tag}> ignored")
+    if job_throttle is not None or initial_score is not None:
+        jt = job_throttle if job_throttle is not None else 0.2
+        score = initial_score if initial_score is not None else 0.0
+        line = profile_lines.get("jobThrottle") or profile_lines.get("initialScore")
+        tree.set(site + ("maxParallelTasks",), int(jt * _T + 1), line)
+        tree.set(site + ("initialParallelTasks",), int(jt * tscore(score) + 1), line)
+        if job_throttle is not None:
+            tree.set(site + ("jobThrottle",), job_throttle, profile_lines["jobThrottle"])
+        if initial_score is not None:
+            tree.set(site + ("initialScore",), initial_score, profile_lines["initialScore"])
+    if not has_fs:
+        tree.set(site + ("staging",), "local", pool.line)
+
+
+def _number(value: str, display: str, line: int, key: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise ConfigError(f"{display}:{line}: profile karajan:{key}: invalid value "
+                          f"{value!r}, expected a number") from None
+
+
+def _globus_profile(tree: _Tree, site: tuple[str, ...], key: str, value: str, line: int,
+                    exec_type: str | None) -> None:
+    lower = key.lower()
+    coaster = exec_type in ("coaster", "coaster-persistent")
+    if lower == "maxwalltime":
+        tree.set(site + ("app", "ALL", "maxWallTime"), value, line)
+    elif lower == "maxtime" and coaster:
+        try:
+            text = seconds_to_time(int(float(value)))
+        except ValueError:
+            text = value
+        tree.set(site + ("execution", "options", "maxJobTime"), text, line)
+    elif lower == "ppn" and coaster:
+        tree.set(site + ("execution", "options", "jobOptions", "ppn"), value, line)
+    elif lower == "providerattributes":
+        for item in value.split(";"):
+            item = item.strip()
+            if not item:
+                continue
+            name, eq, val = item.partition("=")
+            tree.set(site + ("execution", "options", "jobOptions", name.strip()),
+                     val.strip() if eq else True, line)
+    elif coaster and lower in _COASTER_GLOBUS:
+        tree.set(site + ("execution", "options", _COASTER_GLOBUS[lower]), value, line)
+    elif lower in ("queue", "project"):
+        tree.set(site + ("app", "ALL", "options", "job" + lower.capitalize()), value, line)
+    else:
+        tree.set(site + ("app", "ALL", "options", key), value, line)
+
+
+# -------------------------------------------------------------------- tc.data
+
+_PROFILE = re.compile(r'\s*([A-Za-z_]+)::([^=]+)=\s*("(?:[^"\\]|\\.)*"|[^;]*)\s*(?:;|$)')
+
+
+def convert_tc_data(path: str, display: str, origins: Origins, site_names: list[str],
+                    default_local: bool, warnings: list[str]) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"{display}: cannot read transformation catalog: "
+                          f"{exc.strerror}") from None
+    tree = _Tree(origins, display)
+    for number, text in enumerate(lines, 1):
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        columns = stripped.split(None, 5)
+        if len(columns) < 3:
+            raise ConfigError(f"{display}:{number}: expected at least 3 columns: SITE "
+                              "TRANSFORMATION PATH [TYPE SYSINFO PROFILES], found "
+                              f"{len(columns)}")
+        site_name, tr, exe = columns[:3]
+        if site_name not in site_names and site_name == "localhost" and default_local:
+            site_name = "local"  # 0.95's localhost is 0.96's built-in local site
+        if site_names and site_name not in site_names and site_name != "local":
+            warnings.append(f"{display}:{number}: site {site_name!r} is not in the site "
+                            f"catalog; entry for {tr!r} kept anyway")
+        app = ("site", site_name, "app", "ALL" if tr == "*" else tr)
+        tree.set(app + ("executable",), "*" if exe == "null" else exe, number)
+        profiles = columns[5] if len(columns) > 5 else "null"
+        if profiles != "null":
+            _tc_profiles(tree, app, profiles, display, number)
+    return tree.data
+
+
+def _tc_profiles(tree: _Tree, app: tuple[str, ...], text: str, display: str,
+                 line: int) -> None:
+    pos = 0
+    while pos < len(text):
+        match = _PROFILE.match(text, pos)
+        if not match or match.end() == pos:
+            raise ConfigError(f"{display}:{line}: cannot read profile {text[pos:]!r}, "
+                              'expected NAMESPACE::KEY="VALUE" separated by ";"')
+        ns, key, value = match.group(1).lower(), match.group(2).strip(), match.group(3)
+        value = value.strip()
+        if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+            value = value[1:-1].replace('\\"', '"')
+        if ns == "env":
+            tree.set(app + ("env", key), value, line)
+        elif key.lower() == "maxwalltime":
+            tree.set(app + ("maxWallTime",), value, line)
+        elif key.lower() in ("queue", "project"):
+            tree.set(app + ("options", "job" + key.lower().capitalize()), value, line)
+        else:
+            tree.set(app + ("options", key), value, line)
+        pos = match.end()
+
+
+# ----------------------------------------------------------- swift.properties
+
+_REMOVED = ("pgraph", "kickstart.", "sites.file", "tc.file", "clustering.")
+_VAR = re.compile(r"\$\{([^}]*)\}")
+
+
+def read_properties(path: str, display: str) -> list[tuple[int, str, str]]:
+    """Java properties: key=value / key: value / key value, # and ! comments, \\ lines."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            raw_lines = handle.read().splitlines()
+    except OSError as exc:
+        raise ConfigError(f"{display}: cannot read properties: {exc.strerror}") from None
+    entries = []
+    i = 0
+    while i < len(raw_lines):
+        start = i + 1
+        line = raw_lines[i].lstrip()
+        while line.endswith("\\") and i + 1 < len(raw_lines):
+            i += 1
+            line = line[:-1] + raw_lines[i].lstrip()
+        i += 1
+        if not line or line[0] in "#!":
+            continue
+        match = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
+        if not match:
+            entries.append((start, line.strip(), ""))
+            continue
+        entries.append((start, match.group(1), match.group(2).strip()))
+    return entries
+
+
+def convert_properties(path: str, display: str, origins: Origins, env: Mapping[str, str],
+                       warnings: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """swift.properties -> (tree, {"sites.file": ..., "tc.file": ...} it named)."""
+    props = system_properties(env)
+    tree = _Tree(origins, display)
+    files: dict[str, str] = {}
+    errors = []
+
+    def expand(value: str) -> str:
+        def one(match: re.Match) -> str:
+            name = match.group(1)
+            if name.startswith("env."):
+                return env.get(name[4:], "")
+            return props.get(name, env.get(name, match.group(0)))
+
+        return _VAR.sub(one, value)
+
+    for line, key, value in read_properties(path, display):
+        value = expand(value)
+        if key in ("sites.file", "tc.file"):
+            files[key] = value
+            continue
+        if key in ("use.provider.staging", "use.wrapper.staging"):
+            if value.lower() == "true":
+                tree.set(("staging",), "local" if "provider" in key else "wrapper", line)
+            continue
+        if key == "ticker.disable":
+            tree.set(("tickerEnabled",), "false" if value.lower() == "true" else "true",
+                     line)
+            continue
+        if key in PROPERTY_NAMES:
+            tree.set((PROPERTY_NAMES[key],), value, line)
+            continue
+        if key.startswith(_REMOVED):
+            warnings.append(f"{display}:{line}: {key}: ignored (removed in Swift 0.96)")
+            continue
+        if key in schema.GLOBAL and key not in ("site", "app"):
+            tree.set((key,), value, line)  # already a swift.conf name
+            continue
+        import difflib
+
+        names = list(PROPERTY_NAMES) + ["sites.file", "tc.file", "use.provider.staging",
+                                        "use.wrapper.staging", "ticker.disable"]
+        near = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+        errors.append(f"{display}:{line}: {key}: unknown property"
+                      + (f", did you mean {near[0]}?" if near else ""))
+    if errors:
+        raise ConfigError(errors)
+    return tree.data, files
+
+
+# -------------------------------------------------------------------- driving
+
+def legacy_layers(*, sites_file: str | None, tc_file: str | None,
+                  properties_file: str | None, resolve: Callable[[str], str],
+                  origins: Origins, env: Mapping[str, str],
+                  warnings: list[str]) -> list[Layer]:
+    """The layers of the legacy trio, in the order swift-convert-config merged them."""
+    layers: list[Layer] = []
+    named: dict[str, str] = {}
+    if properties_file is not None:
+        data, named = convert_properties(resolve(properties_file), properties_file, origins,
+                                         env, warnings)
+        layers.append(Layer("[R]", properties_file, tree_from_dict(data)))
+        base = os.path.dirname(resolve(properties_file))
+        named = {k: v if os.path.isabs(v) else os.path.join(base, v)
+                 for k, v in named.items()}
+    if sites_file is None and "sites.file" in named:
+        sites_file = named["sites.file"]
+    if tc_file is None and "tc.file" in named:
+        tc_file = named["tc.file"]
+    handles: list[str] = []
+    if sites_file is not None:
+        if not os.path.isfile(resolve(sites_file)):
+            raise ConfigError(f"{sites_file}: site catalog not found")
+        data, handles = convert_sites_xml(resolve(sites_file), sites_file, origins, warnings)
+        if not handles:
+            raise ConfigError(f"{sites_file}: the site catalog defines no <pool>")
+        if "local" in handles:  # the catalog's local replaces the built-in one
+            layers.append(Layer("[R]", sites_file, tree_from_dict({"site": {"local": None}})))
+        data["sites"] = list(handles)
+        origins.set_leaf(("sites",), Origin("[R]", sites_file, 1, primary=False))
+        layers.append(Layer("[R]", sites_file, tree_from_dict(data)))
+    if tc_file is not None:
+        if not os.path.isfile(resolve(tc_file)):
+            raise ConfigError(f"{tc_file}: transformation catalog not found")
+        data = convert_tc_data(resolve(tc_file), tc_file, origins, handles,
+                               default_local=sites_file is None, warnings=warnings)
+        layers.append(Layer("[R]", tc_file, tree_from_dict(data)))
+    return layers
+
+
+__all__ = ["legacy_layers", "convert_sites_xml", "convert_tc_data", "convert_properties",
+           "tscore", "read_properties"]
