@@ -45,6 +45,10 @@ from swiftnb.scheduling.provider import StatusReporter
 
 __all__ = ["SimProvider", "SIM_OPTIONS"]
 
+#: site attributes the brokerage policy reads; accepted (and ignored) by the simulator
+BROKERAGE_KEYS = ("status", "maxTime", "maxWallTime", "maxJobTime", "cores", "coresPerNode",
+                  "minMemory", "maxMemory", "arch", "gpu", "numSlots")
+
 #: option name -> default (the accepted keys of ``execution.options`` for type "sim")
 SIM_OPTIONS: dict[str, Any] = {
     "slots": 8,
@@ -59,6 +63,22 @@ SIM_OPTIONS: dict[str, Any] = {
     "writeOutputs": True,
     "failureMessage": "Application {tr} failed with an exit code of 1 (simulated failure)",
 }
+
+
+def _register_options() -> None:
+    """Declare the options swift.conf does not know yet (those beyond the config schema)."""
+    try:
+        from swiftnb.config import register_execution_options
+        from swiftnb.config.types import T
+    except ImportError:
+        return
+    register_execution_options({
+        "submitTime": T("distribution"), "stageInTime": T("distribution"),
+        "writeOutputs": T("bool"), "failureMessage": T("string"),
+    })
+
+
+_register_options()
 
 
 class _RealClock:
@@ -96,7 +116,7 @@ class SimProvider:
         opts = dict(SIM_OPTIONS)
         if options is not None and not isinstance(options, Mapping):
             options = {k: getattr(options, k) for k in SIM_OPTIONS if hasattr(options, k)}
-        unknown = set(options or {}) - set(SIM_OPTIONS)
+        unknown = set(options or {}) - set(SIM_OPTIONS) - set(BROKERAGE_KEYS)
         if unknown:
             import difflib
 
@@ -104,7 +124,7 @@ class SimProvider:
             near = difflib.get_close_matches(key, SIM_OPTIONS, n=1)
             hint = f"; did you mean {near[0]}?" if near else ""
             raise ValueError(f"site {name}: unknown sim option {key!r}{hint}")
-        opts.update(options or {})
+        opts.update({k: v for k, v in (options or {}).items() if k in SIM_OPTIONS})
         self.slots = int(opts["slots"])
         if self.slots < 1:
             raise ValueError(f"site {name}: sim option slots must be at least 1")
@@ -214,6 +234,43 @@ class SimProvider:
                 counts["running"] -= 1
             if holding:
                 self._release()
+
+    async def execute_cluster(self, tasks: list[Task], report: StatusReporter) -> list[TaskResult]:
+        """Run a cluster of short jobs as one job: one queue wait, one slot, back to back."""
+        clock = self.clock
+        draws = [self._draw(t) for t in tasks]
+        self.counts["submitted"] += 1
+        if draws[0]["submit"] > 0:
+            await clock.sleep(draws[0]["submit"])
+        if self._outage_at(clock.now()) is not None:
+            message = f"Connection refused: site {self.name} is down (simulated outage)"
+            report(TaskStatus.FAILED, message=message)
+            return [TaskResult(ok=False, message=message, site=self.name) for _ in tasks]
+        report(TaskStatus.SUBMITTED)
+        if draws[0]["queue"] > 0:
+            await clock.sleep(draws[0]["queue"])
+        await self._acquire()
+        try:
+            report(TaskStatus.ACTIVE)
+            results = []
+            for task, draw in zip(tasks, draws):
+                run_for = draw["duration"] * (draw["fail_at"] if draw["fail"] else 1.0)
+                if run_for > 0:
+                    await clock.sleep(run_for)
+                if draw["fail"]:
+                    self.counts["failed"] += 1
+                    message = self.failure_message.format(tr=task.tr, site=self.name,
+                                                          jobid=task.jobid)
+                    results.append(TaskResult(ok=False, exit_code=1, message=message,
+                                              site=self.name))
+                else:
+                    if self.write_outputs:
+                        self._create_outputs(task)
+                    self.counts["completed"] += 1
+                    results.append(TaskResult(ok=True, exit_code=0, site=self.name))
+            return results
+        finally:
+            self._release()
 
     # -- internals -----------------------------------------------------------------
     def _draw(self, task: Task) -> dict[str, Any]:

@@ -29,7 +29,6 @@ import asyncio
 import itertools
 import math
 import random
-import time as _time
 from collections import deque
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
@@ -305,7 +304,9 @@ class Scheduler:
         self.ctx.set_score = self._set_score  # type: ignore[method-assign]
         self.policy.bind(self.ctx)
         self._ids = itertools.count(1)
-        self._epoch_ms = int(_time.time() * 1000)
+        self._epoch_ms = int(self.clock.now() * 1000)
+        #: (site, task) -> task with the site's executable/env/walltime (build_executor sets it)
+        self.resolve_app: Any = None
         self._seq = itertools.count()
         self._queues: dict[Hashable, deque[_Waiter]] = {}
         self._waiting = 0
@@ -501,6 +502,8 @@ class Scheduler:
 
     async def _run(self, att: _Attempt) -> TaskResult:
         site, task = att.site, att.task
+        if self.resolve_app is not None:
+            task = att.task = self.resolve_app(site, task)
         emit = self.bus.emit
         jobid = task.jobid
         ref = att.ref
@@ -756,14 +759,14 @@ class Scheduler:
         self._sweeper = None
         now = self.clock.now()
         threshold = max(self.replication_min_queue_time, 3.0 * self.queue_stats.mean)
-        for att in sorted(self._queued, key=lambda a: a.submitted_at or 0.0):
+        for att in sorted(self._queued, key=_submitted_order):
             ref = att.ref
             group = _find_group(self, ref)
             if group is None or group.winner is not None or group.future.done():
                 continue
             if group.replicas >= self.replication_limit:
                 continue
-            if now - (att.submitted_at or now) <= threshold:
+            if att.submitted_at is None or now - att.submitted_at <= threshold:
                 continue
             if any(r.att is None and r.atask is not None and not r.atask.done()
                    for r in group.refs):
@@ -820,6 +823,10 @@ class Scheduler:
         att.kill_reason = (f"Job {att.task.jobid} killed on {att.site.name}: active for more "
                            f"than twice its maxwalltime ({limit:g} s)")
         att.ref.atask.cancel()
+
+
+def _submitted_order(att: _Attempt) -> tuple[float, str]:
+    return (att.submitted_at if att.submitted_at is not None else math.inf, att.taskid)
 
 
 def _find_group(sched: Scheduler, ref: _Ref) -> _Group | None:

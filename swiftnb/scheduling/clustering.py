@@ -1,0 +1,202 @@
+"""Clustering of short jobs (User Guide section 17).
+
+A job is eligible when it has a maxwalltime (seconds here) below ``clustering.min.time``.
+Eligible jobs wait in a clustering queue that is processed every
+``clustering.queue.delay`` seconds: compatible jobs (same app, same environment and
+profiles) are grouped into clusters whose summed walltime does not exceed twice
+``clustering.min.time``, and each cluster is submitted as one job: one site selection,
+one slot of the site's parallel-task limit, one pass through the submission throttles,
+one task id whose status changes (8, 1, 2, 7/5) cover the whole cluster.  Each member
+still gets its own JOB_SITE_SELECT, THREAD_ASSOCIATION, JOB_START and JOB_TASK (with the
+cluster's task id), and its own result.
+
+A provider may run a cluster natively with ``execute_cluster(tasks, report) ->
+list[TaskResult]`` (the sim provider queues once and runs the members back to back in
+one slot); otherwise the members run one after the other through ``execute``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from swiftnb.engine.task import Task, TaskResult
+from swiftnb.events import TaskStatus
+
+if TYPE_CHECKING:
+    from swiftnb.scheduling.scheduler import Scheduler
+
+__all__ = ["ClusteringSettings", "Clusterer"]
+
+_TERMINAL = (int(TaskStatus.COMPLETED), int(TaskStatus.FAILED), int(TaskStatus.CANCELED))
+
+
+@dataclass
+class ClusteringSettings:
+    enabled: bool = False
+    min_time: float = 60.0      # clustering.min.time (seconds)
+    queue_delay: float = 4.0    # clustering.queue.delay (seconds)
+
+
+class _MemberReport:
+    """Forwards a member's statuses to the cluster's attempt, except its end."""
+
+    __slots__ = ("att",)
+
+    def __init__(self, att: Any) -> None:
+        self.att = att
+
+    def __call__(self, status: int, **fields: Any) -> None:
+        if int(status) not in _TERMINAL:
+            self.att(status, **fields)
+
+    def file_transfer(self):
+        return self.att.file_transfer()
+
+    def file_operation(self):
+        return self.att.file_operation()
+
+
+class Clusterer:
+    """The clustering queue of one scheduler."""
+
+    def __init__(self, sched: "Scheduler", settings: ClusteringSettings) -> None:
+        self.s = sched
+        self.settings = settings
+        self.queue: list[tuple[Task, asyncio.Future]] = []
+        self.timer = None
+        self.ids = itertools.count(1)
+        self.clusters = 0
+        self._tasks: set[asyncio.Task] = set()
+
+    def eligible(self, task: Task) -> bool:
+        return task.maxwalltime is not None and 0 < task.maxwalltime < self.settings.min_time
+
+    async def submit(self, task: Task) -> TaskResult:
+        self.s.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
+        future = asyncio.get_running_loop().create_future()
+        self.queue.append((task, future))
+        if self.timer is None:
+            self.timer = self.s.clock.call_later(self.settings.queue_delay, self._process)
+        return await future
+
+    def close(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+        for t in self._tasks:
+            t.cancel()
+
+    def _process(self) -> None:
+        self.timer = None
+        queue, self.queue = self.queue, []
+        groups: dict[Any, list[tuple[Task, asyncio.Future]]] = {}
+        for task, future in queue:
+            if future.done():
+                continue
+            key = (task.tr, tuple(sorted(task.env.items())), tuple(sorted(
+                (k, str(v)) for k, v in task.profiles.items())))
+            groups.setdefault(key, []).append((task, future))
+        limit = 2.0 * self.settings.min_time
+        loop = asyncio.get_running_loop()
+        for members in groups.values():
+            cluster: list[tuple[Task, asyncio.Future]] = []
+            total = 0.0
+            for task, future in members:
+                wt = float(task.maxwalltime or 0.0)
+                if cluster and total + wt > limit:
+                    self._launch(loop, cluster)
+                    cluster, total = [], 0.0
+                cluster.append((task, future))
+                total += wt
+            if cluster:
+                self._launch(loop, cluster)
+
+    def _launch(self, loop: asyncio.AbstractEventLoop, members: list) -> None:
+        self.clusters += 1
+        t = loop.create_task(self._run(members))
+        self._tasks.add(t)
+        t.add_done_callback(self._tasks.discard)
+
+    async def _run(self, members: list[tuple[Task, asyncio.Future]]) -> None:
+        try:
+            results = await self._run_cluster([t for t, _ in members])
+        except asyncio.CancelledError:
+            for _, future in members:
+                if not future.done():
+                    future.set_result(TaskResult(ok=False, canceled=True))
+            raise
+        except Exception as exc:  # keep the members' futures from hanging
+            results = [TaskResult(ok=False, message=f"cluster failed: {exc}")] * len(members)
+        for (_, future), result in zip(members, results):
+            if not future.done():
+                future.set_result(result)
+
+    async def _run_cluster(self, tasks: list[Task]) -> list[TaskResult]:
+        from swiftnb.scheduling.scheduler import SchedulerError, _Attempt, _tmpdir
+
+        s = self.s
+        first = tasks[0]
+        head = Task(
+            jobid=f"cluster-{next(self.ids)}", tr=first.tr, args=[], base_dir=first.base_dir,
+            run_dir=first.run_dir, profiles=dict(first.profiles), env=dict(first.env),
+            maxwalltime=sum(float(t.maxwalltime or 0.0) for t in tasks),
+        )
+        problem = s._check(head)
+        if problem is not None:
+            return [TaskResult(ok=False, message=problem)] * len(tasks)
+        try:
+            site = await s._allocate(head, frozenset())
+        except SchedulerError as exc:
+            return [TaskResult(ok=False, message=str(exc))] * len(tasks)
+        taskid = f"urn:R-{next(s._ids)}-{s._epoch_ms}"
+        att = _Attempt(s, site, head, taskid, None)
+        emit = s.bus.emit
+        try:
+            if s.resolve_app is not None:
+                tasks = [s.resolve_app(site, t) for t in tasks]
+            for t in tasks:
+                tmpdir = _tmpdir(site.provider, t)
+                args = [str(a) for a in t.args]
+                emit("THREAD_ASSOCIATION", {"jobid": t.jobid, "thread": getattr(t, "thread", None)
+                                            or "R", "host": site.name, "replicationGroup": None})
+                emit("JOB_START", {"jobid": t.jobid, "tr": t.tr, "arguments": args,
+                                   "tmpdir": tmpdir, "host": site.name})
+                emit("JOB_TASK", {"jobid": t.jobid, "taskid": taskid,
+                                  "exec": t.executable or t.tr, "dir": tmpdir,
+                                  "args": " ".join(args)})
+            if not site.started:
+                await s._start_site(site)
+            await site.submit_throttle.acquire()
+            try:
+                await s.job_submit.acquire()
+            except BaseException:
+                site.submit_throttle.release()
+                raise
+            att.begin_submitting()
+            native = getattr(site.provider, "execute_cluster", None)
+            if native is not None:
+                results = list(await native(tasks, att))
+            else:
+                report = _MemberReport(att)
+                results = []
+                for t in tasks:
+                    try:
+                        results.append(await site.provider.execute(t, report))
+                    except Exception as exc:
+                        results.append(TaskResult(ok=False, message=f"{type(exc).__name__}: {exc}"))
+            for r in results:
+                if not r.site:
+                    r.site = site.name
+            failed = [r for r in results if not r.ok]
+            att.finish(TaskResult(ok=not failed, message=failed[0].message if failed else "",
+                                  site=site.name))
+            return results
+        except asyncio.CancelledError:
+            att.finish(TaskResult(ok=False, canceled=True, site=site.name))
+            raise
+        finally:
+            if not att.finished:
+                att.finish(TaskResult(ok=False, canceled=True, site=site.name))
+            s._release(site)
