@@ -1,0 +1,932 @@
+"""AST -> executable closures (see :mod:`swiftnb.engine.interp` for the execution model).
+
+Name resolution, type spellings, writer counting for array closing and hoisting of
+procedure calls out of expressions happen here, once per program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from swiftnb.engine import data as D
+from swiftnb.engine import values as V
+from swiftnb.engine.formatting import strcat_str
+from swiftnb.engine.interp import (
+    GLOBAL,
+    AppendExec,
+    AssignExec,
+    AsyncBuiltinStmt,
+    BlockExec,
+    CompileError,
+    Exec,
+    ExprStmt,
+    ForeachExec,
+    IfExec,
+    IndexAssignExec,
+    IterateExec,
+    MapExec,
+    Scope,
+    SwitchExec,
+    Sym,
+    _wrap32,
+    from_plain,
+)
+from swiftnb.engine.typeinfo import TypeTable, to_data_type
+from swiftnb.engine.values import (
+    CLOSED,
+    ArrayNode,
+    Cell,
+    Failed,
+    FileNode,
+    Node,
+    NotReady,
+    StructNode,
+    SwiftError,
+    TypeInfo,
+)
+from swiftnb.lang import ast as A
+from swiftnb.lang import types as T
+
+_INT_MIN = -(2**31)
+_INT_MAX = 2**31 - 1
+
+
+def _builtin_lookup(name: str):
+    try:
+        from swiftnb.engine import builtins as _b  # noqa: F401  (registers the library)
+        from swiftnb.engine.builtins.registry import lookup
+    except ImportError:  # pragma: no cover - library not installed
+        return None
+    return lookup(name)
+
+
+def root_name(e: A.Expr) -> str | None:
+    while isinstance(e, (A.Index, A.Member, A.StarIndex)):
+        e = e.base
+    return e.name if isinstance(e, A.Name) else None
+
+
+class Compiler:
+    """Compiles one program for one run (closures refer to the run: ``rt``)."""
+
+    def __init__(self, program: A.Program, rt: Any) -> None:
+        self.program = program
+        self.rt = rt
+        self.types = TypeTable(program)
+        self.procs: dict[str, A.Procedure] = {p.name: p for p in program.procedures}
+        self.compiled_procs: dict[str, Any] = {}
+        self.top = Scope(None)
+        self.top_frame: list = []
+        self.warned: set[str] = set()
+
+    # ------------------------------------------------------------------ entry
+
+    def compile_program(self) -> BlockExec:
+        block = self.block(self.program.statements, self.top, self.program.pos)
+        return block
+
+    # ------------------------------------------------------------------ helpers
+
+    def warn(self, msg: str) -> None:
+        if msg not in self.warned:
+            self.warned.add(msg)
+            self.rt.warn(msg)
+
+    def lookup(self, scope: Scope, name: str, pos: A.Pos) -> tuple[Sym, int]:
+        depth = 0
+        s: Scope | None = scope
+        while s is not None:
+            sym = s.syms.get(name)
+            if sym is not None:
+                return sym, depth
+            if s.proc:
+                break
+            s = s.parent
+            depth += 1
+        sym = self.top.syms.get(name)
+        if sym is not None and sym.is_global:
+            return sym, GLOBAL
+        raise CompileError(f"Variable {name} was not declared in this scope.", pos)
+
+    def getter(self, depth: int, slot: int) -> Callable[[list], Any]:
+        if depth == 0:
+            return lambda f: f[slot]
+        if depth == 1:
+            return lambda f: f[0][slot]
+        if depth == 2:
+            return lambda f: f[0][0][slot]
+        if depth == GLOBAL:
+            top = self.top_frame
+            return lambda f: top[slot]
+
+        def get(f: list) -> Any:
+            for _ in range(depth):
+                f = f[0]
+            return f[slot]
+
+        return get
+
+    def ltype_of(self, texpr: A.TypeExpr, dims: tuple = ()) -> T.SwiftType:
+        return self.types.resolve(texpr, dims)
+
+    def new_sym(self, name: str, ltype: T.SwiftType, pos: A.Pos, kind: str = "var") -> Sym:
+        return Sym(name, ltype, self.types.info(ltype), pos, kind)
+
+    # ------------------------------------------------------------------ blocks
+
+    def block(self, stmts: tuple[A.Stmt, ...], scope: Scope, pos: A.Pos) -> BlockExec:
+        # declarations first: dataflow order does not follow text order
+        for st in stmts:
+            if isinstance(st, A.VarDecl):
+                for d in st.declarators:
+                    if d.name in scope.syms:
+                        raise CompileError(f"Variable {d.name} was already defined", d.pos)
+                    sym = self.new_sym(d.name, self.ltype_of(st.type, d.dims), d.pos)
+                    sym.is_global = st.is_global
+                    sym.mapping = d.mapping
+                    scope.declare(sym)
+                    scope.decls.append(sym)
+            elif isinstance(st, A.MultiAssign):
+                for t in st.targets:
+                    if t.declared_type is not None and isinstance(t.target, A.Name):
+                        sym = self.new_sym(t.target.name, self.ltype_of(t.declared_type), t.pos)
+                        scope.declare(sym)
+                        scope.decls.append(sym)
+        execs: list[Exec] = []
+        saved = scope.hidden
+        scope.hidden = []
+        for st in stmts:
+            execs.extend(self.stmt(st, scope))
+        execs = scope.hidden + execs
+        scope.hidden = saved
+        # mappings of declared variables
+        for sym in list(scope.decls):
+            if sym.mapping is not None:
+                writers = sum(1 for e in execs if sym in e.writes)
+                is_input = writers == 0
+                execs.append(self.mapping(sym, scope, is_input))
+        # writer counts for composites declared here
+        for sym in scope.decls:
+            if sym.composite:
+                sym.nwriters = sum(1 for e in execs if sym in e.writes)
+        for e in execs:
+            holds = tuple(sym.slot for sym in scope.decls if sym.composite and sym in e.writes)
+            e.holds = holds
+        block = BlockExec(self.rt, pos, scope, execs)
+        block.writes = set()
+        for e in execs:
+            block.writes |= e.writes
+        block.writes -= set(scope.decls)
+        return block
+
+    def sub_block(self, b: A.Block, parent: Scope, pre: list[Sym] | None = None) -> BlockExec:
+        scope = Scope(parent)
+        for sym in pre or ():
+            scope.declare(sym)
+        return self.block(b.statements, scope, b.pos)
+
+    def mapping(self, sym: Sym, scope: Scope, is_input: bool) -> Exec:
+        m = sym.mapping
+        assert m is not None
+        if m.mapper is None:
+            name = "single_file_mapper"
+            params = [("file", self.expr(m.source, scope))] if m.source is not None else []
+        else:
+            name = m.mapper
+            params = [(p.name, self.expr(p.value, scope)) for p in m.params]
+        ex = MapExec(self.rt, m.pos, sym, name, params, is_input)
+        if is_input and sym.composite:
+            ex.writes = {sym}
+        return ex
+
+    # ------------------------------------------------------------------ statements
+
+    def stmt(self, st: A.Stmt, scope: Scope) -> list[Exec]:
+        if isinstance(st, A.VarDecl):
+            out: list[Exec] = []
+            for d in st.declarators:
+                if d.init is not None:
+                    out.append(self.assign(A.Name(d.pos, d.name), d.init, scope, d.pos))
+            return out
+        if isinstance(st, A.Assign):
+            return [self.assign(st.target, st.value, scope, st.pos)]
+        if isinstance(st, A.Append):
+            arr = self.node_expr(st.target, scope)
+            ev = self.expr(st.value, scope)
+            lt = self.static_type(st.target, scope)
+            to_float = isinstance(lt, T.ArrayType) and lt.element == T.FLOAT
+            ex = AppendExec(self.rt, st.pos, arr, ev, to_float)
+            ex.writes = self.writes_of(st.target, scope)
+            return [ex]
+        if isinstance(st, A.CallStatement):
+            return [self.call_stmt(st.call, [], scope, st.pos)]
+        if isinstance(st, A.MultiAssign):
+            return [self.multi(st, scope)]
+        if isinstance(st, A.If):
+            cond = self.expr(st.cond, scope)
+            then = self.sub_block(st.then, scope)
+            orelse = self.sub_block(st.orelse, scope) if st.orelse is not None else None
+            ex = IfExec(self.rt, st.pos, cond, then, orelse)
+            ex.writes = then.writes | (orelse.writes if orelse else set())
+            return [ex]
+        if isinstance(st, A.Switch):
+            sel = self.expr(st.selector, scope)
+            cases = []
+            default = None
+            writes: set[Sym] = set()
+            for c in st.cases:
+                blk = self.sub_block(c.body, scope)
+                writes |= blk.writes
+                if c.value is None:
+                    default = blk
+                else:
+                    cases.append((self.expr(c.value, scope), blk))
+            ex = SwitchExec(self.rt, st.pos, sel, cases, default)
+            ex.writes = writes
+            return [ex]
+        if isinstance(st, A.Foreach):
+            return [self.foreach(st, scope)]
+        if isinstance(st, A.Iterate):
+            vsym = self.new_sym(st.var, T.INT, st.pos, kind="iter")
+            body = self.sub_block(st.body, scope, [vsym])
+            until = self.expr(st.until, body.scope)
+            ex = IterateExec(self.rt, st.pos, body, until, vsym.slot)
+            ex.writes = set(body.writes)
+            return [ex]
+        if isinstance(st, A.Block):
+            blk = self.sub_block(st, scope)
+            return [blk]
+        raise CompileError(f"unsupported statement {type(st).__name__}", st.pos)
+
+    def foreach(self, st: A.Foreach, scope: Scope) -> Exec:
+        it = st.iterable
+        rng = None
+        iterable = None
+        if isinstance(it, A.Range):
+            start = self.expr(it.start, scope)
+            stop = self.expr(it.stop, scope)
+            step = self.expr(it.step, scope) if it.step is not None else None
+            rng = (start, stop, step)
+            lt = self.static_type(it.start, scope)
+            vtype: T.SwiftType = T.FLOAT if lt == T.FLOAT else T.INT
+            ktype: T.SwiftType = T.INT
+        else:
+            iterable = self.expr(it, scope)
+            at = self.static_type(it, scope)
+            if isinstance(at, T.ArrayType):
+                vtype, ktype = at.element, at.index_type
+            else:
+                vtype, ktype = T.ANY, T.INT
+        vsym = self.new_sym(st.var, vtype, st.pos, kind="loop")
+        pre = [vsym]
+        ksym = None
+        if st.index is not None:
+            ksym = self.new_sym(st.index, ktype, st.pos, kind="loop")
+            pre.append(ksym)
+        body = self.sub_block(st.body, scope, pre)
+        ex = ForeachExec(self.rt, st.pos, body, vsym.slot, ksym.slot if ksym else 0,
+                         iterable, rng)
+        ex.writes = set(body.writes)
+        rn = root_name(it) if not isinstance(it, A.Range) else None
+        if rn is not None:
+            try:
+                sym, _ = self.lookup(scope, rn, it.pos)
+                if sym in ex.writes:
+                    ex.self_ref = True
+            except CompileError:
+                pass
+        return ex
+
+    def writes_of(self, target: A.Expr, scope: Scope) -> set[Sym]:
+        rn = root_name(target)
+        if rn is None:
+            return set()
+        sym, _ = self.lookup(scope, rn, target.pos)
+        return {sym}
+
+    def assign(self, target: A.Expr, value: A.Expr, scope: Scope, pos: A.Pos) -> Exec:
+        if isinstance(value, A.Call) and value.name in self.procs:
+            return self.call_stmt(value, [(target, None)], scope, pos)
+        tt = self.static_type(target, scope)
+        ev = self.expr(value, scope, return_type=tt)
+        to_float = tt == T.FLOAT or (isinstance(tt, T.ArrayType) and tt.element == T.FLOAT)
+        writes = self.writes_of(target, scope)
+        lv = self.node_expr(target, scope, create=True)
+        if (isinstance(target, A.Index) and isinstance(tt, T.PrimitiveType)
+                and not isinstance(value, A.Call)):
+            arr = self.node_expr(target.base, scope, create=True)
+            key = self.expr(target.index, scope)
+            ex: Exec = IndexAssignExec(self.rt, pos, arr, key, ev, tt == T.FLOAT, lv)
+        else:
+            # builtins that need the target (readData's type, writeData's file)
+            if isinstance(value, A.Call) and value.name not in self.procs:
+                b = _builtin_lookup(value.name)
+                if b is not None and b.is_async:
+                    args = [self.expr(a.value, scope) for a in value.args]
+                    ex = AsyncBuiltinStmt(self.rt, pos, b, args, lv)
+                    ex.writes = writes
+                    return ex
+                if b is not None and b.needs_return_file:
+                    ev = self.builtin_call(value, scope, b, return_type=tt, target=lv)
+            ex = AssignExec(self.rt, pos, lv, ev, tt == T.FLOAT)
+        ex.writes = writes
+        return ex
+
+    def multi(self, st: A.MultiAssign, scope: Scope) -> Exec:
+        proc = self.procs.get(st.call.name)
+        if proc is None:
+            raise CompileError(f"No function or procedure '{st.call.name}' found.", st.pos)
+        outs: list[tuple[A.Expr, str | None]] = []
+        for t in st.targets:
+            outs.append((t.target, t.formal))
+        return self.call_stmt(st.call, outs, scope, st.pos)
+
+    def call_stmt(self, call: A.Call, outs: list[tuple[A.Expr, str | None]], scope: Scope,
+                  pos: A.Pos) -> Exec:
+        if call.name in self.procs:
+            from swiftnb.engine.procedures import CallExec
+
+            proc = self.procs[call.name]
+            info = self.proc_info(proc)
+            # outputs: by position, or by formal name
+            out_lvs: list[Callable | None] = [None] * len(proc.outputs)
+            writes: set[Sym] = set()
+            pos_i = 0
+            for target, formal in outs:
+                if formal is not None:
+                    idx = next((i for i, f in enumerate(proc.outputs) if f.name == formal), None)
+                    if idx is None:
+                        raise CompileError(f"procedure {proc.name} has no output {formal}", pos)
+                else:
+                    idx = pos_i
+                    pos_i += 1
+                if idx >= len(proc.outputs):
+                    raise CompileError(
+                        f"Wrong number of procedure output arguments for {proc.name}", pos)
+                out_lvs[idx] = self.node_expr(target, scope, create=True)
+                writes |= self.writes_of(target, scope)
+            ins = self.bind_inputs(proc, call, scope, pos)
+            if call.at_syntax:
+                self.warn("The @ syntax for function invocation is deprecated")
+            ex = CallExec(self.rt, pos, info, out_lvs, ins)
+            ex.writes = writes
+            return ex
+        b = _builtin_lookup(call.name)
+        if b is None:
+            raise CompileError(f"No function or procedure '{call.name}' found.", pos)
+        if b.is_async:
+            args = [self.expr(a.value, scope) for a in call.args]
+            return AsyncBuiltinStmt(self.rt, pos, b, args, None)
+        ev = self.builtin_call(call, scope, b)
+        return ExprStmt(self.rt, pos, ev)
+
+    def bind_inputs(self, proc: A.Procedure, call: A.Call, scope: Scope,
+                    pos: A.Pos) -> list[Any]:
+        """One entry per input formal: ("node", fn) passing a node without waiting,
+        ("value", fn) an expression, ("const", v) a default."""
+        from swiftnb.engine.procedures import const_value
+
+        slots: list[Any] = [None] * len(proc.inputs)
+        names = {f.name: i for i, f in enumerate(proc.inputs)}
+        positional = [a for a in call.args if a.name is None]
+        keyword = [a for a in call.args if a.name is not None]
+        # positional args fill the mandatory formals first (0.96 allowed an optional
+        # formal before a mandatory one, bound by keyword)
+        mandatory = [i for i, f in enumerate(proc.inputs) if f.default is None]
+        order = mandatory + [i for i, f in enumerate(proc.inputs) if f.default is not None]
+        if len(positional) > len(proc.inputs):
+            raise CompileError(
+                f"Wrong number of procedure input arguments: specified {len(call.args)} "
+                f"and should be {len(proc.inputs)}", pos)
+        kw_used = {a.name for a in keyword}
+        free = [i for i in order if proc.inputs[i].name not in kw_used]
+        for a, i in zip(positional, free):
+            slots[i] = self.arg_binding(a.value, proc.inputs[i], scope)
+        for a in keyword:
+            i = names.get(a.name)
+            if i is None:
+                raise CompileError(f"Illegal keyword argument: '{a.name}'", a.pos)
+            slots[i] = self.arg_binding(a.value, proc.inputs[i], scope)
+        for i, f in enumerate(proc.inputs):
+            if slots[i] is None:
+                if f.default is None:
+                    raise CompileError(
+                        f"Wrong number of procedure input arguments: specified "
+                        f"{len(call.args)} and should be {len(proc.inputs)}", pos)
+                ft = self.ltype_of(f.type, f.dims)
+                v = const_value(f.default)
+                if ft == T.FLOAT and isinstance(v, int):
+                    v = float(v)
+                slots[i] = ("const", v)
+        return slots
+
+    def arg_binding(self, e: A.Expr, formal: A.Formal, scope: Scope) -> Any:
+        ft = self.ltype_of(formal.type, formal.dims)
+        if isinstance(e, (A.Name, A.Index, A.Member)) and not (
+            ft == T.FLOAT and self.static_type(e, scope) == T.INT
+        ):
+            return ("node", self.node_expr(e, scope))
+        ev = self.expr(e, scope)
+        return ("value", ev, ft == T.FLOAT)
+
+    def proc_info(self, proc: A.Procedure) -> Any:
+        info = self.compiled_procs.get(proc.name)
+        if info is None:
+            from swiftnb.engine.procedures import ProcInfo
+
+            info = ProcInfo(self, proc)
+            self.compiled_procs[proc.name] = info
+        return info
+
+    # ------------------------------------------------------------------ types
+
+    def static_type(self, e: A.Expr, scope: Scope) -> T.SwiftType:
+        """A light static type (the checker's job; good enough to pick fast paths)."""
+        try:
+            if isinstance(e, A.Name):
+                sym, _ = self.lookup(scope, e.name, e.pos)
+                return sym.ltype
+            if isinstance(e, A.Index):
+                bt = self.static_type(e.base, scope)
+                return bt.element if isinstance(bt, T.ArrayType) else T.ANY
+            if isinstance(e, A.Member):
+                bt = self.static_type(e.base, scope)
+                if isinstance(bt, T.StructType):
+                    return bt.fields.get(e.field, T.ANY)
+                if isinstance(bt, T.ArrayType) and isinstance(bt.element, T.StructType):
+                    return T.ArrayType(bt.element.fields.get(e.field, T.ANY), bt.key)
+                return T.ANY
+            if isinstance(e, A.IntLiteral):
+                return T.INT
+            if isinstance(e, A.FloatLiteral):
+                return T.FLOAT
+            if isinstance(e, A.StringLiteral):
+                return T.STRING
+            if isinstance(e, A.BoolLiteral):
+                return T.BOOLEAN
+            if isinstance(e, A.BinaryOp):
+                if e.op in ("==", "!=", "<", ">", "<=", ">=", "&&", "||"):
+                    return T.BOOLEAN
+                if e.op == "/":
+                    return T.FLOAT
+                lt = self.static_type(e.left, scope)
+                rt = self.static_type(e.right, scope)
+                if e.op == "+" and (lt == T.STRING or rt == T.STRING):
+                    return T.STRING
+                if lt == T.INT and rt == T.INT:
+                    return T.INT
+                if lt in (T.INT, T.FLOAT) and rt in (T.INT, T.FLOAT):
+                    return T.FLOAT
+                return T.ANY
+            if isinstance(e, A.UnaryOp):
+                return T.BOOLEAN if e.op == "!" else self.static_type(e.operand, scope)
+            if isinstance(e, A.Call) and e.name in self.procs:
+                p = self.procs[e.name]
+                if p.outputs:
+                    return self.ltype_of(p.outputs[0].type, p.outputs[0].dims)
+        except CompileError:
+            pass
+        return T.ANY
+
+    # ------------------------------------------------------------------ expressions
+
+    def expr(self, e: A.Expr, scope: Scope, return_type: T.SwiftType | None = None) -> Callable:
+        m = getattr(self, "x_" + type(e).__name__, None)
+        if m is None:
+            raise CompileError(f"unsupported expression {type(e).__name__}", e.pos)
+        if isinstance(e, A.Call):
+            return self.x_Call(e, scope, return_type)
+        return m(e, scope)
+
+    def x_IntLiteral(self, e: A.IntLiteral, scope: Scope) -> Callable:
+        v = e.value
+        return lambda f: v
+
+    x_FloatLiteral = x_IntLiteral
+    x_StringLiteral = x_IntLiteral
+    x_BoolLiteral = x_IntLiteral
+
+    def x_Name(self, e: A.Name, scope: Scope) -> Callable:
+        sym, depth = self.lookup(scope, e.name, e.pos)
+        slot = sym.slot
+        if depth == 0:
+            def ev(f: list) -> Any:
+                n = f[slot]
+                if n.__class__ is Cell:
+                    if n.state == CLOSED:
+                        return n.value
+                    if n.state:
+                        raise Failed(n.error)
+                    raise NotReady(n)
+                return n
+            return ev
+        get = self.getter(depth, slot)
+
+        def ev2(f: list) -> Any:
+            n = get(f)
+            if n.__class__ is Cell:
+                if n.state == CLOSED:
+                    return n.value
+                if n.state:
+                    raise Failed(n.error)
+                raise NotReady(n)
+            return n
+
+        return ev2
+
+    def x_Index(self, e: A.Index, scope: Scope) -> Callable:
+        base = self.node_expr(e.base, scope)
+        idx = self.expr(e.index, scope)
+
+        def ev(f: list) -> Any:
+            a = base(f)
+            k = idx(f)
+            if a.__class__ is ArrayNode:
+                n = a.items.get(k)
+                if n is None:
+                    n = a.lookup(k)
+            elif isinstance(a, dict):
+                if k not in a:
+                    raise SwiftError(f"Invalid index [{k}]")
+                return a[k]
+            else:
+                if isinstance(a, Node) and a.state == V.FAILED:
+                    raise Failed(a.error)  # type: ignore[arg-type]
+                raise SwiftError("indexing a value that is not an array")
+            if n.__class__ is Cell:
+                if n.state == CLOSED:
+                    return n.value
+                if n.state:
+                    raise Failed(n.error)
+                raise NotReady(n)
+            return n
+
+        return ev
+
+    def x_Member(self, e: A.Member, scope: Scope) -> Callable:
+        node = self.node_expr(e, scope)
+
+        def ev(f: list) -> Any:
+            n = node(f)
+            if n.__class__ is Cell:
+                if n.state == CLOSED:
+                    return n.value
+                if n.state:
+                    raise Failed(n.error)
+                raise NotReady(n)
+            return n
+
+        return ev
+
+    x_StarIndex = x_Member
+
+    def node_expr(self, e: A.Expr, scope: Scope, create: bool = False) -> Callable:
+        """An lvalue-like expression as a function returning its *node* (no waiting
+        for the node to close; waits only for indices and keys)."""
+        if isinstance(e, A.Name):
+            sym, depth = self.lookup(scope, e.name, e.pos)
+            get = self.getter(depth, sym.slot)
+            if sym.kind in ("loop", "iter"):
+                def ev(f: list) -> Any:
+                    v = get(f)
+                    return v if isinstance(v, Node) else V.closed_cell(v)
+                return ev
+            return get
+        if isinstance(e, A.Index):
+            base = self.node_expr(e.base, scope, create)
+            idx = self.expr(e.index, scope)
+            if create:
+                def evc(f: list) -> Any:
+                    a = base(f)
+                    k = idx(f)
+                    if a.__class__ is not ArrayNode:
+                        if isinstance(a, Node) and a.state == V.FAILED:
+                            raise Failed(a.error)  # type: ignore[arg-type]
+                        raise SwiftError("indexing a value that is not an array")
+                    n = a.items.get(k)
+                    return n if n is not None else a.element(k)
+                return evc
+
+            def evr(f: list) -> Any:
+                a = base(f)
+                k = idx(f)
+                if isinstance(a, dict):
+                    a = from_plain(a)
+                if a.__class__ is not ArrayNode:
+                    if isinstance(a, Node) and a.state == V.FAILED:
+                        raise Failed(a.error)  # type: ignore[arg-type]
+                    raise SwiftError("indexing a value that is not an array")
+                n = a.items.get(k)
+                return n if n is not None else a.lookup(k)
+            return evr
+        if isinstance(e, (A.Member, A.StarIndex)):
+            base = self.node_expr(e.base, scope, create)
+            if isinstance(e, A.StarIndex):
+                return base
+            field = e.field
+
+            def evm(f: list) -> Any:
+                b = base(f)
+                if b.__class__ is StructNode:
+                    n = b.fields.get(field)
+                    if n is None:
+                        raise SwiftError(f"{b.name} has no member {field}")
+                    return n
+                if b.__class__ is ArrayNode:
+                    return _slice(b, field)
+                if isinstance(b, D.StructValue):
+                    return from_plain(b.fields.get(field))
+                if isinstance(b, Node) and b.state == V.FAILED:
+                    raise Failed(b.error)  # type: ignore[arg-type]
+                raise SwiftError(f"no member {field}")
+            return evm
+        # any other expression: its value, as a node
+        ev = self.expr(e, scope)
+
+        def evx(f: list) -> Any:
+            v = ev(f)
+            if isinstance(v, Node):
+                return v
+            if isinstance(v, (dict, D.StructValue, D.FileValue)):
+                return from_plain(v)
+            return V.closed_cell(v)
+        return evx
+
+    def x_BinaryOp(self, e: A.BinaryOp, scope: Scope) -> Callable:
+        l = self.expr(e.left, scope)
+        r = self.expr(e.right, scope)
+        op = e.op
+        if op == "+":
+            def add(f: list) -> Any:
+                a = l(f)
+                b = r(f)
+                if a.__class__ is str or b.__class__ is str:
+                    return strcat_str(_prim(a)) + strcat_str(_prim(b))
+                x = a + b
+                if x.__class__ is int and (x > _INT_MAX or x < _INT_MIN):
+                    return _wrap32(x)
+                return x
+            return add
+        if op == "-":
+            def sub(f: list) -> Any:
+                x = l(f) - r(f)
+                if x.__class__ is int and (x > _INT_MAX or x < _INT_MIN):
+                    return _wrap32(x)
+                return x
+            return sub
+        if op == "*":
+            def mul(f: list) -> Any:
+                x = l(f) * r(f)
+                if x.__class__ is int and (x > _INT_MAX or x < _INT_MIN):
+                    return _wrap32(x)
+                return x
+            return mul
+        if op == "/":
+            def div(f: list) -> Any:
+                a = l(f)
+                b = r(f)
+                if b == 0:
+                    a = float(a)
+                    if a != a or a == 0:
+                        return float("nan")
+                    return float("inf") if (a > 0) == (str(float(b))[0] != "-") else float("-inf")
+                return a / b
+            return div
+        if op == "%/":
+            def idiv(f: list) -> Any:
+                a = l(f)
+                b = r(f)
+                if b == 0:
+                    raise SwiftError("/ by zero")
+                q = abs(a) // abs(b)
+                return _wrap32(q if (a >= 0) == (b >= 0) else -q)
+            return idiv
+        if op == "%%":
+            def mod(f: list) -> Any:
+                a = l(f)
+                b = r(f)
+                if b == 0:
+                    raise SwiftError("/ by zero")
+                if isinstance(a, float) or isinstance(b, float):
+                    import math
+                    return math.fmod(a, b)
+                q = abs(a) // abs(b)
+                q = q if (a >= 0) == (b >= 0) else -q
+                return a - b * q
+            return mod
+        import operator
+        fn = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt,
+              "<=": operator.le, ">=": operator.ge}.get(op)
+        if fn is not None:
+            return lambda f: fn(l(f), r(f))
+        if op == "&&":
+            def land(f: list) -> Any:
+                a = l(f)
+                b = r(f)
+                return bool(a and b)
+            return land
+        if op == "||":
+            def lor(f: list) -> Any:
+                a = l(f)
+                b = r(f)
+                return bool(a or b)
+            return lor
+        raise CompileError(f"unknown operator {op}", e.pos)
+
+    def x_UnaryOp(self, e: A.UnaryOp, scope: Scope) -> Callable:
+        o = self.expr(e.operand, scope)
+        if e.op == "-":
+            def neg(f: list) -> Any:
+                x = -o(f)
+                if x.__class__ is int and x > _INT_MAX:
+                    return _wrap32(x)
+                return x
+            return neg
+        if e.op == "!":
+            return lambda f: not o(f)
+        return o
+
+    def x_FilenameOf(self, e: A.FilenameOf, scope: Scope) -> Callable:
+        node = self.node_expr(e.target, scope)
+        rt = self.rt
+        return lambda f: rt.filename_of(node(f))
+
+    def x_ArrayLiteral(self, e: A.ArrayLiteral, scope: Scope) -> Callable:
+        items = [self.expr(x, scope) for x in e.items]
+
+        def ev(f: list) -> Any:
+            vals = [it(f) for it in items]
+            arr = ArrayNode(_LIT_ARRAY)
+            for i, v in enumerate(vals):
+                if isinstance(v, Node):
+                    arr.put(i, v)
+                elif isinstance(v, (dict, D.StructValue, D.FileValue)):
+                    arr.put(i, from_plain(v))
+                else:
+                    arr.set_value(i, v)
+            arr.close()
+            return arr
+
+        return ev
+
+    def x_Range(self, e: A.Range, scope: Scope) -> Callable:
+        from swiftnb.engine.interp import _range_items
+
+        start = self.expr(e.start, scope)
+        stop = self.expr(e.stop, scope)
+        step = self.expr(e.step, scope) if e.step is not None else None
+
+        def ev(f: list) -> Any:
+            items = _range_items(start(f), stop(f), step(f) if step else None)
+            arr = ArrayNode(_LIT_ARRAY)
+            for k, v in items:
+                arr.set_value(k, v)
+            arr.close()
+            return arr
+
+        return ev
+
+    def x_Call(self, e: A.Call, scope: Scope, return_type: T.SwiftType | None = None) -> Callable:
+        if e.name in self.procs:
+            # hoist: tmp = p(args); the expression reads tmp
+            proc = self.procs[e.name]
+            if len(proc.outputs) != 1:
+                raise CompileError(
+                    f"procedure '{e.name}' must have exactly one return value to be used "
+                    f"in an expression.", e.pos)
+            ot = self.ltype_of(proc.outputs[0].type, proc.outputs[0].dims)
+            tmp = scope.temp(ot, self.types.info(ot), e.pos)
+            scope.syms  # temp is not visible by name
+            target = _TempRef(e.pos, tmp)
+            ex = self.call_stmt(e, [], scope, e.pos)
+            # patch the output binding to the temp
+            ex.outs[0] = lambda f, _s=tmp.slot: f[_s]  # type: ignore[attr-defined]
+            ex.writes = {tmp}
+            scope.hidden.append(ex)
+            slot = tmp.slot
+
+            def ev(f: list) -> Any:
+                n = f[slot]
+                if n.__class__ is Cell:
+                    if n.state == CLOSED:
+                        return n.value
+                    if n.state:
+                        raise Failed(n.error)
+                    raise NotReady(n)
+                return n
+            del target
+            return ev
+        b = _builtin_lookup(e.name)
+        if b is None:
+            raise CompileError(f"No function or procedure '{e.name}' found.", e.pos)
+        if b.is_async:
+            tmp = scope.temp(return_type or T.STRING, self.types.info(return_type or T.STRING), e.pos)
+            args = [self.expr(a.value, scope) for a in e.args]
+            ex = AsyncBuiltinStmt(self.rt, e.pos, b, args, lambda f, _s=tmp.slot: f[_s])
+            ex.writes = {tmp}
+            scope.hidden.append(ex)
+            slot = tmp.slot
+
+            def eva(f: list) -> Any:
+                n = f[slot]
+                if n.__class__ is Cell:
+                    if n.state == CLOSED:
+                        return n.value
+                    if n.state:
+                        raise Failed(n.error)
+                    raise NotReady(n)
+                return n
+            return eva
+        return self.builtin_call(e, scope, b, return_type=return_type)
+
+    def builtin_call(self, e: A.Call, scope: Scope, b: Any,
+                     return_type: T.SwiftType | None = None, target: Callable | None = None) -> Callable:
+        if e.at_syntax:
+            self.warn("The @ syntax for function invocation is deprecated")
+        if b.deprecated:
+            self.warn(b.deprecated)
+        rt = self.rt
+        fn = b.fn
+        name = b.alias_of or b.name
+        if name == "length" and len(e.args) == 1:
+            node = self.node_expr(e.args[0].value, scope)
+
+            def length(f: list) -> Any:
+                a = node(f)
+                if a.__class__ is ArrayNode:
+                    if not a.closed:
+                        if a.state == V.FAILED:
+                            raise Failed(a.error)  # type: ignore[arg-type]
+                        raise NotReady(a, keys=True)
+                    return len(a.items)
+                if a.__class__ is Cell:
+                    return fn(rt.ctx, a.get())
+                return fn(rt.ctx, rt.plain(a))
+            return length
+        if b.waits == "mapping" and e.args:
+            first = self.node_expr(e.args[0].value, scope)
+            rest = [self.expr(a.value, scope) for a in e.args[1:]]
+
+            def mapped_call(f: list) -> Any:
+                n = first(f)
+                args = [rt.mapping_data(n)] + [rt.plain(a(f)) for a in rest]
+                try:
+                    return fn(rt.ctx, *args)
+                except D.BuiltinError as err:
+                    raise SwiftError(err.message) from None
+            return mapped_call
+        args = [self.expr(a.value, scope) for a in e.args]
+        dtype = to_data_type(return_type) if return_type is not None and b.needs_return_type else None
+        arg_names = [a.value.name if isinstance(a.value, A.Name) else None for a in e.args]
+        plain = rt.plain
+        ctx = rt.ctx
+        line = e.pos.line
+
+        def call(f: list) -> Any:
+            vals = [plain(a(f)) for a in args]
+            ctx.return_type = dtype
+            ctx.arg_names = arg_names
+            ctx.line = line
+            if target is not None:
+                ctx.return_file = rt.mapping_data(target(f))
+            try:
+                return fn(ctx, *vals)
+            except D.AssertionFailed as err:
+                raise SwiftError(err.message) from None
+            except D.BuiltinError as err:
+                raise SwiftError(err.message) from None
+
+        return call
+
+
+class _TempRef:
+    def __init__(self, pos: A.Pos, sym: Sym) -> None:
+        self.pos = pos
+        self.sym = sym
+
+
+def _prim(v: Any) -> Any:
+    if isinstance(v, Node):
+        raise SwiftError("cannot use a composite value here")
+    return v
+
+
+def _slice(arr: ArrayNode, field: str) -> ArrayNode:
+    """``a.f`` for an array of structs: the array of the members, with the same keys."""
+    if not arr.closed:
+        if arr.state == V.FAILED:
+            raise Failed(arr.error)  # type: ignore[arg-type]
+        raise NotReady(arr, keys=True)
+    elem = arr.tinfo.elem
+    fti = elem.fields.get(field) if elem is not None and elem.kind == "struct" else None
+    out = ArrayNode(TypeInfo("slice", "array", elem=fti or _LIT_ARRAY.elem))
+    for k in arr.sorted_keys():
+        s = arr.items[k]
+        if isinstance(s, StructNode) and field in s.fields:
+            out.put(k, s.fields[field])
+    out.close()
+    return out
+
+
+_LIT_ARRAY = TypeInfo("any[]", "array", elem=TypeInfo("any", "prim"))

@@ -1,0 +1,917 @@
+"""The interpreter: Swift AST -> closures over frames, run on dataflow values.
+
+Compilation turns every expression into a plain function ``ev(frame)`` that returns the
+value (a Python primitive, or a node for files and composites) or raises
+:class:`~swiftnb.engine.values.NotReady` naming the open node it met.  A statement runs
+its expressions synchronously; when one raises NotReady, the statement registers itself
+on that node and runs again when it closes.  So the common case (inputs already there)
+costs a few function calls and no allocation, and waiting costs one callback: no asyncio
+task per expression (tasks are only for app calls and other real waits).
+
+Calls to user procedures inside expressions are hoisted into hidden statements writing a
+temporary, so that re-running an expression never starts a call twice.
+
+Frames are Python lists: slot 0 is the enclosing frame, the other slots hold the nodes
+(or, for loop variables over ranges, the plain values) of the block's variables.
+
+Array closing: each block counts, for each composite variable it declares, the statements
+of the block that may write it (transitively, including calls that take it as an
+output); the variable closes when they have all finished (reference section 1.5).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from swiftnb.engine import data as D
+from swiftnb.engine import values as V
+from swiftnb.engine.typeinfo import TypeTable, to_data_type
+from swiftnb.engine.values import (
+    CLOSED,
+    FAILED,
+    ArrayNode,
+    Cell,
+    Composite,
+    Failed,
+    FileNode,
+    Node,
+    NotReady,
+    StructNode,
+    SwiftError,
+    TypeInfo,
+)
+from swiftnb.lang import ast as A
+from swiftnb.lang import types as T
+
+GLOBAL = -1
+_INT_MIN = -(2**31)
+_INT_MAX = 2**31 - 1
+
+Done = Callable[[], None]
+
+
+def _wrap32(x: int) -> int:
+    return ((x - _INT_MIN) & 0xFFFFFFFF) + _INT_MIN
+
+
+class CompileError(Exception):
+    """A problem found while compiling for execution (normally the checker's job)."""
+
+    def __init__(self, message: str, pos: A.Pos | None = None) -> None:
+        super().__init__(f"{pos}: {message}" if pos else message)
+        self.message = message
+        self.pos = pos
+
+
+# ============================================================================ symbols
+
+
+class Sym:
+    """A variable: its type, its slot in its scope's frame, how it is written."""
+
+    __slots__ = ("name", "ltype", "tinfo", "pos", "slot", "scope", "is_global", "mapping",
+                 "nwriters", "formal", "kind")
+
+    def __init__(self, name: str, ltype: T.SwiftType, tinfo: TypeInfo, pos: A.Pos,
+                 kind: str = "var") -> None:
+        self.name = name
+        self.ltype = ltype
+        self.tinfo = tinfo
+        self.pos = pos
+        self.slot = -1
+        self.scope: Scope | None = None
+        self.is_global = False
+        self.mapping: A.Mapping | None = None
+        self.nwriters = 0
+        self.formal = False
+        self.kind = kind  # "var", "loop" (foreach value/key), "iter" (iterate counter)
+
+    @property
+    def composite(self) -> bool:
+        return self.tinfo.kind in ("array", "struct")
+
+    def __repr__(self) -> str:
+        return f"Sym({self.name})"
+
+
+class Scope:
+    """A compile-time block scope: one frame at run time."""
+
+    def __init__(self, parent: "Scope | None", proc: bool = False) -> None:
+        self.parent = parent
+        self.proc = proc
+        self.syms: dict[str, Sym] = {}
+        self.nslots = 1
+        self.decls: list[Sym] = []
+        self.hidden: list["Exec"] = []
+
+    def declare(self, sym: Sym) -> Sym:
+        sym.slot = self.nslots
+        self.nslots += 1
+        sym.scope = self
+        self.syms[sym.name] = sym
+        return sym
+
+    def temp(self, ltype: T.SwiftType, tinfo: TypeInfo, pos: A.Pos) -> Sym:
+        sym = Sym(f"?", ltype, tinfo, pos, kind="temp")
+        sym.slot = self.nslots
+        self.nslots += 1
+        sym.scope = self
+        self.decls.append(sym)
+        return sym
+
+
+# ============================================================================ statements
+
+
+class Exec:
+    """A compiled statement.  ``run(frame, done)`` calls ``done`` exactly once, when the
+    statement and everything it started have finished."""
+
+    __slots__ = ("pos", "writes", "holds", "rt")
+
+    def __init__(self, rt: Any, pos: A.Pos) -> None:
+        self.rt = rt
+        self.pos = pos
+        self.writes: set[Sym] = set()
+        self.holds: tuple[int, ...] = ()
+
+    def run(self, f: list, done: Done) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+def _noop() -> None:
+    pass
+
+
+class BlockExec(Exec):
+    """A block: creates the declared nodes, then starts every statement at once."""
+
+    __slots__ = ("scope", "stmts", "decls", "maps", "single")
+
+    def __init__(self, rt: Any, pos: A.Pos, scope: Scope, stmts: list[Exec]) -> None:
+        Exec.__init__(self, rt, pos)
+        self.scope = scope
+        self.stmts = stmts
+        self.decls: list[Sym] = list(scope.decls)
+        self.single = len(stmts) == 1 and not self.decls and not stmts[0].holds
+
+    def run(self, parent: list, done: Done) -> None:
+        f = [None] * self.scope.nslots
+        f[0] = parent
+        self.run_in(f, done)
+
+    def run_in(self, f: list, done: Done) -> None:
+        if self.single:
+            self.stmts[0].run(f, done)
+            return
+        for sym in self.decls:
+            ti = sym.tinfo
+            node = ti.make(sym.name)
+            f[sym.slot] = node
+            if ti.kind == "array" or ti.kind == "struct":
+                node.writers = sym.nwriters
+        # composites nobody writes (and no mapper fills) are complete as they are
+        for sym in self.decls:
+            if sym.nwriters == 0 and sym.mapping is None:
+                node = f[sym.slot]
+                if isinstance(node, Composite):
+                    node.close()
+        n = len(self.stmts)
+        if n == 0:
+            done()
+            return
+        state = [n]
+
+        def one_done() -> None:
+            state[0] -= 1
+            if state[0] == 0:
+                done()
+
+        for st in self.stmts:
+            if st.holds:
+                st.run(f, _releaser(f, st.holds, one_done))
+            else:
+                st.run(f, one_done)
+
+
+def _releaser(f: list, holds: tuple[int, ...], then: Done) -> Done:
+    def release() -> None:
+        for slot in holds:
+            f[slot].remove_writer()
+        then()
+
+    return release
+
+
+class ExprStmt(Exec):
+    """Evaluate an expression for its effect (a builtin procedure such as trace)."""
+
+    __slots__ = ("ev",)
+
+    def __init__(self, rt: Any, pos: A.Pos, ev: Callable) -> None:
+        Exec.__init__(self, rt, pos)
+        self.ev = ev
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            self.ev(f)
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed:
+            pass
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+        done()
+
+
+class AsyncBuiltinStmt(Exec):
+    """A builtin that really waits (``system``): evaluated in an asyncio task."""
+
+    __slots__ = ("args", "builtin", "target")
+
+    def __init__(self, rt: Any, pos: A.Pos, builtin: Any, args: list, target: Any) -> None:
+        Exec.__init__(self, rt, pos)
+        self.builtin = builtin
+        self.args = args
+        self.target = target
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            args = [self.rt.plain(a(f)) for a in self.args]
+            tgt = self.target(f) if self.target is not None else None
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed as e:
+            if self.target is not None:
+                try:
+                    self.target(f).fail(e.error)
+                except Exception:
+                    pass
+            done()
+            return
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            done()
+            return
+
+        async def go() -> None:
+            try:
+                result = await self.builtin.fn(self.rt.ctx, *args)
+            except D.BuiltinError as e:
+                err = SwiftError(e.message)
+                self.rt.runtime_error(err, self.pos)
+                if tgt is not None:
+                    tgt.fail(SwiftError(e.message, dependency=True))
+                done()
+                return
+            if tgt is not None:
+                store_plain(self.rt, tgt, result)
+            done()
+            V.drain()
+
+        self.rt.spawn(go())
+
+
+class AssignExec(Exec):
+    """``target = expression`` (also declarations with an initial value)."""
+
+    __slots__ = ("lv", "ev", "to_float")
+
+    def __init__(self, rt: Any, pos: A.Pos, lv: Callable, ev: Callable, to_float: bool) -> None:
+        Exec.__init__(self, rt, pos)
+        self.lv = lv
+        self.ev = ev
+        self.to_float = to_float
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            v = self.ev(f)
+            tgt = self.lv(f)
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed as e:
+            _fail_lv(self.lv, f, e.error)
+            done()
+            return
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            _fail_lv(self.lv, f, SwiftError(e.message, dependency=True))
+            done()
+            return
+        if tgt.__class__ is Cell:
+            if self.to_float and v.__class__ is int:
+                v = float(v)
+            try:
+                tgt.set(v)
+            except SwiftError as e:
+                self.rt.runtime_error(e, self.pos)
+            done()
+            return
+        store(self.rt, tgt, v, done)
+
+
+class IndexAssignExec(Exec):
+    """The hot path ``a[i] = expr`` for arrays of primitives."""
+
+    __slots__ = ("arr", "key", "ev", "to_float", "lv")
+
+    def __init__(self, rt: Any, pos: A.Pos, arr: Callable, key: Callable, ev: Callable,
+                 to_float: bool, lv: Callable) -> None:
+        Exec.__init__(self, rt, pos)
+        self.arr = arr
+        self.key = key
+        self.ev = ev
+        self.to_float = to_float
+        self.lv = lv
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            v = self.ev(f)
+            a = self.arr(f)
+            k = self.key(f)
+            if self.to_float and v.__class__ is int:
+                v = float(v)
+            a.set_value(k, v)
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed as e:
+            _fail_lv(self.lv, f, e.error)
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            _fail_lv(self.lv, f, SwiftError(e.message, dependency=True))
+        done()
+
+
+def _fail_lv(lv: Callable, f: list, err: SwiftError) -> None:
+    try:
+        node = lv(f)
+    except Exception:
+        return
+    if isinstance(node, Node):
+        if not err.dependency:
+            err = SwiftError(err.message, dependency=True)
+        node.fail(err)
+
+
+class AppendExec(Exec):
+    """``a << expr`` on an auto-keyed array."""
+
+    __slots__ = ("arr", "ev", "to_float")
+
+    def __init__(self, rt: Any, pos: A.Pos, arr: Callable, ev: Callable, to_float: bool) -> None:
+        Exec.__init__(self, rt, pos)
+        self.arr = arr
+        self.ev = ev
+        self.to_float = to_float
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            a = self.arr(f)
+            v = self.ev(f)
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed as e:
+            try:
+                self.arr(f).append(_failed_cell(e.error), is_node=True)
+            except Exception:
+                pass
+            done()
+            return
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            done()
+            return
+        if isinstance(v, Node):
+            if v.parent is not None and v.parent.__class__ is not str:
+                a.append(v, is_node=True)
+            else:
+                node = a.tinfo.elem.make(a, a.next_auto)
+                a.append(node, is_node=True)
+                store(self.rt, node, v, done)
+                return
+        elif isinstance(v, (dict, D.StructValue, D.FileValue)):
+            node = a.tinfo.elem.make(a, a.next_auto)
+            a.append(node, is_node=True)
+            store_plain(self.rt, node, v)
+        else:
+            if self.to_float and v.__class__ is int:
+                v = float(v)
+            a.append(v)
+        done()
+
+
+def _failed_cell(err: SwiftError) -> Cell:
+    c = Cell()
+    c.fail(err if err.dependency else SwiftError(err.message, dependency=True))
+    return c
+
+
+class IfExec(Exec):
+    __slots__ = ("cond", "then", "orelse")
+
+    def __init__(self, rt: Any, pos: A.Pos, cond: Callable, then: BlockExec,
+                 orelse: BlockExec | None) -> None:
+        Exec.__init__(self, rt, pos)
+        self.cond = cond
+        self.then = then
+        self.orelse = orelse
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            c = self.cond(f)
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed as e:
+            self.rt.skip_block(self, f, e.error)
+            done()
+            return
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            done()
+            return
+        if c:
+            self.then.run(f, done)
+        elif self.orelse is not None:
+            self.orelse.run(f, done)
+        else:
+            done()
+
+
+class SwitchExec(Exec):
+    __slots__ = ("sel", "cases", "default")
+
+    def __init__(self, rt: Any, pos: A.Pos, sel: Callable,
+                 cases: list[tuple[Callable, BlockExec]], default: BlockExec | None) -> None:
+        Exec.__init__(self, rt, pos)
+        self.sel = sel
+        self.cases = cases
+        self.default = default
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            s = self.sel(f)
+            chosen = None
+            for ev, block in self.cases:
+                if ev(f) == s:
+                    chosen = block
+                    break
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed as e:
+            self.rt.skip_block(self, f, e.error)
+            done()
+            return
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            done()
+            return
+        if chosen is None:
+            chosen = self.default
+        if chosen is None:
+            done()
+        else:
+            chosen.run(f, done)
+
+
+class ForeachExec(Exec):
+    """``foreach v, k in e``: iterations start as keys arrive, at most
+    ``maxForeachThreads`` at a time; done when the array is closed and all are done."""
+
+    __slots__ = ("iterable", "rng", "body", "vslot", "kslot", "self_ref")
+
+    def __init__(self, rt: Any, pos: A.Pos, body: BlockExec, vslot: int, kslot: int,
+                 iterable: Callable | None, rng: tuple | None) -> None:
+        Exec.__init__(self, rt, pos)
+        self.iterable = iterable
+        self.rng = rng
+        self.body = body
+        self.vslot = vslot
+        self.kslot = kslot
+        self.self_ref = False
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            if self.rng is not None:
+                start, stop, step = (e(f) if e is not None else None for e in self.rng)
+                src: Any = _range_items(start, stop, step)
+            else:
+                src = self.iterable(f)
+                if isinstance(src, dict):
+                    src = from_plain(src)
+                if not isinstance(src, ArrayNode):
+                    if isinstance(src, Node) and src.state == FAILED:
+                        raise Failed(src.error)  # type: ignore[arg-type]
+                    raise SwiftError("foreach needs an array")
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed as e:
+            self.rt.skip_block(self, f, e.error)
+            done()
+            return
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            done()
+            return
+        _ForeachRun(self, f, src, done).start()
+
+
+def _range_items(start: Any, stop: Any, step: Any):
+    if step is None:
+        step = 1
+    if step == 0:
+        raise SwiftError("range step is 0")
+    if all(isinstance(x, int) and not isinstance(x, bool) for x in (start, stop, step)):
+        return enumerate(range(start, stop + (1 if step > 0 else -1), step))
+    return _float_range(float(start), float(stop), float(step))
+
+
+def _float_range(start: float, stop: float, step: float):
+    i = 0
+    x = start
+    while (step > 0 and x <= stop) or (step < 0 and x >= stop):
+        yield i, x
+        i += 1
+        x = start + i * step
+
+
+class _ForeachRun:
+    __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
+                 "closed", "max", "it", "arr", "vslot", "kslot", "body")
+
+    def __init__(self, st: ForeachExec, f: list, src: Any, done: Done) -> None:
+        self.st = st
+        self.f = f
+        self.done = done
+        self.running = 0
+        self.driving = False
+        self.finished = False
+        self.max = st.rt.max_foreach_threads
+        self.vslot = st.vslot
+        self.kslot = st.kslot
+        self.body = st.body
+        if isinstance(src, ArrayNode):
+            self.arr = src
+            self.it = None
+            self.queue: deque = deque()
+            self.closed = False
+        else:
+            self.arr = None
+            self.it = src
+            self.queue = deque()
+            self.closed = True
+
+    def start(self) -> None:
+        arr = self.arr
+        if arr is not None:
+            arr.subscribe(self._key)
+            arr.when_keys_closed(self._closed)
+            if self.st.self_ref:
+                arr.watch = self._drive
+        self._drive()
+
+    def _key(self, k: Any, node: Node) -> None:
+        self.queue.append((k, node))
+        if not self.driving:
+            V.schedule(self._drive)
+
+    def _closed(self) -> None:
+        self.closed = True
+        self._drive()
+
+    def _drive(self) -> None:
+        if self.finished or self.driving:
+            return
+        self.driving = True
+        try:
+            body = self.body
+            nslots = body.scope.nslots
+            vslot = self.vslot
+            kslot = self.kslot
+            f = self.f
+            it = self.it
+            q = self.queue
+            while self.running < self.max:
+                if it is not None:
+                    nxt = next(it, None)
+                    if nxt is None:
+                        self.it = it = None
+                        break
+                    k, v = nxt
+                elif q:
+                    k, node = q.popleft()
+                    if node.__class__ is Cell and node.state == CLOSED:
+                        v = node.value
+                    else:
+                        v = node
+                else:
+                    break
+                fr = [None] * nslots
+                fr[0] = f
+                fr[vslot] = v
+                if kslot:
+                    fr[kslot] = k
+                self.running += 1
+                body.run_in(fr, self._it_done)
+        finally:
+            self.driving = False
+        if self.running == 0 and self.it is None and not self.queue:
+            arr = self.arr
+            if self.closed or (
+                self.st.self_ref and arr is not None and arr.writers <= 1
+            ):
+                self.finished = True
+                if arr is not None:
+                    arr.unsubscribe(self._key)
+                    if arr.watch is self._drive:
+                        arr.watch = None
+                self.done()
+
+    def _it_done(self) -> None:
+        self.running -= 1
+        if not self.driving:
+            self._drive()
+
+
+class IterateExec(Exec):
+    """``iterate i { body } until (cond);`` - i from 0; cond sees i + 1."""
+
+    __slots__ = ("body", "until", "vslot")
+
+    def __init__(self, rt: Any, pos: A.Pos, body: BlockExec, until: Callable, vslot: int) -> None:
+        Exec.__init__(self, rt, pos)
+        self.body = body
+        self.until = until
+        self.vslot = vslot
+
+    def run(self, f: list, done: Done) -> None:
+        state = {"pending": 0, "stopped": False}
+
+        def body_done() -> None:
+            state["pending"] -= 1
+            if state["stopped"] and state["pending"] == 0:
+                done()
+
+        def step(i: int) -> None:
+            fr = [None] * self.body.scope.nslots
+            fr[0] = f
+            fr[self.vslot] = i
+            state["pending"] += 1
+            self.body.run_in(fr, body_done)
+            fu = fr[:]
+            fu[self.vslot] = i + 1
+            check(fu, i)
+
+        def check(fu: list, i: int) -> None:
+            try:
+                c = self.until(fu)
+            except NotReady as nr:
+                nr.wait(lambda: check(fu, i))
+                return
+            except Failed:
+                c = True
+            except SwiftError as e:
+                self.rt.runtime_error(e, self.pos)
+                c = True
+            if c:
+                state["stopped"] = True
+                if state["pending"] == 0:
+                    done()
+            else:
+                V.schedule(lambda: step(i + 1))
+
+        step(0)
+
+
+class MapExec(Exec):
+    """Evaluates a declaration's mapping; for inputs, finds the files and closes."""
+
+    __slots__ = ("sym", "params", "mapper_name", "is_input")
+
+    def __init__(self, rt: Any, pos: A.Pos, sym: Sym, mapper_name: str,
+                 params: list[tuple[str, Callable]], is_input: bool) -> None:
+        Exec.__init__(self, rt, pos)
+        self.sym = sym
+        self.mapper_name = mapper_name
+        self.params = params
+        self.is_input = is_input
+
+    def run(self, f: list, done: Done) -> None:
+        node = f[self.sym.slot]
+        pending = Cell()
+        _set_binding(node, pending)
+        self._eval(f, node, pending, done)
+
+    def _eval(self, f: list, node: Node, pending: Cell, done: Done) -> None:
+        try:
+            params = {name: self.rt.plain(ev(f)) for name, ev in self.params}
+        except NotReady as nr:
+            nr.wait(lambda: self._eval(f, node, pending, done))
+            return
+        except (Failed, SwiftError) as e:
+            err = e.error if isinstance(e, Failed) else e
+            if isinstance(e, SwiftError):
+                self.rt.runtime_error(e, self.pos)
+            node.fail(SwiftError(err.message, dependency=True))
+            pending.fail(err)
+            done()
+            return
+        self.rt.bind_mapper(self, node, self.sym, self.mapper_name, params, pending, done)
+
+
+def _set_binding(node: Node, binding: Any) -> None:
+    if isinstance(node, FileNode):
+        node.mapped_by = binding
+    elif isinstance(node, Composite):
+        node.mapper = binding
+
+
+# ============================================================================ storing values
+
+
+def store(rt: Any, tgt: Node, v: Any, done: Done) -> None:
+    """Make ``tgt`` hold ``v`` (a primitive, plain data or another node); ``done`` when
+    the key set (for arrays) or value is complete."""
+    if tgt.__class__ is Cell:
+        if isinstance(v, Node):
+            copy_node(rt, tgt, v, done)
+            return
+        tgt.set(v)
+        done()
+        return
+    if isinstance(v, Node):
+        copy_node(rt, tgt, v, done)
+        return
+    if isinstance(v, (dict, D.StructValue, D.FileValue)):
+        store_plain(rt, tgt, v)
+        done()
+        return
+    if isinstance(tgt, FileNode) and isinstance(v, str):
+        # a string assigned to a file: the file of that name
+        tgt.path = tgt.path or v
+        tgt.set()
+        done()
+        return
+    raise SwiftError(f"cannot assign {v!r} to {tgt.name}")
+
+
+def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
+    if src is tgt:
+        done()
+        return
+    if isinstance(src, (Cell, FileNode)) or not isinstance(src, Composite):
+        def finish() -> None:
+            if src.state == FAILED:
+                tgt.fail(src.error if src.error and src.error.dependency
+                         else SwiftError(src.error.message if src.error else "error", dependency=True))
+            elif tgt.__class__ is Cell:
+                v = src.value
+                tgt.set(v)
+            elif isinstance(tgt, FileNode):
+                sp = src.path
+                if isinstance(src, FileNode) and tgt.path is None and tgt.mapped_by is None:
+                    tgt.path = sp
+                else:
+                    try:
+                        tp = rt.path_of(tgt)
+                    except NotReady as nr:
+                        nr.wait(finish2)
+                        return
+                    if sp and tp and os.path.abspath(rt.local(sp)) != os.path.abspath(rt.local(tp)):
+                        try:
+                            d = os.path.dirname(rt.local(tp))
+                            if d:
+                                os.makedirs(d, exist_ok=True)
+                            shutil.copyfile(rt.local(sp), rt.local(tp))
+                        except OSError as e:
+                            err = SwiftError(f"cannot copy {sp} to {tp}: {e.strerror}")
+                            rt.runtime_error(err, None)
+                            tgt.fail(SwiftError(err.message, dependency=True))
+                            done()
+                            return
+                tgt.set()
+            done()
+
+        def finish2() -> None:
+            finish()
+
+        src.when_closed(finish)
+        return
+    if isinstance(src, ArrayNode) and isinstance(tgt, ArrayNode):
+        pending = [1]
+        mapped = tgt.tinfo.elem is not None and tgt.tinfo.elem.mapped and tgt.mapper is not None
+
+        def sub_done() -> None:
+            pending[0] -= 1
+            if pending[0] == 0:
+                done()
+
+        def on_key(k: Any, n: Node) -> None:
+            if mapped or isinstance(n, Composite) and tgt.tinfo.elem is not None:
+                pending[0] += 1
+                try:
+                    el = tgt.element(k)
+                except SwiftError:
+                    sub_done()
+                    return
+                copy_node(rt, el, n, sub_done)
+            else:
+                if k not in tgt.items:
+                    tgt.put(k, n)
+
+        src.subscribe(on_key)
+
+        def keys_closed() -> None:
+            if src.state == FAILED and not src.closed:
+                tgt.fail(src.error)  # type: ignore[arg-type]
+            sub_done()
+
+        src.when_keys_closed(keys_closed)
+        return
+    if isinstance(src, StructNode) and isinstance(tgt, StructNode):
+        names = [n for n in tgt.fields if n in src.fields]
+        pending = [len(names) + 1]
+
+        def sub_done2() -> None:
+            pending[0] -= 1
+            if pending[0] == 0:
+                done()
+
+        for n in names:
+            copy_node(rt, tgt.fields[n], src.fields[n], sub_done2)
+        sub_done2()
+        return
+    raise SwiftError(f"cannot assign {src.name} to {tgt.name}")
+
+
+def store_plain(rt: Any, tgt: Node, v: Any) -> None:
+    """Fill ``tgt`` from plain data (a builtin's result)."""
+    if tgt.__class__ is Cell:
+        tgt.set(v)
+    elif isinstance(tgt, FileNode):
+        if isinstance(v, D.FileValue):
+            if tgt.path is None and tgt.mapped_by is None:
+                tgt.path = v.path
+        elif isinstance(v, str) and tgt.path is None:
+            tgt.path = v
+        tgt.set()
+    elif isinstance(tgt, ArrayNode):
+        if isinstance(v, dict):
+            for k in D.sorted_keys(v):
+                x = v[k]
+                if isinstance(x, (dict, D.StructValue, D.FileValue)):
+                    store_plain(rt, tgt.element(k), x)
+                else:
+                    if tgt.tinfo.elem is not None and tgt.tinfo.elem.name == "float" and isinstance(x, int):
+                        x = float(x)
+                    tgt.set_value(k, x)
+    elif isinstance(tgt, StructNode):
+        fields = v.fields if isinstance(v, D.StructValue) else (v if isinstance(v, dict) else {})
+        for name, x in fields.items():
+            if name in tgt.fields:
+                store_plain(rt, tgt.fields[name], x)
+
+
+_ANY_ARRAY = TypeInfo("any[]", "array", elem=TypeInfo("any", "prim"))
+
+
+def from_plain(v: Any, parent: Any = None, key: Any = None) -> Any:
+    """Plain data -> a closed node (primitives stay primitives)."""
+    if isinstance(v, dict):
+        arr = ArrayNode(_ANY_ARRAY, parent, key)
+        for k in D.sorted_keys(v):
+            x = v[k]
+            if isinstance(x, (dict, D.StructValue, D.FileValue)):
+                arr._add(k, from_plain(x, arr, k))
+            else:
+                arr.set_value(k, x)
+        arr.close()
+        return arr
+    if isinstance(v, D.StructValue):
+        ti = TypeInfo(v.type_name, "struct", fields={})
+        st = StructNode(ti, parent, key)
+        for name, x in v.fields.items():
+            node = from_plain(x, st, name)
+            if not isinstance(node, Node):
+                node = V.closed_cell(node, st, name)
+            st.fields[name] = node
+        st.close()
+        return st
+    if isinstance(v, D.FileValue):
+        fn = FileNode(parent, key, v.path)
+        fn.state = CLOSED
+        return fn
+    return v

@@ -1,0 +1,323 @@
+"""Procedure calls: compound procedures (a body run on the caller's nodes) and app
+procedures (a command line run by the executor as a :class:`~swiftnb.engine.task.Task`).
+
+A compound call binds its formal inputs to the caller's nodes without waiting for them
+and its formal outputs to the caller's target nodes, so outputs become available to the
+caller as soon as the body assigns them (Guide 2.5).  An app call waits for every input
+to be closed (deeply), evaluates its command line, and hands the task to the executor in
+an asyncio task: that is a real wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from swiftnb.engine import data as D
+from swiftnb.engine import values as V
+from swiftnb.engine.interp import BlockExec, CompileError, Exec, Scope, Sym
+from swiftnb.engine.values import (
+    CLOSED,
+    FAILED,
+    ArrayNode,
+    Cell,
+    Composite,
+    Failed,
+    FileNode,
+    Node,
+    NotReady,
+    StructNode,
+    SwiftError,
+)
+from swiftnb.lang import ast as A
+from swiftnb.lang import types as T
+
+
+def const_value(e: A.Expr) -> Any:
+    """The value of a default parameter (a constant expression)."""
+    if isinstance(e, (A.IntLiteral, A.FloatLiteral, A.StringLiteral, A.BoolLiteral)):
+        return e.value
+    if isinstance(e, A.UnaryOp) and e.op == "-":
+        return -const_value(e.operand)
+    if isinstance(e, A.UnaryOp) and e.op == "+":
+        return const_value(e.operand)
+    if isinstance(e, A.BinaryOp) and e.op == "+":
+        return const_value(e.left) + const_value(e.right)
+    raise CompileError("default values must be constants", e.pos)
+
+
+class ProcInfo:
+    """A procedure compiled lazily (so that recursion works)."""
+
+    def __init__(self, compiler: Any, proc: A.Procedure) -> None:
+        self.c = compiler
+        self.proc = proc
+        self.name = proc.name
+        self.is_app = isinstance(proc, A.AppProcedure)
+        self._ready = False
+        self.scope: Scope | None = None
+        self.body: BlockExec | None = None
+        self.in_slots: list[int] = []
+        self.out_slots: list[int] = []
+        self.out_syms: list[Sym] = []
+        self.in_syms: list[Sym] = []
+        self.commands: list[Any] = []
+        self.profiles: list[Any] = []
+
+    def ensure(self) -> None:
+        if self._ready:
+            return
+        self._ready = True
+        c = self.c
+        p = self.proc
+        scope = Scope(None, proc=True)
+        for fm in p.inputs:
+            sym = c.new_sym(fm.name, c.ltype_of(fm.type, fm.dims), fm.pos)
+            sym.formal = True
+            scope.declare(sym)
+            self.in_syms.append(sym)
+            self.in_slots.append(sym.slot)
+        for fm in p.outputs:
+            sym = c.new_sym(fm.name, c.ltype_of(fm.type, fm.dims), fm.pos)
+            sym.formal = True
+            scope.declare(sym)
+            self.out_syms.append(sym)
+            self.out_slots.append(sym.slot)
+        self.scope = scope
+        if isinstance(p, A.AppProcedure):
+            for cmd in p.commands:
+                args = [c.expr(a, scope) for a in cmd.args]
+                redir = [c.expr(r, scope) if r is not None else None
+                         for r in (cmd.stdin, cmd.stdout, cmd.stderr)]
+                self.commands.append((cmd.executable, args, redir, cmd.pos))
+            self.profiles = [(c.expr(pr.key, scope), c.expr(pr.value, scope)) for pr in p.profiles]
+            if scope.hidden:
+                raise CompileError("procedure calls are not allowed in app command lines", p.pos)
+        else:
+            assert isinstance(p, A.CompoundProcedure)
+            self.body = c.block(p.body.statements, scope, p.body.pos)
+
+    def make_frame(self) -> list:
+        assert self.scope is not None
+        return [None] * self.scope.nslots
+
+
+class CallExec(Exec):
+    """A call of a user procedure, as a statement."""
+
+    __slots__ = ("info", "outs", "ins")
+
+    def __init__(self, rt: Any, pos: A.Pos, info: ProcInfo, outs: list, ins: list) -> None:
+        Exec.__init__(self, rt, pos)
+        self.info = info
+        self.outs = outs
+        self.ins = ins
+
+    def run(self, f: list, done: Callable[[], None]) -> None:
+        info = self.info
+        info.ensure()
+        try:
+            outs = []
+            for i, lv in enumerate(self.outs):
+                if lv is None:
+                    sym = info.out_syms[i]
+                    outs.append(sym.tinfo.make("?"))
+                else:
+                    outs.append(lv(f))
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed:
+            done()
+            return
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            done()
+            return
+        frame = info.make_frame()
+        for slot, b in zip(info.in_slots, self.ins):
+            kind = b[0]
+            if kind == "const":
+                frame[slot] = b[1]
+            elif kind == "node":
+                frame[slot] = _bind_node(self.rt, b[1], f)
+            else:
+                frame[slot] = _bind_value(self.rt, b[1], f, b[2])
+        for slot, node in zip(info.out_slots, outs):
+            frame[slot] = node
+        if info.is_app:
+            AppCall(self.rt, info, frame, outs, done, self.pos).start()
+        else:
+            self.rt.emit_compound(info.name, True)
+            body = info.body
+            assert body is not None
+
+            def body_done() -> None:
+                self.rt.emit_compound(info.name, False)
+                done()
+
+            body.run_in(frame, body_done)
+
+
+def _bind_node(rt: Any, get: Callable, f: list) -> Any:
+    """The caller's node for an lvalue argument; if its index is not known yet, a cell
+    that receives the value later."""
+    try:
+        return get(f)
+    except NotReady as nr:
+        holder = Cell("?")
+
+        def retry() -> None:
+            try:
+                n = get(f)
+            except NotReady as nr2:
+                nr2.wait(retry)
+                return
+            except Failed as e:
+                holder.fail(e.error)
+                return
+            except SwiftError as e:
+                rt.runtime_error(e, None)
+                holder.fail(SwiftError(e.message, dependency=True))
+                return
+            _forward(n, holder)
+
+        nr.wait(retry)
+        return holder
+    except Failed as e:
+        c = Cell("?")
+        c.fail(e.error)
+        return c
+
+
+def _forward(src: Node, holder: Cell) -> None:
+    def fin() -> None:
+        if src.state == FAILED:
+            holder.fail(src.error)  # type: ignore[arg-type]
+        else:
+            holder.set(src if not isinstance(src, Cell) else src.value)
+    src.when_closed(fin)
+
+
+def _bind_value(rt: Any, ev: Callable, f: list, to_float: bool) -> Any:
+    """An expression argument: its value now, or a cell filled when it is ready."""
+    try:
+        v = ev(f)
+        if to_float and v.__class__ is int:
+            v = float(v)
+        return v
+    except NotReady as nr:
+        holder = Cell("?")
+
+        def retry() -> None:
+            try:
+                v = ev(f)
+            except NotReady as nr2:
+                nr2.wait(retry)
+                return
+            except Failed as e:
+                holder.fail(e.error)
+                return
+            except SwiftError as e:
+                rt.runtime_error(e, None)
+                holder.fail(SwiftError(e.message, dependency=True))
+                return
+            if to_float and v.__class__ is int:
+                v = float(v)
+            if isinstance(v, Node):
+                _forward(v, holder)
+            else:
+                holder.set(v)
+
+        nr.wait(retry)
+        return holder
+    except Failed as e:
+        c = Cell("?")
+        c.fail(e.error)
+        return c
+    except SwiftError as e:
+        rt.runtime_error(e, None)
+        c = Cell("?")
+        c.fail(SwiftError(e.message, dependency=True))
+        return c
+
+
+def _deref(v: Any) -> Any:
+    """A cell holding a forwarded node/value -> that node/value."""
+    while v.__class__ is Cell and v.state == CLOSED and isinstance(v.value, Node):
+        v = v.value
+    return v
+
+
+class AppCall:
+    """One app invocation: wait for inputs, build the task, submit, set outputs."""
+
+    def __init__(self, rt: Any, info: ProcInfo, frame: list, outs: list[Node],
+                 done: Callable[[], None], pos: A.Pos) -> None:
+        self.rt = rt
+        self.info = info
+        self.frame = frame
+        self.outs = outs
+        self.done = done
+        self.pos = pos
+
+    def start(self) -> None:
+        self.step()
+
+    def _fail_outputs(self, err: SwiftError) -> None:
+        for o in self.outs:
+            o.fail(err)
+
+    def step(self) -> None:
+        rt = self.rt
+        info = self.info
+        frame = self.frame
+        try:
+            for slot in info.in_slots:
+                v = _deref(frame[slot])
+                frame[slot] = v
+                if isinstance(v, Node):
+                    V.deep_ready(v)
+            task = rt.build_task(info, frame, self.outs, self.pos)
+        except NotReady as nr:
+            nr.wait(self.step)
+            return
+        except Failed as e:
+            tr = info.commands[0][0] if info.commands else info.name
+            rt.dependency_error(tr, self.pos)
+            self._fail_outputs(SwiftError(e.error.message, dependency=True))
+            self.done()
+            return
+        except SwiftError as e:
+            rt.runtime_error(e, self.pos)
+            self._fail_outputs(SwiftError(e.message, dependency=True))
+            self.done()
+            return
+        rt.submit(self, task)
+
+    def finish(self, ok: bool, message: str = "") -> None:
+        if ok:
+            for o in self.outs:
+                _close_output(o)
+        else:
+            self._fail_outputs(SwiftError(message, dependency=True))
+        self.done()
+        V.drain()
+
+
+def _close_output(node: Node) -> None:
+    if node.state:
+        return
+    if isinstance(node, (FileNode, Cell)):
+        if isinstance(node, Cell):
+            node.set(None)
+        else:
+            node.set()
+    elif isinstance(node, ArrayNode):
+        for n in list(node.items.values()):
+            _close_output(n)
+        node.close()
+    elif isinstance(node, StructNode):
+        for n in node.fields.values():
+            _close_output(n)
+        node.close()

@@ -1,0 +1,685 @@
+"""The run API: one execution of a checked program inside the caller's event loop.
+
+``Run(program, executor, bus=..., settings=..., base_dir=..., run_dir=..., runid=...)``
+and ``await run.execute()`` -> :class:`RunOutcome`.  The run owns the errors policy
+(``lazyErrors``), retries (``executionRetries``), the restart log check before each app
+call, hang detection, and the engine events of the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from swiftnb.engine import data as D
+from swiftnb.engine import values as V
+from swiftnb.engine.formatting import app_arg_str
+from swiftnb.engine.interp import CompileError, Exec, _set_binding
+from swiftnb.engine.task import Task
+from swiftnb.engine.typeinfo import to_data_type
+from swiftnb.engine.values import (
+    CLOSED,
+    FAILED,
+    ArrayNode,
+    Cell,
+    Composite,
+    Failed,
+    FileNode,
+    Node,
+    NotReady,
+    StructNode,
+    SwiftError,
+)
+from swiftnb.lang import ast as A
+
+__all__ = ["RunSettings", "RunOutcome", "Run", "EXIT_HANG"]
+
+EXIT_HANG = 99
+_B35 = "0123456789abcdefghijklmnopqrstuvxyz"  # base 35: a-z without w
+
+
+@dataclass
+class RunSettings:
+    """What a run needs beyond the program (properties / swift.conf keys)."""
+
+    max_foreach_threads: int = 16384
+    lazy_errors: bool = False
+    execution_retries: int = 0
+    dry_run: bool = False
+    script_args: Any = field(default_factory=dict)
+    dryrun: bool = False          # spelling used by the CLI
+    pgraph: str | None = None     # write a Graphviz file of the run's dataflow here
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended.  ``exit_code`` is Swift's: 0, 2 (errors), 99 (hang)."""
+
+    ok: bool
+    errors: list[str] = field(default_factory=list)
+    exit_code: int = 0
+    lazy: bool = False
+    reported: bool = False
+
+
+def _parse_args(args: Any) -> dict[str, str]:
+    if isinstance(args, dict):
+        return {str(k): str(v) for k, v in args.items()}
+    out: dict[str, str] = {}
+    for a in args or ():
+        a = str(a)
+        if a.startswith("-"):
+            a = a.lstrip("-")
+            name, eq, value = a.partition("=")
+            out[name] = value if eq else "true"
+    return out
+
+
+class _Context:
+    """The BuiltinContext the library sees."""
+
+    def __init__(self, run: "Run") -> None:
+        self.run = run
+        self.script_args = run.script_args
+        self.base_dir = run.base_dir
+        self.run_dir = run.run_dir
+        self.return_type: Any = None
+        self.return_file: Any = None
+        self.arg_names: list | None = None
+        self.line = 0
+
+    def write_stdout(self, text: str) -> None:
+        out = self.run.stdout
+        out.write(text)
+        out.flush()
+
+    def emit(self, kind: str, fields: dict | None = None, text: str | None = None) -> None:
+        self.run.bus.emit(kind, fields or {}, text=text,
+                          **({"level": "WARN", "logger": "trace"} if kind == "TRACE" else {}))
+
+    def warn(self, message: str) -> None:
+        self.run.warn(message)
+
+
+def _program_of(checked: Any) -> A.Program:
+    if isinstance(checked, A.Program):
+        return checked
+    for attr in ("program", "ast", "tree"):
+        p = getattr(checked, attr, None)
+        if isinstance(p, A.Program):
+            return p
+    raise TypeError(f"not a program: {type(checked).__name__}")
+
+
+class Run:
+    """One execution of a program."""
+
+    def __init__(self, checked_program: Any, executor: Any, *, bus: Any, settings: RunSettings,
+                 base_dir: str, run_dir: str, runid: str, restart: Any = None,
+                 stdout: Any = None) -> None:
+        self.checked = checked_program
+        self.program = _program_of(checked_program)
+        self.executor = executor
+        self.bus = bus
+        self.settings = settings
+        self.base_dir = os.path.abspath(base_dir)
+        self.run_dir = os.path.abspath(run_dir)
+        self.runid = runid
+        self.restart = restart
+        self.stdout = stdout if stdout is not None else sys.stdout
+        self.script_args = _parse_args(settings.script_args)
+        self.max_foreach_threads = max(1, int(settings.max_foreach_threads))
+        self.lazy = bool(settings.lazy_errors)
+        self.retries = max(0, int(settings.execution_retries))
+        self.dry_run = bool(settings.dry_run or settings.dryrun)
+        self.ctx = _Context(self)
+        self.errors: list[str] = []
+        self.tasks: set[asyncio.Task] = set()
+        self.active = 0
+        self.finished = False
+        self.aborted = False
+        self.canceled = False
+        self._warned: set[str] = set()
+        self._done_fut: asyncio.Future | None = None
+        self._uid = itertools.count(int(time.time() * 1000) % (35**6))
+        self._rand = random.Random()
+        self._temp = itertools.count(1)
+        self._thread = itertools.count(1)
+        self.compiler: Any = None
+        self.top_frame: list = []
+        self.pgraph: Any = None
+        if getattr(settings, "pgraph", None):
+            from swiftnb.engine.pgraph import PGraph
+
+            self.pgraph = PGraph()
+
+    # ------------------------------------------------------------------ public
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Top-level variables as plain Python (scalars, dicts, file paths)."""
+        out: dict[str, Any] = {}
+        if self.compiler is None:
+            return out
+        for name, sym in self.compiler.top.syms.items():
+            if sym.slot < len(self.top_frame):
+                node = self.top_frame[sym.slot]
+                if isinstance(node, Node):
+                    out[name] = V.to_python(node) if node.state != FAILED else None
+                elif node is not None:
+                    out[name] = node
+        return out
+
+    def cancel(self) -> None:
+        """Stop the run: cancel running apps; execute() returns a failed outcome."""
+        self.canceled = True
+        self._finish_abort("Execution canceled")
+
+    async def execute(self) -> RunOutcome:
+        loop = asyncio.get_running_loop()
+        self._done_fut = loop.create_future()
+        V.set_error_sink(self._engine_bug)
+        self.bus.emit("RUN_START", {})
+        from swiftnb.engine.compiler import Compiler
+
+        try:
+            self.compiler = Compiler(self.program, self)
+            block = self.compiler.compile_program()
+        except CompileError as e:
+            self.errors.append(e.message if e.pos is None else f"{e.pos}: {e.message}")
+            self.bus.emit("RUN_FAILURE", {})
+            return RunOutcome(False, list(self.errors), 2)
+        self.top_frame = self.compiler.top_frame
+        self.top_frame.extend([None] * block.scope.nslots)
+        try:
+            block.run_in(self.top_frame, self._top_done)
+            V.drain()
+        except Exception as e:  # noqa: BLE001
+            self._engine_bug(e)
+        idle = 0
+        while not self._done_fut.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(self._done_fut), timeout=0.25)
+            except asyncio.TimeoutError:
+                pass
+            if self._done_fut.done():
+                break
+            if not self.tasks and V.pending_callbacks() == 0 and self.active == 0:
+                idle += 1
+                if idle >= 2:
+                    self._hang()
+            else:
+                idle = 0
+        outcome: RunOutcome = self._done_fut.result()
+        V.set_error_sink(None)
+        if self.pgraph is not None and self.settings.pgraph:
+            try:
+                self.pgraph.write(os.path.join(self.base_dir, self.settings.pgraph))
+            except OSError:
+                pass
+        self.bus.emit("RUN_SUCCESS" if outcome.ok else "RUN_FAILURE", {})
+        return outcome
+
+    # ------------------------------------------------------------------ ending
+
+    def _top_done(self) -> None:
+        if self._done_fut is None or self._done_fut.done():
+            return
+        if self.errors:
+            self._done_fut.set_result(RunOutcome(False, list(self.errors), 2, lazy=self.lazy))
+        else:
+            self._done_fut.set_result(RunOutcome(True, [], 0))
+
+    def _finish_abort(self, message: str | None = None) -> None:
+        self.aborted = True
+        for t in list(self.tasks):
+            t.cancel()
+        if self._done_fut is not None and not self._done_fut.done():
+            errs = list(self.errors) or ([message] if message else [])
+            self._done_fut.set_result(RunOutcome(False, errs, 2, lazy=self.lazy))
+
+    def _hang(self) -> None:
+        if self._done_fut is None or self._done_fut.done():
+            return
+        if self.errors:
+            # with lazy errors, what cannot progress waits on failed work
+            self._done_fut.set_result(RunOutcome(False, list(self.errors), 2, lazy=self.lazy))
+            return
+        waiting = []
+        if self.compiler is not None:
+            for name, sym in self.compiler.top.syms.items():
+                node = self.top_frame[sym.slot] if sym.slot < len(self.top_frame) else None
+                if isinstance(node, Node) and node.state == V.OPEN:
+                    waiting.append(f"Thread: R-0, waiting on {name} (declared on line {sym.pos.line})")
+        lines = ["Waiting threads:"] + (waiting or ["Thread: R-0, waiting on an open value"])
+        lines.append("Irrecoverable error found. Exiting.")
+        text = "\n".join(lines)
+        sys.stderr.write(text + "\n")
+        self.bus.emit("MESSAGE", {}, text=text)
+        self._done_fut.set_result(RunOutcome(False, ["Deadlock detected: " + "; ".join(waiting)],
+                                             EXIT_HANG, reported=True))
+
+    def _engine_bug(self, exc: BaseException) -> None:
+        if isinstance(exc, SwiftError):
+            self.runtime_error(exc, None)
+            return
+        import traceback
+
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.bus.emit("MESSAGE", {}, text=f"swiftnb engine error: {text}", level="ERROR")
+        self.errors.append(f"swiftnb internal error: {exc!r}")
+        self._finish_abort()
+
+    # ------------------------------------------------------------------ errors
+
+    def runtime_error(self, err: SwiftError, pos: A.Pos | None) -> None:
+        if err.dependency:
+            return
+        msg = err.message
+        if pos is not None and pos.line:
+            msg = f"{msg}\n\t{os.path.basename(pos.file)}, line: {pos.line}"
+        self._error(msg)
+
+    def dependency_error(self, tr: str, pos: A.Pos | None) -> None:
+        self._error(f"Swift: Application {tr} not executed due to errors in dependencies")
+
+    def _error(self, msg: str) -> None:
+        if self.aborted:
+            return
+        self.errors.append(msg)
+        self.bus.emit("MESSAGE", {}, text=msg, level="ERROR" if not self.lazy else "INFO")
+        if not self.lazy:
+            self._finish_abort()
+
+    def skip_block(self, st: Exec, f: list, err: SwiftError) -> None:
+        """A condition or iterable failed: the block does not run (lazy errors)."""
+
+    def warn(self, message: str) -> None:
+        if message in self._warned:
+            return
+        self._warned.add(message)
+        sys.stderr.write(f"Warning: {message}\n")
+        sys.stderr.flush()
+        self.bus.emit("WARNING", {}, text=f"Warning: {message}", level="WARN")
+
+    def spawn(self, coro: Any) -> asyncio.Task:
+        t = asyncio.get_running_loop().create_task(coro)
+        self.tasks.add(t)
+        t.add_done_callback(self.tasks.discard)
+        return t
+
+    def emit_compound(self, name: str, start: bool) -> None:
+        pass
+
+    # ------------------------------------------------------------------ values
+
+    def plain(self, v: Any) -> Any:
+        """A value for a builtin: primitives as they are, nodes deep-closed as plain data."""
+        if not isinstance(v, Node):
+            return v
+        V.deep_ready(v)
+        return self._plain(v)
+
+    def _plain(self, n: Any) -> Any:
+        c = n.__class__
+        if c is Cell:
+            v = n.value
+            return self._plain(v) if isinstance(v, Node) else v
+        if c is FileNode:
+            return D.FileValue(n.name, n.tname, n.path)
+        if c is ArrayNode:
+            return {k: self._plain(x) for k, x in n.items.items()}
+        if c is StructNode:
+            return D.StructValue(n.tinfo.name, n.name,
+                                 {k: self._plain(x) for k, x in n.fields.items() if x.state == CLOSED})
+        return n
+
+    def mapping_data(self, n: Any) -> Any:
+        """Plain data of a value's *mapping* (paths), without waiting for the files."""
+        if not isinstance(n, Node):
+            return n
+        c = n.__class__
+        if c is Cell:
+            if n.state == CLOSED:
+                v = n.value
+                return self.mapping_data(v) if isinstance(v, Node) else v
+            if n.state == FAILED:
+                raise Failed(n.error)  # type: ignore[arg-type]
+            raise NotReady(n)
+        if c is FileNode:
+            return D.FileValue(n.name, n.tname, self.path_of(n))
+        if c is ArrayNode:
+            if not n.closed:
+                if n.state == FAILED:
+                    raise Failed(n.error)  # type: ignore[arg-type]
+                raise NotReady(n, keys=True)
+            return {k: self.mapping_data(x) for k, x in n.items.items()}
+        if c is StructNode:
+            return D.StructValue(n.tinfo.name, n.name,
+                                 {k: self.mapping_data(x) for k, x in n.fields.items()
+                                  if not isinstance(x, Cell)})
+        return n
+
+    def filename_of(self, n: Any) -> str:
+        data = self.mapping_data(n)
+        if isinstance(data, D.FileValue):
+            return data.path or ""
+        if isinstance(data, str):
+            return data
+        return " ".join(fv.path or "" for fv in D.leaf_files(data))
+
+    def local(self, path: str) -> str:
+        return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
+
+    def path_of(self, node: Any) -> str:
+        """The mapped file name of a file node (asks its root's mapper; unmapped files
+        get a unique temporary name, as the concurrent mapper did)."""
+        if node.__class__ is FileNode and node.path is not None:
+            return node.path
+        steps: list[Any] = []
+        n = node
+        while n.parent is not None and n.parent.__class__ is not str:
+            p = n.parent
+            steps.append(D.Field(n.key) if p.__class__ is StructNode else D.Index(n.key))
+            n = p
+        steps.reverse()
+        b = n.mapped_by if n.__class__ is FileNode else getattr(n, "mapper", None)
+        if b.__class__ is Cell:
+            if b.state == CLOSED:
+                b = b.value
+            elif b.state == FAILED:
+                raise Failed(b.error)  # type: ignore[arg-type]
+            else:
+                raise NotReady(b)
+        if b is None:
+            root = n.parent if n.parent.__class__ is str else "temp"
+            suffix = "".join(
+                f"-{s.name}" if isinstance(s, D.Field) else f"-{s.key}" for s in steps)
+            rel = os.path.relpath(self.run_dir, self.base_dir)
+            if rel.startswith(".."):
+                rel = self.run_dir
+            path = os.path.join(rel, "_concurrent",
+                                f"{root}-{next(self._temp)}{suffix}".replace("?", "tmp"))
+        else:
+            try:
+                path = b.map(tuple(steps))
+            except D.BuiltinError as e:
+                raise SwiftError(e.message) from None
+        if node.__class__ is FileNode:
+            node.path = path
+        return path
+
+    def bind_mapper(self, mexec: Any, node: Node, sym: Any, name: str, params: dict,
+                    pending: Cell, done: Any) -> None:
+        try:
+            from swiftnb.engine.mappers.base import MapperContext, create_mapper
+            import swiftnb.engine.mappers  # noqa: F401  (registers the mappers)
+        except ImportError as e:  # pragma: no cover
+            err = SwiftError(f"mappers unavailable: {e}")
+            self.runtime_error(err, mexec.pos)
+            node.fail(SwiftError(err.message, dependency=True))
+            pending.fail(err)
+            done()
+            return
+        mctx = MapperContext(base_dir=self.base_dir, run_dir=self.run_dir, var_name=sym.name,
+                             type=to_data_type(sym.ltype))
+        try:
+            m = create_mapper(name, params, mctx)
+        except D.BuiltinError as e:
+            err = SwiftError(e.message)
+            self.runtime_error(err, mexec.pos)
+            node.fail(SwiftError(e.message, dependency=True))
+            pending.fail(SwiftError(e.message, dependency=True))
+            done()
+            return
+        if getattr(m, "needs_prepare", False):
+            async def prep() -> None:
+                try:
+                    await m.prepare()
+                except D.BuiltinError as e:
+                    err = SwiftError(e.message)
+                    self.runtime_error(err, mexec.pos)
+                    node.fail(SwiftError(e.message, dependency=True))
+                    pending.fail(SwiftError(e.message, dependency=True))
+                    done()
+                    V.drain()
+                    return
+                self._bound(mexec, node, sym, m, pending, done)
+                V.drain()
+
+            self.spawn(prep())
+            return
+        self._bound(mexec, node, sym, m, pending, done)
+
+    def _bound(self, mexec: Any, node: Node, sym: Any, m: Any, pending: Cell, done: Any) -> None:
+        _set_binding(node, m)
+        pending.set(m)
+        try:
+            if mexec.is_input:
+                self._populate_input(node, sym, m)
+            elif isinstance(node, ArrayNode) and getattr(m, "fixed", False):
+                pass
+        except SwiftError as e:
+            self.runtime_error(e, mexec.pos)
+            node.fail(SwiftError(e.message, dependency=True))
+        done()
+
+    def _populate_input(self, node: Node, sym: Any, m: Any) -> None:
+        if isinstance(node, FileNode):
+            try:
+                path = m.map(())
+            except D.BuiltinError as e:
+                raise SwiftError(e.message) from None
+            node.path = path
+            if self.dry_run or os.path.exists(self.local(path)):
+                node.set()
+            else:
+                raise SwiftError(f"File not found for variable {sym.name}: {path}")
+            return
+        if isinstance(node, ArrayNode) or isinstance(node, StructNode):
+            try:
+                leaves = m.existing()
+            except D.BuiltinError as e:
+                raise SwiftError(e.message) from None
+            for steps, fname in leaves:
+                target = node
+                for s in steps:
+                    if isinstance(s, D.Field):
+                        target = target.fields[s.name]  # type: ignore[union-attr]
+                    else:
+                        target = target.element(s.key)  # type: ignore[union-attr]
+                if isinstance(target, FileNode):
+                    target.path = fname
+                    if not target.state:
+                        target.set()
+                elif isinstance(target, Cell) and not target.state:
+                    target.set(fname)
+            if isinstance(node, StructNode):
+                # struct members not listed: map them individually
+                for leaf in _file_leaves(node):
+                    if not leaf.state:
+                        p = self.path_of(leaf)
+                        if os.path.exists(self.local(p)) or self.dry_run:
+                            leaf.set()
+                        else:
+                            raise SwiftError(f"File not found for variable {leaf.name}: {p}")
+
+    # ------------------------------------------------------------------ apps
+
+    def _jobid(self, tr: str) -> str:
+        n = next(self._uid) * 7919 + self._rand.randrange(35**3)
+        s = ""
+        for _ in range(8):
+            s += _B35[n % 35]
+            n //= 35
+        clean = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in os.path.basename(tr))
+        return f"{clean}-{s}"
+
+    def _words(self, v: Any, out: list[str]) -> None:
+        if isinstance(v, Node):
+            c = v.__class__
+            if c is Cell:
+                self._words(v.value, out)
+            elif c is FileNode:
+                out.append(self.path_of(v))
+            elif c is ArrayNode:
+                for k in v.sorted_keys():
+                    self._words(v.items[k], out)
+            elif c is StructNode:
+                raise SwiftError("Cannot pass a structure as an application parameter")
+            return
+        if isinstance(v, dict):
+            for k in D.sorted_keys(v):
+                self._words(v[k], out)
+            return
+        if isinstance(v, D.FileValue):
+            out.append(v.path or "")
+            return
+        out.append(app_arg_str(v))
+
+    def build_task(self, info: Any, frame: list, outs: list[Node], pos: A.Pos) -> Task:
+        if not info.commands:
+            raise SwiftError(f"app {info.name} has no command")
+        exe, args, redir, cpos = info.commands[0]
+        argv: list[str] = []
+        for ev in args:
+            self._words(ev(frame), argv)
+        rd = []
+        for r in redir:
+            if r is None:
+                rd.append(None)
+            else:
+                w: list[str] = []
+                self._words(r(frame), w)
+                rd.append(" ".join(w))
+        profiles: dict[str, str] = {}
+        for k, v in info.profiles:
+            profiles[app_arg_str(self.plain(k(frame)))] = app_arg_str(self.plain(v(frame)))
+        inputs: list[str] = []
+        for slot in info.in_slots:
+            x = frame[slot]
+            if isinstance(x, Node):
+                for leaf in _file_leaves(x):
+                    inputs.append(self.path_of(leaf))
+        outputs: list[str] = []
+        for o in outs:
+            for leaf in _file_leaves(o):
+                outputs.append(self.path_of(leaf))
+        for p in outputs:
+            d = os.path.dirname(self.local(p))
+            if d and not os.path.isdir(d):
+                try:
+                    os.makedirs(d, exist_ok=True)
+                except OSError:
+                    pass
+        maxwall = None
+        mw = profiles.get("maxwalltime") or profiles.get("maxWallTime")
+        if mw:
+            maxwall = _walltime(mw)
+        tr = exe
+        task = Task(
+            jobid=self._jobid(tr), tr=tr, args=argv, base_dir=self.base_dir, run_dir=self.run_dir,
+            stdin=rd[0], stdout=rd[1], stderr=rd[2], inputs=inputs, outputs=outputs,
+            profiles=profiles, maxwalltime=maxwall,
+            source=f"{os.path.basename(cpos.file)}:{cpos.line}:{cpos.column}",
+        )
+        return task
+
+    def submit(self, call: Any, task: Task) -> None:
+        if self.aborted:
+            call.finish(False, "run aborted")
+            return
+        self.active += 1
+        self.spawn(self._run_app(call, task))
+
+    async def _run_app(self, call: Any, task: Task) -> None:
+        emit = self.bus.emit
+        info = call.info
+        thread = f"R-{next(self._thread)}"
+        ok = False
+        message = ""
+        try:
+            if self.pgraph is not None:
+                self.pgraph.call(info.name, task)
+            emit("JOB_INIT", {"jobid": task.jobid, "tr": task.tr})
+            if self.restart is not None and task.outputs and self.restart.is_done(task.outputs):
+                emit("JOB_RESTARTED", {"jobid": task.jobid})
+                ok = True
+                return
+            if self.dry_run:
+                ok = True
+                return
+            emit("PROCEDURE", {"line": call.pos.line, "thread": thread, "name": info.name},
+                 level="DEBUG")
+            result = None
+            for attempt in range(1 + self.retries):
+                task.attempt = attempt
+                result = await self.executor.submit(task)
+                if result.ok or result.canceled:
+                    break
+                emit("APPLICATION_EXCEPTION", {"jobid": task.jobid, "message": result.message})
+            assert result is not None
+            emit("JOB_END", {"jobid": task.jobid})
+            emit("PROCEDURE_END", {"line": call.pos.line, "thread": thread, "name": info.name},
+                 level="DEBUG")
+            if result.ok:
+                ok = True
+                emit("END_SUCCESS", {"thread": thread, "tr": task.tr})
+                if self.restart is not None and task.outputs:
+                    try:
+                        self.restart.record(task.outputs)
+                    except OSError:
+                        pass
+            else:
+                emit("END_FAILURE", {"thread": thread, "tr": task.tr})
+                message = result.message or (
+                    f"Exception in {task.tr}:\n    Arguments: [{', '.join(task.args)}]\n"
+                    f"Caused by: Application {task.tr} failed with an exit code of "
+                    f"{result.exit_code}")
+                if not result.canceled:
+                    self._error(message)
+        except asyncio.CancelledError:
+            message = "canceled"
+            raise
+        finally:
+            self.active -= 1
+            if not self.aborted or ok:
+                call.finish(ok, message)
+            V.drain()
+
+
+def _walltime(text: str) -> float | None:
+    """``maxwalltime`` profile: minutes, ``MM:SS`` or ``HH:MM:SS``."""
+    try:
+        parts = [float(p) for p in str(text).split(":")]
+    except ValueError:
+        return None
+    if len(parts) == 1:
+        return parts[0] * 60
+    if len(parts) == 2:
+        return parts[0] * 60 + parts[1]
+    return parts[0] * 3600 + parts[1] * 60 + parts[2]
+
+
+def _file_leaves(n: Any) -> list[FileNode]:
+    out: list[FileNode] = []
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        c = x.__class__
+        if c is FileNode:
+            out.append(x)
+        elif c is ArrayNode:
+            for k in reversed(x.sorted_keys()):
+                stack.append(x.items[k])
+        elif c is StructNode:
+            stack.extend(reversed(list(x.fields.values())))
+        elif c is Cell and isinstance(x.value, Node):
+            stack.append(x.value)
+    return out

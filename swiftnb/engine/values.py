@@ -1,0 +1,647 @@
+"""Dataflow values: single-assignment cells, monotonic arrays, structs and files.
+
+Every Swift variable, array element and struct member is a node that is *open* until its
+value is known and then *closed* for good (or *failed*, carrying the error that stopped
+it: with lazyErrors the dependants of a failed value are skipped, not run).  Readers that
+find a node open register a callback; callbacks never run re-entrantly inside ``set``
+but through one trampoline queue (:func:`schedule` / :func:`drain`), so a chain of a
+hundred thousand dependent cells neither recurses nor creates an asyncio task each.
+
+Arrays are sparse and monotonic: keys arrive one by one (each arrival is announced to
+key subscribers, which is how ``foreach`` starts iterations as elements appear) and the
+array *closes* when its writer count drops to zero: no statement can add a key any more.
+``length`` and other whole-array consumers wait for that.  For composites, ``state``
+means *deep* closure (closed and every element closed), which is what built-ins, traces
+and app calls taking the whole value need; ``closed`` means the key set is final.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import Any
+
+OPEN = 0
+CLOSED = 1
+FAILED = 2
+
+Callback = Callable[[], None]
+
+# ----------------------------------------------------------------------------- trampoline
+
+_ready: deque[Callback] = deque()
+_draining = False
+#: Callbacks run per drain before the rest is handed back to the event loop, so that a
+#: long pure-dataflow stretch does not starve the loop (Jupyter, app completions).
+SLICE = 20000
+_error_sink: Callable[[BaseException], None] | None = None
+
+
+def set_error_sink(sink: Callable[[BaseException], None] | None) -> None:
+    """Where an exception escaping a callback goes (the run reports it as an engine bug)."""
+    global _error_sink
+    _error_sink = sink
+
+
+def schedule(cb: Callback) -> None:
+    """Queue ``cb`` to run from the trampoline (now, if nothing is running)."""
+    _ready.append(cb)
+    if not _draining:
+        drain()
+
+
+def drain() -> None:
+    """Run queued callbacks until the queue is empty or a slice is used up."""
+    global _draining
+    if _draining:
+        return
+    _draining = True
+    popleft = _ready.popleft
+    n = 0
+    try:
+        while _ready:
+            cb = popleft()
+            try:
+                cb()
+            except BaseException as exc:  # noqa: BLE001 - reported, never swallowed silently
+                if _error_sink is None:
+                    raise
+                _error_sink(exc)
+            n += 1
+            if n >= SLICE and _ready:
+                try:
+                    loop = asyncio.get_running_loop()
+                except RuntimeError:
+                    n = 0
+                    continue
+                loop.call_soon(drain)
+                break
+    finally:
+        _draining = False
+
+
+def pending_callbacks() -> int:
+    return len(_ready)
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+class SwiftError(Exception):
+    """A run-time error of the script (not an engine bug); ``str`` is for people."""
+
+    def __init__(self, message: str, *, dependency: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.dependency = dependency
+
+
+_NOKEY = object()
+
+
+class NotReady(Exception):
+    """Raised by an evaluation that met an open node; the caller waits on ``node``:
+    for it to close (default), for its key set to close (``keys``), or for one ``key``
+    to arrive."""
+
+    def __init__(self, node: "Node", deep: bool = False, keys: bool = False,
+                 key: Any = _NOKEY) -> None:
+        self.node = node
+        self.deep = deep
+        self.keys = keys
+        self.key = key
+
+    def wait(self, cb: Callback) -> None:
+        """Register ``cb`` to run when the awaited condition may hold."""
+        node = self.node
+        if self.key is not _NOKEY:
+            node.wait_key(self.key, cb)  # type: ignore[attr-defined]
+        elif self.keys:
+            node.when_keys_closed(cb)  # type: ignore[attr-defined]
+        else:
+            node.when_closed(cb)
+
+
+class Failed(Exception):
+    """Raised by an evaluation that met a failed node."""
+
+    def __init__(self, error: SwiftError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+# ----------------------------------------------------------------------------- nodes
+
+
+class Node:
+    """Base of every value node: state, waiters, and where it sits (for names)."""
+
+    __slots__ = ("state", "waiters", "parent", "key", "error")
+
+    kind = "node"
+
+    def __init__(self, parent: Any = None, key: Any = None) -> None:
+        self.state = OPEN
+        self.waiters: list[Callback] | None = None
+        self.parent = parent  # the composite node it belongs to, or its variable name
+        self.key = key
+        self.error: SwiftError | None = None
+
+    # -- waiting
+    def when_closed(self, cb: Callback) -> None:
+        """Run ``cb`` (from the trampoline) once this node is closed or failed."""
+        if self.state:
+            schedule(cb)
+        elif self.waiters is None:
+            self.waiters = [cb]
+        else:
+            self.waiters.append(cb)
+
+    def _fire(self) -> None:
+        w = self.waiters
+        if w is not None:
+            self.waiters = None
+            _ready.extend(w)
+        p = self.parent
+        if p.__class__ is not str and p is not None:
+            p._child_done(self)
+        if not _draining and _ready:
+            drain()
+
+    def fail(self, error: SwiftError) -> None:
+        """Close this node in error; readers see :class:`Failed`, dependants skip."""
+        if self.state:
+            return
+        self.error = error
+        self.state = FAILED
+        self._fail_children(error)
+        self._fire()
+
+    def _fail_children(self, error: SwiftError) -> None:
+        pass
+
+    # -- naming (trace renders `name[0].f`)
+    @property
+    def name(self) -> str:
+        p = self.parent
+        if p is None:
+            return "?"
+        if p.__class__ is str:
+            return p
+        k = self.key
+        if isinstance(p, StructNode):
+            return f"{p.name}.{k}"
+        if isinstance(k, str):
+            return f'{p.name}["{k}"]' if False else f"{p.name}[{k}]"
+        return f"{p.name}[{k}]"
+
+    def root(self) -> "Node":
+        node = self
+        while node.parent is not None and node.parent.__class__ is not str:
+            node = node.parent
+        return node
+
+    def describe_wait(self) -> str:
+        return self.name
+
+
+class Cell(Node):
+    """A single-assignment primitive value (int, float, string, boolean) or external."""
+
+    __slots__ = ("value",)
+
+    kind = "cell"
+
+    def __init__(self, parent: Any = None, key: Any = None) -> None:
+        self.state = OPEN
+        self.waiters = None
+        self.parent = parent
+        self.key = key
+        self.error = None
+        self.value: Any = None
+
+    def set(self, value: Any) -> None:
+        if self.state:
+            if self.state == FAILED:
+                return
+            raise SwiftError(f"variable {self.name} is written to twice")
+        self.value = value
+        self.state = CLOSED
+        w = self.waiters
+        if w is not None:
+            self.waiters = None
+            _ready.extend(w)
+        p = self.parent
+        if p is not None and p.__class__ is not str:
+            p._child_done(self)
+        if _ready and not _draining:
+            drain()
+
+    def get(self) -> Any:
+        """The value, or raise :class:`NotReady` / :class:`Failed`."""
+        s = self.state
+        if s == CLOSED:
+            return self.value
+        if s == FAILED:
+            raise Failed(self.error)  # type: ignore[arg-type]
+        raise NotReady(self)
+
+    def __repr__(self) -> str:
+        st = ("open", "closed", "failed")[self.state]
+        return f"<Cell {self.name} {st} {self.value!r}>"
+
+
+def closed_cell(value: Any, parent: Any = None, key: Any = None) -> Cell:
+    c = Cell(parent, key)
+    c.value = value
+    c.state = CLOSED
+    return c
+
+
+class FileNode(Node):
+    """A mapped file.  ``path`` is where the mapper put it (None until known).
+
+    Closed means the file exists (an input found at start, or an output produced by a
+    successful app call).  ``value`` is the path, so a file reads like a string.
+    """
+
+    __slots__ = ("path", "temporary", "mapped_by", "tname")
+
+    kind = "file"
+
+    def __init__(self, parent: Any = None, key: Any = None, path: str | None = None,
+                 tname: str = "file") -> None:
+        Node.__init__(self, parent, key)
+        self.tname = tname
+        self.path = path
+        self.temporary = False
+        self.mapped_by: Any = None
+
+    @property
+    def value(self) -> str | None:
+        return self.path
+
+    def set(self, value: Any = None) -> None:
+        """Mark the file produced (``value``, if given, is its path)."""
+        if self.state:
+            if self.state == FAILED:
+                return
+            raise SwiftError(f"file {self.name} is written to twice")
+        if value is not None and self.path is None:
+            self.path = value
+        self.state = CLOSED
+        self._fire()
+
+    def get(self) -> str | None:
+        s = self.state
+        if s == CLOSED:
+            return self.path
+        if s == FAILED:
+            raise Failed(self.error)  # type: ignore[arg-type]
+        raise NotReady(self)
+
+    def __repr__(self) -> str:
+        return f"<File {self.name} {self.path!r} {('open', 'closed', 'failed')[self.state]}>"
+
+
+class Composite(Node):
+    """What arrays and structs share: writer counting and deep-closure tracking."""
+
+    __slots__ = ("writers", "closed", "open_children", "tinfo", "key_waiters", "mapper",
+                 "watch")
+
+    def _init_composite(self, tinfo: Any) -> None:
+        self.mapper: Any = None
+        self.watch: Callback | None = None
+        self.writers = 0
+        self.closed = False
+        self.open_children = 0
+        self.tinfo = tinfo
+        self.key_waiters: list[Callback] | None = None
+
+    # -- writers: statements that may still add keys / assign members
+    def add_writer(self, n: int = 1) -> None:
+        self.writers += n
+
+    def remove_writer(self, n: int = 1) -> None:
+        self.writers -= n
+        if self.writers <= 0 and not self.closed:
+            self.close()
+        elif self.watch is not None:
+            schedule(self.watch)  # a self-referencing foreach re-checks its end
+
+    def close(self) -> None:
+        """No more keys or members will be assigned: close this and open sub-composites."""
+        if self.closed:
+            return
+        self.closed = True
+        kw = self.key_waiters
+        if kw is not None:
+            self.key_waiters = None
+            _ready.extend(kw)
+        for child in self._children():
+            if isinstance(child, Composite) and not child.closed:
+                child.close()
+        self._check_deep()
+        if _ready and not _draining:
+            drain()
+
+    def when_keys_closed(self, cb: Callback) -> None:
+        """Run ``cb`` once the key set is final (``length``, ``foreach`` end)."""
+        if self.closed or self.state == FAILED:
+            schedule(cb)
+        elif self.key_waiters is None:
+            self.key_waiters = [cb]
+        else:
+            self.key_waiters.append(cb)
+
+    def _children(self) -> Iterable[Node]:
+        return ()
+
+    def _child_done(self, child: Node) -> None:
+        if child.state == FAILED and self.state == OPEN:
+            # a failed part makes the whole value unusable (dependants are skipped)
+            self.error = child.error
+            self.state = FAILED
+            kw = self.key_waiters
+            if kw is not None and not self.closed:
+                self.key_waiters = None
+                _ready.extend(kw)
+            self._fire()
+            return
+        self.open_children -= 1
+        if self.open_children == 0 and self.closed:
+            self._check_deep()
+
+    def _check_deep(self) -> None:
+        if self.state == OPEN and self.closed and self.open_children <= 0:
+            self.state = CLOSED
+            self._fire()
+
+    def _fail_children(self, error: SwiftError) -> None:
+        self.closed = True
+        kw = self.key_waiters
+        if kw is not None:
+            self.key_waiters = None
+            _ready.extend(kw)
+
+
+class ArrayNode(Composite):
+    """A sparse monotonic array: ``items`` maps key -> element node.
+
+    ``subscribers`` are called with each new key (``foreach``); ``key_waiters`` once the
+    key set is final; ``waiters`` once every element is closed too.
+    """
+
+    __slots__ = ("items", "subscribers", "missing", "next_auto")
+
+    kind = "array"
+
+    def __init__(self, tinfo: Any, parent: Any = None, key: Any = None) -> None:
+        Node.__init__(self, parent, key)
+        self._init_composite(tinfo)
+        self.items: dict[Any, Node] = {}
+        self.subscribers: list[Callable[[Any, Node], None]] | None = None
+        self.missing: dict[Any, list[Callback]] | None = None
+        self.next_auto = 0
+
+    def _children(self) -> Iterable[Node]:
+        return self.items.values()
+
+    def element(self, key: Any) -> Node:
+        """The element at ``key`` for writing, created (open) if it is not there yet."""
+        node = self.items.get(key)
+        if node is None:
+            if self.closed:
+                raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
+            node = self.tinfo.elem.make(self, key)
+            self._add(key, node)
+        return node
+
+    def _add(self, key: Any, node: Node) -> None:
+        self.items[key] = node
+        if not node.state:
+            self.open_children += 1
+            if node.parent is not self:
+                # a shared node (copied from another array) reports to its own parent
+                node.when_closed(lambda: self._child_done(node))
+        elif node.state == FAILED:
+            self._child_done(node)
+        if self.subscribers is not None:
+            for sub in self.subscribers:
+                sub(key, node)
+        if self.missing is not None:
+            cbs = self.missing.pop(key, None)
+            if cbs:
+                _ready.extend(cbs)
+
+    def put(self, key: Any, node: Node) -> None:
+        """Insert an existing node (array literal, copying) at ``key``."""
+        if key in self.items:
+            raise SwiftError(f"{self.name}[{key}] is written to twice")
+        node.parent = self if node.parent is None or node.parent.__class__ is str else node.parent
+        if node.parent is self:
+            node.key = key
+        self._add(key, node)
+
+    def set_value(self, key: Any, value: Any) -> None:
+        """Assign a primitive element in one step (the common ``a[i] = expr``)."""
+        node = self.items.get(key)
+        if node is None:
+            if self.closed:
+                raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
+            c = Cell(self, key)
+            c.value = value
+            c.state = CLOSED
+            self.items[key] = c
+            if self.subscribers is not None:
+                for sub in self.subscribers:
+                    sub(key, c)
+            if self.missing is not None:
+                cbs = self.missing.pop(key, None)
+                if cbs:
+                    _ready.extend(cbs)
+                    if not _draining:
+                        drain()
+        else:
+            node.set(value)
+
+    def append(self, node_or_value: Any, is_node: bool = False) -> Node:
+        key = self.next_auto
+        self.next_auto += 1
+        if is_node:
+            self.put(key, node_or_value)
+            return node_or_value
+        self.set_value(key, node_or_value)
+        return self.items[key]
+
+    def lookup(self, key: Any) -> Node:
+        """The element at ``key`` for reading; NotReady until it exists; error if the
+        array closed without it."""
+        node = self.items.get(key)
+        if node is not None:
+            return node
+        if self.state == FAILED:
+            raise Failed(self.error)  # type: ignore[arg-type]
+        if self.closed:
+            raise SwiftError(f"Invalid index [{_fmt_key(key)}] for {self.name}")
+        raise NotReady(self, key=key)
+
+    def wait_key(self, key: Any, cb: Callback) -> None:
+        """Run ``cb`` when ``key`` appears or the array closes (whichever first)."""
+        if key in self.items or self.closed or self.state == FAILED:
+            schedule(cb)
+            return
+        if self.missing is None:
+            self.missing = {}
+        self.missing.setdefault(key, []).append(cb)
+        self.when_keys_closed(cb)
+
+    def subscribe(self, sub: Callable[[Any, Node], None]) -> None:
+        """Call ``sub(key, node)`` for every present key and every key that arrives."""
+        for k, n in list(self.items.items()):
+            sub(k, n)
+        if not self.closed:
+            if self.subscribers is None:
+                self.subscribers = [sub]
+            else:
+                self.subscribers.append(sub)
+
+    def unsubscribe(self, sub: Callable[[Any, Node], None]) -> None:
+        if self.subscribers and sub in self.subscribers:
+            self.subscribers.remove(sub)
+
+    def close(self) -> None:
+        self.subscribers = None
+        if self.missing:
+            # readers of keys that never came: let them find out (Invalid index)
+            for cbs in self.missing.values():
+                _ready.extend(cbs)
+            self.missing = None
+        Composite.close(self)
+
+    def sorted_keys(self) -> list[Any]:
+        return sort_keys(self.items.keys())
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __repr__(self) -> str:
+        return f"<Array {self.name} {len(self.items)} items closed={self.closed} state={self.state}>"
+
+
+class StructNode(Composite):
+    """A struct whose members are independently assigned nodes."""
+
+    __slots__ = ("fields",)
+
+    kind = "struct"
+
+    def __init__(self, tinfo: Any, parent: Any = None, key: Any = None) -> None:
+        Node.__init__(self, parent, key)
+        self._init_composite(tinfo)
+        self.fields: dict[str, Node] = {}
+        for fname, ftinfo in tinfo.fields.items():
+            node = ftinfo.make(self, fname)
+            self.fields[fname] = node
+            if not node.state:
+                self.open_children += 1
+        # a struct's own key set is fixed; it is "closed" when its writers are done
+        if not self.fields:
+            self.closed = True
+            self.state = CLOSED
+
+    def _children(self) -> Iterable[Node]:
+        return self.fields.values()
+
+    def member(self, name: str) -> Node:
+        return self.fields[name]
+
+    def __repr__(self) -> str:
+        return f"<Struct {self.name} state={self.state}>"
+
+
+# ----------------------------------------------------------------------------- types at run time
+
+
+class TypeInfo:
+    """How to make a node of one static type (and its elements or fields)."""
+
+    __slots__ = ("name", "kind", "elem", "keytype", "fields", "mapped")
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        *,
+        elem: "TypeInfo | None" = None,
+        keytype: str = "int",
+        fields: dict[str, "TypeInfo"] | None = None,
+    ) -> None:
+        self.name = name        # "int", "file", "S", "int[]", ...
+        self.kind = kind        # "prim", "file", "external", "array", "struct"
+        self.elem = elem
+        self.keytype = keytype
+        self.fields = fields if fields is not None else {}
+        self.mapped = kind == "file" or (
+            kind == "array" and elem is not None and elem.mapped
+        ) or (kind == "struct" and any(f.mapped for f in self.fields.values()))
+
+    def make(self, parent: Any = None, key: Any = None) -> Node:
+        k = self.kind
+        if k == "prim" or k == "external":
+            return Cell(parent, key)
+        if k == "file":
+            return FileNode(parent, key, None, self.name)
+        if k == "array":
+            return ArrayNode(self, parent, key)
+        if k == "struct":
+            return StructNode(self, parent, key)
+        raise ValueError(f"unknown kind {k}")
+
+    def __repr__(self) -> str:
+        return f"TypeInfo({self.name})"
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def sort_keys(keys: Iterable[Any]) -> list[Any]:
+    """Key order for iteration and printing: numeric for numbers, lexical for strings,
+    false < true."""
+    keys = list(keys)
+    try:
+        return sorted(keys)
+    except TypeError:
+        return sorted(keys, key=lambda k: (str(type(k)), k))
+
+
+def _fmt_key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+def deep_ready(node: Node) -> None:
+    """Raise NotReady/Failed unless ``node`` is deep-closed."""
+    s = node.state
+    if s == CLOSED:
+        return
+    if s == FAILED:
+        raise Failed(node.error)  # type: ignore[arg-type]
+    raise NotReady(node, deep=True)
+
+
+def to_python(node: Node) -> Any:
+    """A closed node as plain Python: scalars, dicts for arrays and structs, paths for
+    files.  Open parts come back as None."""
+    if isinstance(node, Cell):
+        return node.value
+    if isinstance(node, FileNode):
+        return node.path
+    if isinstance(node, ArrayNode):
+        return {k: to_python(node.items[k]) for k in node.sorted_keys()}
+    if isinstance(node, StructNode):
+        return {k: to_python(v) for k, v in node.fields.items()}
+    return None
