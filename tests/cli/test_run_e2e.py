@@ -1,0 +1,218 @@
+"""`swiftnb run` end to end: real scripts, real app processes, real files."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from runhelp import needs_engine, run_swiftnb
+
+pytestmark = [pytest.mark.timeout(120), needs_engine]
+
+HELLO = """\
+type messagefile;
+app (messagefile t) greeting() {
+    echo "Hello, world!" stdout=@filename(t);
+}
+messagefile outfile <"hello.txt">;
+outfile = greeting();
+"""
+
+
+def write(tmp_path, name, text):
+    (tmp_path / name).write_text(text)
+    return name
+
+
+def test_hello_world(tmp_path):
+    r = run_swiftnb(write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "hello.txt").read_text() == "Hello, world!\n"
+    lines = r.stderr.splitlines()
+    assert re.fullmatch(r"Swift 0\.96\.2 swiftnb \S+", lines[0])
+    assert lines[1] == "RunID: run001"
+    assert lines[-1].startswith("Final status: ") and lines[-1].endswith("Finished successfully:1")
+    assert r.stdout == ""
+    run_dir = tmp_path / "run001"
+    log = (run_dir / "hello-run001.log").read_text()
+    assert " JOB_INIT jobid=echo-" in log and "Swift finished with no errors" in log
+    assert re.search(r"TASK_STATUS_CHANGE taskid=urn:\S+ status=7", log)
+    assert not list(run_dir.glob("*.rlog")), "restart log is deleted on success"
+    assert not (tmp_path / "swiftwork").exists(), "site dir removed without keepSiteDir"
+    assert "RunID: run001" in (run_dir / "swift.out").read_text()
+
+
+def test_trace_goes_to_stdout_only(tmp_path):
+    script = write(tmp_path, "t.swift", 'trace("a", 1);\nint x = 2;\ntrace(x + 1);\n')
+    r = run_swiftnb(script, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert sorted(r.stdout.splitlines()) == ["SwiftScript trace: 3", "SwiftScript trace: a, 1"]
+
+
+def test_script_arguments(tmp_path):
+    script = write(tmp_path, "a.swift", 'string n = arg("name", "none");\ntrace(n);\n')
+    r = run_swiftnb(script, "-name=a b;c", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "SwiftScript trace: a b;c\n"
+
+
+def test_odd_file_names_reach_the_app_as_single_words(tmp_path):
+    (tmp_path / "in put;'x.txt").write_text("data\n")
+    script = write(tmp_path, "odd.swift", """\
+type file;
+app (file o) copy(file i) {
+    cat @i stdout=@o;
+}
+file a <"in put;'x.txt">;
+file b <"out put; rm -rf x.txt">;
+b = copy(a);
+""")
+    r = run_swiftnb(script, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out put; rm -rf x.txt").read_text() == "data\n"
+
+
+def test_failure_shows_command_exit_code_and_stderr(tmp_path):
+    script = write(tmp_path, "fail.swift", """\
+type file;
+app (file o) bad(string s) {
+    sh "-c" s stdout=@o;
+}
+file f <"f.txt">;
+f = bad("echo oops >&2; exit 3");
+""")
+    r = run_swiftnb("-lazy.errors", "false", script, cwd=tmp_path)
+    assert r.returncode == 2
+    assert "Exception in sh:" in r.stderr
+    assert "Arguments: [-c, echo oops >&2; exit 3]" in r.stderr
+    assert "stderr.txt: oops" in r.stderr
+    assert "failed with an exit code of 3" in r.stderr
+    assert not (tmp_path / "f.txt").exists()
+    assert list((tmp_path / "run001").glob("*.rlog")), "restart log kept after a failure"
+
+
+def test_missing_output_fails(tmp_path):
+    script = write(tmp_path, "miss.swift", """\
+type file;
+app (file o) nothing() {
+    true;
+}
+file f <"never.txt">;
+f = nothing();
+""")
+    r = run_swiftnb(script, cwd=tmp_path)
+    assert r.returncode == 2
+    assert "The following output files were not created by the application: never.txt" in r.stderr
+
+
+FLAKY = """\
+type file;
+app (file o) flaky(string marker) {
+    sh "-c" "if [ -e $0 ]; then echo second; else touch $0; echo first >&2; exit 1; fi" marker stdout=@o;
+}
+file f <"f.txt">;
+f = flaky(arg("marker"));
+"""
+
+
+def test_execution_retries_rerun_a_failed_call(tmp_path):
+    script = write(tmp_path, "flaky.swift", FLAKY)
+    marker = f"-marker={tmp_path / 'marker'}"
+    r = run_swiftnb("-execution.retries", "1", script, marker, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "f.txt").read_text() == "second\n"
+
+
+def test_without_retries_the_first_failure_counts(tmp_path):
+    script = write(tmp_path, "flaky.swift", FLAKY)
+    r = run_swiftnb("-execution.retries", "0", script, f"-marker={tmp_path / 'marker'}",
+                    cwd=tmp_path)
+    assert r.returncode == 2
+    assert not (tmp_path / "f.txt").exists()
+
+
+LAZY = """\
+type file;
+app (file o) run(string s) {
+    sh "-c" s stdout=@o;
+}
+file a <"a.txt">;
+file b <"b.txt">;
+file c <"c.txt">;
+a = run("exit 1");
+b = run("sleep 0.5; echo fine");
+c = run("echo after");
+"""
+
+
+def test_lazy_errors_true_lets_independent_work_finish(tmp_path):
+    script = write(tmp_path, "lazy.swift", LAZY)
+    r = run_swiftnb("-lazy.errors", "true", script, cwd=tmp_path)
+    assert r.returncode == 2
+    assert (tmp_path / "b.txt").read_text() == "fine\n"
+    assert (tmp_path / "c.txt").read_text() == "after\n"
+    assert "The following errors have occurred:" in r.stderr or "Execution failed" in r.stderr
+
+
+def test_lazy_errors_false_stops_at_the_first_failure(tmp_path):
+    script = write(tmp_path, "lazy.swift", LAZY.replace('run("echo after")',
+                                                        'run("sleep 5; echo after")'))
+    r = run_swiftnb("-lazy.errors", "false", script, cwd=tmp_path)
+    assert r.returncode == 2
+    assert "Execution failed" in r.stderr
+    assert not (tmp_path / "c.txt").exists()
+
+
+def test_keep_site_dir(tmp_path):
+    r = run_swiftnb("-sitedir.keep", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    jobs = list((tmp_path / "swiftwork" / "hello-run001" / "jobs").glob("*/*"))
+    assert len(jobs) == 1 and jobs[0].name.startswith("echo-")
+
+
+def test_runid_and_logfile_options(tmp_path):
+    script = write(tmp_path, "hello.swift", HELLO)
+    r = run_swiftnb("-runid", "myrun", "-logfile", "my.log", script, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "RunID: myrun" in r.stderr
+    assert (tmp_path / "myrun").is_dir() and "RUN_ID myrun" in (tmp_path / "my.log").read_text()
+    r = run_swiftnb(script, cwd=tmp_path)
+    assert "RunID: run001" in r.stderr  # -runid directories do not count as runNNN
+
+
+def test_dryrun_runs_no_app(tmp_path):
+    r = run_swiftnb("-dryrun", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "hello.txt").exists()
+
+
+def test_typecheck_and_compile_error(tmp_path):
+    r = run_swiftnb("-typecheck", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "run001").exists()
+    r = run_swiftnb(write(tmp_path, "bad.swift", "int x = ;\n"), cwd=tmp_path)
+    assert r.returncode == 3
+    assert "bad.swift:1:" in r.stderr
+
+
+def test_bad_config_is_exit_1_and_names_the_key(tmp_path):
+    write(tmp_path, "swift.conf", "lazyErors: true\n")
+    r = run_swiftnb(write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+    assert r.returncode == 1
+    assert "lazyErors" in r.stderr and "lazyErrors" in r.stderr
+
+
+def test_unknown_app_is_reported(tmp_path):
+    script = write(tmp_path, "u.swift", """\
+type file;
+app (file o) nope() {
+    no-such-program-xyz stdout=@o;
+}
+file f <"f.txt">;
+f = nope();
+""")
+    r = run_swiftnb(script, cwd=tmp_path)
+    assert r.returncode == 2
+    assert "Cannot find executable no-such-program-xyz on site system path" in r.stderr
