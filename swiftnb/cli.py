@@ -575,10 +575,21 @@ def _cmd_version(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+def _cmd_logs(name: str) -> Callable[[Sequence[str]], int]:
+    def command(argv: Sequence[str]) -> int:
+        from swiftnb.logs.cli import main as logs_main  # pandas/bokeh only when asked
+
+        return logs_main(name, argv)
+
+    return command
+
+
 COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "run": _cmd_run,
     "typecheck": _cmd_typecheck,
     "version": _cmd_version,
+    "timings": _cmd_logs("timings"),
+    "plot-log": _cmd_logs("plot-log"),
 }
 
 

@@ -1,0 +1,184 @@
+"""``swiftnb timings`` and ``swiftnb plot-log``: log analysis from the command line.
+
+Both read any Swift log (Swift/K 0.96 or swiftnb, plain, .gz or .bz2).  Damage in the
+log is reported as ``swiftnb: warning: ...`` on stderr and the readable part is used;
+an unreadable or missing log is one line on stderr and a non-zero exit, never a
+traceback.  Exit codes follow the ``swift`` command: 0 ok, 1 usage, 2 the log cannot be
+analysed, 4 the log file does not exist.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+__all__ = ["main", "timings_main", "plot_log_main"]
+
+EXIT_OK, EXIT_USAGE, EXIT_ERROR, EXIT_MISSING = 0, 1, 2, 4
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as an exit code instead of SystemExit."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _load(path: str, err: TextIO):
+    """LogFrame of a path, with warnings printed for people; (frame, exit code)."""
+    from swiftnb.logs.frame import LogFrame
+    from swiftnb.logs.reader import LogFormatError
+
+    if not os.path.exists(path):
+        print(f"swiftnb: log file not found: {path}", file=err)
+        return None, EXIT_MISSING
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            frame = LogFrame.read(path)
+            frame.run  # noqa: B018  (compute the tables inside the guard)
+        except (LogFormatError, OSError, UnicodeError) as exc:
+            print(f"swiftnb: {exc}", file=err)
+            return None, EXIT_ERROR
+    for w in caught:
+        print(f"swiftnb: warning: {w.message}", file=err)
+    if not len(frame.events):
+        print(f"swiftnb: {path}: the log holds no records", file=err)
+        return None, EXIT_ERROR
+    return frame, EXIT_OK
+
+
+def _fmt_time(t: Any) -> str:
+    import datetime as dt
+
+    if t is None or (isinstance(t, float) and math.isnan(t)):
+        return "-"
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3] + "Z"
+
+
+def _table(frame, out: TextIO) -> None:
+    from swiftnb.logs.frame import TIMINGS
+
+    run = frame.run
+    print(f"run {run['run_id'] or '-'}: {run['outcome'] or 'incomplete'}", file=out)
+    print(f"  start  {_fmt_time(run['start'])}", file=out)
+    print(f"  finish {_fmt_time(run['finish'])}", file=out)
+    print(f"  jobs {run['njobs']} (succeeded {run['jobs_succeeded']}, failed "
+          f"{run['jobs_failed']}), tasks {run['ntasks']} (completed "
+          f"{run['tasks_completed']}, failed {run['tasks_failed']}), blocks "
+          f"{run['nblocks']}, workers {run['nworkers']}, sites "
+          f"{', '.join(run['hosts']) or '-'}", file=out)
+    summary = frame.summary()
+    if not len(summary):
+        print("no timings (no jobs reached a timed state)", file=out)
+        return
+    print(f"\n{'timing':<7}{'entity':<8}{'count':>7}{'mean s':>12}{'min s':>12}"
+          f"{'median s':>12}{'max s':>12}  what", file=out)
+    for name, row in summary.iterrows():
+        entity, _, _, what = TIMINGS[name]
+        print(f"{name:<7}{entity.rstrip('s'):<8}{int(row['count']):>7}{row['mean']:>12.3f}"
+              f"{row['min']:>12.3f}{row['50%']:>12.3f}{row['max']:>12.3f}  {what}", file=out)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def timings_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """``swiftnb timings LOG [--format table|csv|json|aimes] [--offset S] [-o FILE]``."""
+    parser = _Parser(prog="swiftnb timings", description="timings of a run from its log")
+    parser.add_argument("log")
+    parser.add_argument("--format", "-f", default="table",
+                        choices=["table", "csv", "json", "aimes"])
+    parser.add_argument("--offset", type=int, default=0,
+                        help="seconds added to every epoch in --format aimes (18000 "
+                             "reproduces the original AIMES files)")
+    parser.add_argument("-o", "--output", help="write to this file instead of stdout")
+    try:
+        args = parser.parse_args(list(argv))
+    except _UsageError as exc:
+        print(exc, file=err)
+        print(parser.format_usage().rstrip(), file=err)
+        return EXIT_USAGE
+    frame, code = _load(args.log, err)
+    if frame is None:
+        return code
+    target = open(args.output, "w", encoding="utf-8") if args.output else out
+    try:
+        if args.format == "table":
+            _table(frame, target)
+        elif args.format == "csv":
+            frame.timings().to_csv(target, index=False, float_format="%.3f")
+        elif args.format == "json":
+            doc = {"run": frame.run,
+                   "summary": frame.summary().reset_index().to_dict("records"),
+                   "timings": frame.timings().to_dict("records")}
+            json.dump(doc, target, indent=1, default=_json_default)
+            target.write("\n")
+        else:
+            from swiftnb.logs.aimes import durations
+
+            json.dump(durations(frame, offset=args.offset), target, indent=1)
+            target.write("\n")
+    finally:
+        if args.output:
+            target.close()
+    return EXIT_OK
+
+
+def plot_log_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """``swiftnb plot-log LOG [-o report.html]``: an offline HTML report."""
+    parser = _Parser(prog="swiftnb plot-log",
+                     description="an HTML report of a run (works offline: BokehJS inlined)")
+    parser.add_argument("log")
+    parser.add_argument("-o", "--output", help="report file (default report-<log name>.html)")
+    parser.add_argument("--title", help="report title (default: the log's name and run id)")
+    try:
+        args = parser.parse_args(list(argv))
+    except _UsageError as exc:
+        print(exc, file=err)
+        print(parser.format_usage().rstrip(), file=err)
+        return EXIT_USAGE
+    frame, code = _load(args.log, err)
+    if frame is None:
+        return code
+    from swiftnb.logs.report import write_report
+
+    output = args.output
+    if output is None:
+        base = os.path.basename(args.log)
+        for suffix in (".bz2", ".gz", ".xz", ".log"):
+            if base.endswith(suffix):
+                base = base[: -len(suffix)]
+        output = f"report-{base or 'swift'}.html"
+    try:
+        write_report(frame, output, title=args.title)
+    except OSError as exc:
+        print(f"swiftnb: cannot write {output}: {exc.strerror or exc}", file=err)
+        return EXIT_ERROR
+    run = frame.run
+    print(f"wrote {output} ({run['njobs']} jobs, {run['ntasks']} tasks, {run['nblocks']} "
+          f"blocks)", file=out)
+    return EXIT_OK
+
+
+def main(command: str, argv: Sequence[str]) -> int:
+    """Entry from swiftnb.cli's COMMANDS table."""
+    if command == "timings":
+        return timings_main(argv)
+    if command == "plot-log":
+        return plot_log_main(argv)
+    print(f"swiftnb: unknown log command {command!r}", file=sys.stderr)
+    return EXIT_USAGE
