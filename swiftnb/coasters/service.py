@@ -54,6 +54,7 @@ class CoasterJob:
     worker: "WorkerConn | None" = None
     dispatched: float = 0.0
     size: float = 0.0
+    canceled: bool = False
 
 
 class WalltimeQueue:
@@ -298,6 +299,7 @@ class CoasterService:
         """Withdraw a task: drop it from the queues or kill it on its worker."""
         for job in list(self.running.values()):
             if job.future is future:
+                job.canceled = True
                 if job.worker is not None:
                     job.worker.send({"op": "cancel", "n": job.n})
                 return
@@ -421,6 +423,11 @@ class CoasterService:
             block.last_used = now
             block.tasks_done += 1
             result = message.get("result") or {}
+            if job.canceled:  # the provider has reported it canceled already
+                self._finish(job, TaskResult(ok=False, message="Canceled", site=self.site,
+                                             canceled=True))
+                self._after_task(conn)
+                return
             job.report(TaskStatus.STAGE_OUT)
             ok = bool(result.get("ok"))
             if ok:
@@ -434,10 +441,14 @@ class CoasterService:
                 ok=ok, exit_code=result.get("exit_code"), message=result.get("message", ""),
                 stdout_tail=result.get("stdout_tail", ""), stderr_tail=result.get("stderr_tail", ""),
                 site=self.site, canceled=bool(result.get("canceled"))))
-            if block.suspended and block.running_count() == 0 and not block.shutdown:
-                self._shutdown_block(block, "suspended and its last task ended")
-            else:
-                self._dispatch(conn)
+            self._after_task(conn)
+
+    def _after_task(self, conn: WorkerConn) -> None:
+        block = conn.block
+        if block.suspended and block.running_count() == 0 and not block.shutdown:
+            self._shutdown_block(block, "suspended and its last task ended")
+        else:
+            self._dispatch(conn)
 
     def _worker_gone(self, conn: WorkerConn) -> None:
         self._idle.pop(conn, None)
@@ -454,6 +465,10 @@ class CoasterService:
         for job in list(conn.running.values()):
             self.running.pop(job.n, None)
             block.busy += now - job.dispatched
+            if job.canceled:
+                self._finish(job, TaskResult(ok=False, message="Canceled", site=self.site,
+                                             canceled=True))
+                continue
             message = (f"Worker lost: {conn.workerid} on {conn.node or 'unknown node'} "
                        f"({why}) while running the task")
             job.report(TaskStatus.FAILED, message=message)

@@ -1,0 +1,248 @@
+"""A local coaster site end to end: real worker processes, real app subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+
+import pytest
+
+pytestmark = pytest.mark.timeout(90)
+
+#: two blocks of one worker with two task slots each
+TWO_BLOCKS = {"maxJobs": 2, "maxNodesPerJob": 1, "tasksPerNode": 2, "allocationStepSize": 1,
+              "planInterval": 0.1}
+
+
+def test_500_tasks_through_two_blocks(make_site, tmp_path):
+    site = make_site(TWO_BLOCKS)
+
+    async def main():
+        tasks = [site.task(i, stdout=f"out/{i}.txt", outputs=[f"out/{i}.txt"]) for i in range(500)]
+        results = await asyncio.gather(*(site.run(t) for t in tasks))
+        state = site.provider.state()
+        await site.provider.shutdown()
+        return results, state
+
+    results, state = asyncio.run(main())
+    assert all(r.ok for r in results), [r.message for r in results if not r.ok][:3]
+    for i in (0, 123, 499):
+        assert (tmp_path / "out" / f"{i}.txt").read_text() == f"{i}\n"
+    requested = [e["id"] for e in site.kinds("BLOCK_REQUESTED")]
+    assert len(requested) == 2
+    assert all(e.fields == {"id": e["id"], "cores": 2, "coresPerWorker": 1, "walltime": e["walltime"]}
+               for e in site.kinds("BLOCK_REQUESTED"))
+    # every task went 8, 1, 16, 2, 17, 7 with the worker named on 16 and 2
+    used_blocks = set()
+    for jobid, seq in site.statuses.items():
+        assert [s for s, _ in seq] == [8, 1, 16, 2, 17, 7], (jobid, seq)
+        assert seq[2][1]["workerid"] == seq[3][1]["workerid"]
+        used_blocks.add(seq[2][1]["workerid"].split(":")[0])
+    assert used_blocks == set(requested)
+    assert sum(b["tasks_done"] for b in state["blocks"]) == 500
+    active = {(e["blockid"], e["id"]) for e in site.kinds("WORKER_ACTIVE")}
+    assert {b for b, _ in active} == set(requested)
+    # shutdown ends every block with the 0.96 sequence
+    for kind in ("BLOCK_ACTIVE", "BLOCK_SHUTDOWN", "BLOCK_DONE"):
+        assert sorted(e["id"] for e in site.kinds(kind)) == sorted(requested), kind
+    assert {(e["blockid"], e["id"]) for e in site.kinds("WORKER_SHUTDOWN")} == active
+
+
+def test_killed_worker_loses_nothing(make_site, tmp_path):
+    site = make_site(TWO_BLOCKS)
+
+    async def main():
+        tasks = [site.task(i, tr="sh", args=["-c", f"sleep 0.4; echo {i}"],
+                           stdout=f"out/{i}.txt", outputs=[f"out/{i}.txt"]) for i in range(16)]
+        runs = [asyncio.ensure_future(site.run(t)) for t in tasks]
+        provider = site.provider
+        await site.wait_for(lambda: provider.service is not None
+                            and any(w["busy"] for w in provider.state()["workers"]))
+        victim = next(w for w in provider.state()["workers"] if w["busy"])
+        os.kill(victim["pid"], signal.SIGKILL)
+        results = await asyncio.gather(*runs)
+        await provider.shutdown()
+        return victim, results
+
+    victim, results = asyncio.run(main())
+    assert all(r.ok for r in results), [r.message for r in results if not r.ok][:3]
+    assert all((tmp_path / "out" / f"{i}.txt").read_text() == f"{i}\n" for i in range(16))
+    lost = [e for e in site.kinds("WORKER_LOST") if e["blockid"] == victim["block"]]
+    assert lost and lost[0]["id"] == victim["id"]
+    # the tasks it ran were reported failed with the reason, then ran again elsewhere
+    retried = [seq for seq in site.statuses.values() if any(s == 5 for s, _ in seq)]
+    assert retried
+    for seq in retried:
+        codes = [s for s, _ in seq]
+        failed = codes.index(5)
+        message = seq[failed][1]["message"]
+        assert "Worker lost" in message and victim["workerid"] in message
+        assert codes[failed + 1:] == [1, 16, 2, 17, 7]
+        assert seq[failed + 2][1]["workerid"] != victim["workerid"]
+    # its block had no other worker: the LRM job ended prematurely
+    assert [e["id"] for e in site.kinds("BLOCK_FAILED")] == [victim["block"]]
+
+
+def test_blocks_suspended_and_shut_down_when_work_runs_out(make_site):
+    site = make_site({**TWO_BLOCKS, "suspendDelay": 0.2})
+
+    async def main():
+        results = await asyncio.gather(*(site.run(site.task(i)) for i in range(6)))
+        provider = site.provider
+        await site.wait_for(lambda: len(site.kinds("BLOCK_DONE")) == 2)
+        state = provider.state()
+        await provider.shutdown()
+        return results, state
+
+    results, state = asyncio.run(main())
+    assert all(r.ok for r in results)
+    texts = [e.text for e in site.kinds("PLANNER")]
+    ids = [e["id"] for e in site.kinds("BLOCK_REQUESTED")]
+    for bid in ids:
+        assert any(t.startswith(f"suspending block {bid}") for t in texts)
+    assert sorted(e["id"] for e in site.kinds("BLOCK_SHUTDOWN")) == sorted(ids)
+    assert sorted(e["id"] for e in site.kinds("BLOCK_DONE")) == sorted(ids)
+    assert {b["state"] for b in state["blocks"]} == {"done"}
+    assert not site.kinds("BLOCK_FAILED")
+    # order of one block's end, as Swift 0.96 logged it
+    bid = ids[0]
+    mine = [e.kind for e in site.events if bid in (e.get("id"), e.get("blockid"))
+            and e.kind != "PLANNER"]
+    assert mine[-5:] == ["BLOCK_SHUTDOWN", "BLOCK_UTILIZATION", "WORKER_LOST", "WORKER_SHUTDOWN",
+                         "BLOCK_DONE"]
+
+
+def test_idle_block_shuts_down_after_max_worker_idle_time(make_site):
+    site = make_site({"maxJobs": 1, "tasksPerNode": 1, "maxWorkerIdleTime": 0.3,
+                      "suspendDelay": 1000, "planInterval": 0.1})
+
+    async def main():
+        assert (await site.run(site.task(1))).ok
+        await site.wait_for(lambda: site.kinds("BLOCK_DONE"))
+        await site.provider.shutdown()
+
+    asyncio.run(main())
+    assert any("idle for more than 0.3s" in e.text for e in site.kinds("PLANNER"))
+    assert not any(e.text.startswith("suspending") for e in site.kinds("PLANNER"))
+
+
+def test_block_walltime_expiry_requeues_then_fails(make_site):
+    # maxJobTime 3 s, reserve 1: a 1 s task gets a block of height min(10, 2) = 2 s that the
+    # LRM kills after 3 s; a task that really runs 30 s is lost twice and then fails.
+    site = make_site({"maxJobs": 1, "maxJobTime": "00:00:03", "reserve": 1, "workerRetries": 1,
+                      "planInterval": 0.1})
+
+    async def main():
+        provider = site.provider
+        await provider.start()
+        spec = provider.spec(site.task(1, tr="sleep", args=["30"]))
+        reports = []
+        future = provider.service.submit("t1", 1, spec, lambda s, **f: reports.append((int(s), f)))
+        result = await asyncio.wait_for(future, 30)
+        await provider.shutdown()
+        return result, reports
+
+    result, reports = asyncio.run(main())
+    assert not result.ok and "block walltime expired" in result.message
+    assert [s for s, _ in reports] == [1, 16, 2, 5, 1, 16, 2, 5]
+    blocks = [e["id"] for e in site.kinds("BLOCK_REQUESTED")]
+    assert [e["walltime"] for e in site.kinds("BLOCK_REQUESTED")] == [2, 2]
+    # the first block's LRM job ended under it; the second may still be ending when the
+    # service shuts down (then it is shut down normally)
+    assert site.kinds("BLOCK_FAILED")[0]["id"] == blocks[0]
+    ended = {e["id"] for e in site.kinds("BLOCK_FAILED") + site.kinds("BLOCK_DONE")}
+    assert ended == set(blocks)
+
+
+def test_admission_error_and_failed_app(make_site):
+    site = make_site({"maxJobTime": "00:05:00", "planInterval": 0.1})
+
+    async def main():
+        long = await site.run(site.task(1))  # default walltime 10 min, as Swift observed
+        failing = await site.run(site.task(2, tr="false", args=[], maxwalltime=60))
+        await site.provider.shutdown()
+        return long, failing
+
+    long, failing = asyncio.run(main())
+    assert not long.ok
+    assert long.message == "Task walltime > maxJobTime - reserve (00:10:00 > 00:04:00)"
+    assert [s for s, _ in site.statuses["echo-00001"]] == [8, 5]
+    assert not failing.ok and failing.exit_code == 1
+    assert "failed with an exit code of 1" in failing.message
+    seq = site.statuses["false-00002"]
+    assert [s for s, _ in seq] == [8, 1, 16, 2, 17, 5]
+    assert "exit code of 1" in seq[-1][1]["message"]
+
+
+def test_service_refuses_a_wrong_secret(make_site):
+    site = make_site({"planInterval": 0.1})
+
+    async def main():
+        provider = site.provider
+        await provider.start()
+        service = provider.service
+        assert service.host == "127.0.0.1"
+        reader, writer = await asyncio.open_connection(service.host, service.port)
+        hello = {"op": "hello", "version": 1, "secret": "guess", "block": "x", "id": "000000",
+                 "cores": 1, "walltime": 10, "node": "n", "pid": 1}
+        writer.write((json.dumps(hello) + "\n").encode())
+        await writer.drain()
+        reply = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+        await provider.shutdown()
+        return reply
+
+    assert asyncio.run(main()) == b""
+    assert not site.kinds("WORKER_ACTIVE")
+
+
+def test_cancel_kills_the_app(make_site, tmp_path):
+    site = make_site({"planInterval": 0.1})
+
+    async def main():
+        provider = site.provider
+        run = asyncio.ensure_future(site.run(site.task(1, tr="sh", args=["-c", "sleep 30"])))
+        await site.wait_for(lambda: any(s == 2 for s, _ in site.statuses["sh-00001"]))
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        await site.wait_for(lambda: provider.state()["running"] == 0, timeout=10)
+        # the slot is free again: a new task runs at once
+        ok = await asyncio.wait_for(site.run(site.task(2)), 20)
+        await provider.shutdown()
+        return ok
+
+    assert asyncio.run(main()).ok
+    assert [s for s, _ in site.statuses["sh-00001"]][-1] == 6
+
+
+def test_bad_job_manager_names_the_key():
+    from swiftnb.coasters.provider import CoasterProvider
+    from swiftnb.coasters.settings import CoasterConfigError
+
+    with pytest.raises(CoasterConfigError, match="execution.jobManager"):
+        CoasterProvider("c", {}, job_manager="local:pbs")
+
+
+def test_seed_002_timings_from_our_log(make_site, tmp_path):
+    frame_mod = pytest.importorskip("swiftnb.logs.frame")
+    writer_mod = pytest.importorskip("swiftnb.logs.writer")
+    site = make_site({**TWO_BLOCKS, "suspendDelay": 0.2})
+    log = tmp_path / "swift.log"
+    detach = writer_mod.LogWriter(str(log)).attach(site.bus)
+
+    async def main():
+        await asyncio.gather(*(site.run(site.task(i)) for i in range(8)))
+        await site.wait_for(lambda: len(site.kinds("BLOCK_DONE")) == 2)
+        await site.provider.shutdown()
+
+    asyncio.run(main())
+    detach()
+    text = log.read_text()
+    assert " INFO  RemoteLogHandler BLOCK_REQUESTED id=" in text and ", cores=2, coresPerWorker=1, walltime=" in text
+    timings = frame_mod.LogFrame.read(str(log)).timings()
+    got = set(timings["timing"])
+    assert {"Tw", "Te", "Tq", "Ta", "Tb", "Twe"} <= got, got
+    assert (timings["duration"] >= 0).all()
