@@ -1,8 +1,136 @@
 """The Swift language front end: text -> AST -> checked program.
 
 Knows nothing of execution (imports nothing of swiftnb outside ``swiftnb.lang``).
+
+* :func:`parse` — one text to an :class:`ast.Program` (syntax errors raise
+  :class:`CompileError`).
+* :func:`check` — a program to a :class:`CheckedProgram` (every semantic error found is
+  raised together in one :class:`CompileError`).
+* :func:`load` — a script file with its imports, parsed, merged and checked.
+* :func:`compile_source` — the same for a text (notebook cells), imports resolved
+  against ``base_dir``.
+
+Imports: ``import "name";`` loads ``name.swift`` from, in order, each directory of
+``$SWIFT_LIB`` (as the User Guide says), the importing file's folder, and the current
+directory; each module is loaded once (cycles are fine).  ``stdlib.v1`` and
+``stdlib.v2`` are accepted and ignored (every builtin is always available).
 """
 
-from swiftnb.lang import ast, types
+from __future__ import annotations
 
-__all__ = ["ast", "types"]
+import os
+from pathlib import Path
+
+from swiftnb.lang import ast, types
+from swiftnb.lang.checked import (Binding, CheckedProgram, Param, Signature, Symbol,
+                                  Write)
+from swiftnb.lang.checker import check as _check
+from swiftnb.lang.errors import CompileError, Diagnostic, source_line
+from swiftnb.lang.parser import parse
+
+_STDLIB = {"stdlib.v1", "stdlib.v2"}
+
+
+def check(program: ast.Program, sources: dict[str, str] | None = None) -> CheckedProgram:
+    """Check a parsed (and, for imports, merged) program."""
+    return _check(program, sources)
+
+
+def _search_dirs(base_dir: str, search_path: list[str] | None) -> list[str]:
+    if search_path is None:
+        lib = os.environ.get("SWIFT_LIB", "")
+        search_path = [d for d in lib.split(os.pathsep) if d]
+    return [*search_path, base_dir, os.getcwd()]
+
+
+def _find_module(name: str, dirs: list[str]) -> str | None:
+    candidates = [name] if name.endswith(".swift") else [name + ".swift", name]
+    if os.path.isabs(name):
+        for c in candidates:
+            if os.path.isfile(c):
+                return c
+        return None
+    for d in dirs:
+        for c in candidates:
+            p = os.path.join(d, c)
+            if os.path.isfile(p):
+                return p
+    return None
+
+
+def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
+           search_path: list[str] | None) -> tuple[ast.Program, dict[str, str]]:
+    sources: dict[str, str] = {main_name: main_text}
+    seen: set[str] = set()
+    if os.path.isfile(main_name):
+        seen.add(os.path.realpath(main_name))
+    types_: list = []
+    procs: list = []
+    stmts: list = []
+    imports: list = []
+    errors: list[Diagnostic] = []
+
+    def visit(prog: ast.Program, folder: str, text: str) -> None:
+        for imp in prog.imports:
+            imports.append(imp)
+            if imp.path in _STDLIB:
+                continue
+            path = _find_module(imp.path, _search_dirs(folder, search_path))
+            if path is None:
+                errors.append(Diagnostic(
+                    imp.pos.file, imp.pos.line, imp.pos.column,
+                    f"When processing import {imp.path}: {imp.path}.swift (No such file or "
+                    "directory)", source_line(text, imp.pos.line)))
+                continue
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            seen.add(real)
+            try:
+                sub_text = Path(path).read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                errors.append(Diagnostic(imp.pos.file, imp.pos.line, imp.pos.column,
+                                         f"When processing import {imp.path}: {exc}",
+                                         source_line(text, imp.pos.line)))
+                continue
+            sources[path] = sub_text
+            sub = parse(sub_text, path)
+            visit(sub, os.path.dirname(path) or ".", sub_text)
+            types_.extend(sub.types)
+            procs.extend(sub.procedures)
+            stmts.extend(sub.statements)
+
+    visit(main, base_dir, main_text)
+    if errors:
+        raise CompileError(errors)
+    if not imports:
+        return main, sources
+    merged = ast.Program(main.pos, tuple(imports), tuple(types_) + main.types,
+                         tuple(procs) + main.procedures, tuple(stmts) + main.statements,
+                         main.filename)
+    return merged, sources
+
+
+def compile_source(text: str, filename: str = "<string>", base_dir: str = ".",
+                   search_path: list[str] | None = None) -> CheckedProgram:
+    """Parse, resolve imports (against ``base_dir``) and check a source text."""
+    program = parse(text, filename)
+    merged, sources = _merge(program, filename, text, base_dir, search_path)
+    return _check(merged, sources)
+
+
+def load(path: str | os.PathLike, search_path: list[str] | None = None) -> CheckedProgram:
+    """Read, parse, import and check a script file.
+
+    ``search_path`` replaces ``$SWIFT_LIB`` when given.  Raises :class:`CompileError`
+    (syntax or semantic) and :class:`OSError` when the file cannot be read.
+    """
+    path = os.fspath(path)
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    return compile_source(text, path, os.path.dirname(path) or ".", search_path)
+
+
+__all__ = [
+    "ast", "types", "parse", "check", "load", "compile_source", "CompileError",
+    "Diagnostic", "CheckedProgram", "Symbol", "Write", "Signature", "Param", "Binding",
+]

@@ -1,0 +1,1050 @@
+"""The static checker: names, types, calls, single assignment.  AST -> CheckedProgram.
+
+One pass over declarations (types, procedure signatures, globals), then one pass over
+each body.  Swift declarations are visible in their whole block regardless of textual
+order (a dataflow language), so every block first declares its variables, then checks
+its statements.  Errors are collected (several per run) with positions; an unknown name
+or type is typed ``any`` afterwards so that one mistake gives one message.
+
+Messages use the Swift 0.96 wording where 0.96 had one (reference sections 1 and 2.5).
+"""
+
+from __future__ import annotations
+
+from swiftnb.lang import ast
+from swiftnb.lang import builtins as B
+from swiftnb.lang import mappers as M
+from swiftnb.lang import types as T
+from swiftnb.lang.checked import Binding, CheckedProgram, Param, Signature, Symbol, Write
+from swiftnb.lang.errors import CompileError, Diagnostic, source_line
+
+_SPEC_TYPES = {"int": T.INT, "float": T.FLOAT, "string": T.STRING, "boolean": T.BOOLEAN,
+               "any": T.ANY, "string[]": T.ArrayType(T.STRING),
+               "string[string]": T.ArrayType(T.STRING, T.STRING)}
+
+
+class _Scope:
+    __slots__ = ("vars", "parent", "owner", "is_root")
+
+    def __init__(self, parent: "_Scope | None", owner: ast.Procedure | None = None,
+                 is_root: bool = False) -> None:
+        self.vars: dict[str, Symbol] = {}
+        self.parent = parent
+        self.owner = owner
+        self.is_root = is_root
+
+    def lookup(self, name: str) -> Symbol | None:
+        s: _Scope | None = self
+        while s is not None:
+            v = s.vars.get(name)
+            if v is not None:
+                return v
+            s = s.parent
+        return None
+
+
+def _describe(kind: str) -> str:
+    return {"whole": "assign", "element": "assign", "member": "assign", "append": "append",
+            "output": "procedure call"}.get(kind, kind)
+
+
+class Checker:
+    def __init__(self, program: ast.Program, sources: dict[str, str] | None = None) -> None:
+        self.program = program
+        self.sources = sources or {}
+        self.errors: list[tuple[ast.Pos, str]] = []
+        self.warnings: list[str] = []
+        self._warned: set[str] = set()
+        self.types: dict[str, T.SwiftType] = dict(T.BUILTIN_TYPES)
+        self.type_decls: dict[str, ast.TypeDecl] = {}
+        self.procs: dict[str, Signature] = {}
+        self.builtins_used: dict[str, Signature] = {}
+        self.node_types: dict = {}
+        self.node_symbols: dict = {}
+        self.loop_syms: dict = {}
+        self.bindings: dict = {}
+        self.outputs: dict = {}
+        self.writes_in: dict = {}
+        self.symbols: list[Symbol] = []
+        self.globals = _Scope(None, is_root=True)
+        self.root = _Scope(self.globals, is_root=True)
+        # stack of compound statements enclosing the current statement, for writes_in
+        self._stmt_stack: list[ast.Node] = []
+        self._branch: tuple = ()  # ((branching node, branch index), ...)
+        self._loops: int = 0
+        self._whole_writes: dict[tuple, list[tuple[Write, tuple, int]]] = {}
+        self._resolving: set[str] = set()
+        self._builtin_sigs: dict[str, Signature] = {}
+        self._decl_loops: dict[Symbol, int] = {}
+
+    # ================================================================== reporting
+    def error(self, pos: ast.Pos, message: str) -> None:
+        self.errors.append((pos, message))
+
+    def warn(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            self.warnings.append(message)
+
+    # ================================================================== types
+    def _declare_types(self) -> None:
+        for td in self.program.types:
+            if td.name in self.type_decls or td.name in T.BUILTIN_TYPES:
+                prev = self.type_decls.get(td.name)
+                where = f" on line {prev.pos.line}" if prev else " as a builtin type"
+                self.error(td.pos, f"Type {td.name} is already defined{where}")
+                continue
+            self.type_decls[td.name] = td
+            if td.kind == "mapped" or (td.kind == "struct" and not td.fields):
+                self.types[td.name] = T.MappedType(td.name)
+            elif td.kind == "struct":
+                self.types[td.name] = T.StructType(td.name, pos=td.pos)
+        for td in self.program.types:
+            if td.kind == "alias" and td.name not in self.types:
+                self._resolve_alias(td)
+        for td in self.program.types:
+            t = self.types.get(td.name)
+            if td.kind == "struct" and isinstance(t, T.StructType) and not t.fields:
+                for f in td.fields:
+                    if f.name in t.fields:
+                        self.error(f.pos, f"re-definition of field '{f.name}' in type "
+                                          f"'{td.name}'")
+                        continue
+                    ft = self.resolve(f.type, f.dims)
+                    t.fields[f.name] = ft
+                    self.node_types[f] = ft
+
+    def _resolve_alias(self, td: ast.TypeDecl) -> T.SwiftType:
+        if td.name in self.types:
+            return self.types[td.name]
+        if td.name in self._resolving:
+            self.error(td.pos, f"Type {td.name} is defined in terms of itself")
+            self.types[td.name] = T.ANY
+            return T.ANY
+        self._resolving.add(td.name)
+        assert td.alias_of is not None
+        t = self.resolve(td.alias_of)
+        self._resolving.discard(td.name)
+        self.types[td.name] = t
+        return t
+
+    def named_type(self, name: str, pos: ast.Pos) -> T.SwiftType:
+        t = self.types.get(name)
+        if t is not None:
+            return t
+        td = self.type_decls.get(name)
+        if td is not None and td.kind == "alias":
+            return self._resolve_alias(td)
+        if name == "auto":
+            self.error(pos, "auto can only be used as the key type of an array: T[auto]")
+        else:
+            self.error(pos, f"Type {name} is not defined.")
+        self.types[name] = T.ANY  # report once
+        return T.ANY
+
+    def key_type(self, k: ast.TypeExpr | None) -> T.SwiftType:
+        if k is None:
+            return T.INT
+        t = T.KEY_TYPES.get(k.name)
+        if t is None:
+            other = self.types.get(k.name)
+            if other is None and k.name not in self.type_decls:
+                self.error(k.pos, f"Type {k.name} is not defined.")
+            else:
+                self.error(k.pos, f"Invalid array key type: {k.name} (keys must be int, "
+                                  "string, float, boolean or auto)")
+            return T.INT
+        return t
+
+    def resolve(self, te: ast.TypeExpr, extra_dims: tuple = ()) -> T.SwiftType:
+        """Type of ``te`` with a declarator's dims: ``T[K1] a[K2]`` is ``a[k2][k1]``."""
+        base = self.named_type(te.name, te.pos)
+        dims = tuple(extra_dims) + te.dims
+        if not dims:
+            return base
+        return T.array_of(base, *[self.key_type(k) for k in dims])
+
+    # ================================================================== signatures
+    def _formal_params(self, formals: tuple[ast.Formal, ...], proc: ast.Procedure,
+                       outputs: bool) -> tuple[Param, ...]:
+        params = []
+        seen: dict[str, ast.Formal] = {}
+        for f in formals:
+            t = self.resolve(f.type, f.dims)
+            self.node_types[f] = t
+            if f.name in seen:
+                self.error(f.pos, f"Variable {f.name}, on line {f.pos.line}, was already "
+                                  f"defined on line {seen[f.name].pos.line}")
+            seen[f.name] = f
+            params.append(Param(f.name, t, f.default, f.default is not None, f))
+        return tuple(params)
+
+    def _declare_procedures(self) -> None:
+        for proc in self.program.procedures:
+            if proc.name in self.procs:
+                self.error(proc.pos, "Illegal redefinition of procedure attempted for "
+                                     f"{proc.name}")
+                continue
+            kind = "app" if isinstance(proc, ast.AppProcedure) else "compound"
+            outs = self._formal_params(proc.outputs, proc, True)
+            ins = self._formal_params(proc.inputs, proc, False)
+            names = {p.name: p for p in outs}
+            for p in ins:
+                if p.name in names and p.decl is not None:
+                    self.error(p.decl.pos, f"Variable {p.name}, on line {p.decl.pos.line}, "
+                                           "was already defined on line "
+                                           f"{names[p.name].decl.pos.line}")
+            self.procs[proc.name] = Signature(proc.name, kind, outs, ins, proc)
+
+    def builtin_signature(self, name: str) -> tuple[str, Signature] | None:
+        found = B.lookup(name)
+        if found is None:
+            return None
+        canonical, (kind, returns, params) = found
+        sig = self._builtin_sigs.get(canonical)
+        if sig is None:
+            inputs = []
+            variadic = False
+            for spec in params:
+                optional = spec.endswith("?")
+                if spec.startswith("..."):
+                    variadic = True
+                    spec = spec[3:]
+                spec = spec.rstrip("?")
+                inputs.append(Param(spec, _SPEC_TYPES.get(spec, T.ANY), None, optional))
+            outputs: tuple[Param, ...] = ()
+            if returns is not None:
+                outputs = (Param("result", _SPEC_TYPES.get(returns, T.ANY)),)
+            sig = Signature(canonical, "builtin", outputs, tuple(inputs), None, variadic,
+                            kind, returns)
+            self._builtin_sigs[canonical] = sig
+        return canonical, sig
+
+    # ================================================================== variables
+    def declare(self, scope: _Scope, name: str, t: T.SwiftType, decl: ast.Node, kind: str,
+                mapping: ast.Mapping | None = None) -> Symbol:
+        prev = scope.lookup(name)
+        if prev is not None:
+            self.error(decl.pos, f"Variable {name}, on line {decl.pos.line}, was already "
+                                 f"defined on line {prev.decl.pos.line}")
+        sym = Symbol(name, t, decl, kind, scope.owner, mapping=mapping)
+        if prev is None:
+            scope.vars[name] = sym
+        self.node_symbols[decl] = sym
+        self.node_types[decl] = t
+        self.symbols.append(sym)
+        self._decl_loops[sym] = self._loops
+        return sym
+
+    def _predeclare(self, stmts: tuple[ast.Stmt, ...], scope: _Scope) -> None:
+        """Declare the variables a block declares, before checking its statements."""
+        for st in stmts:
+            if isinstance(st, ast.VarDecl):
+                if st.is_global and not scope.is_root:
+                    self.error(st.pos, f"Global {st.declarators[0].name} can only be "
+                                       "declared in the root scope of a program")
+                target = self.globals if (st.is_global and scope.is_root) else scope
+                kind = "global" if st.is_global else "var"
+                for d in st.declarators:
+                    t = self.resolve(st.type, d.dims)
+                    self.declare(target, d.name, t, d, kind, d.mapping)
+            elif isinstance(st, ast.MultiAssign):
+                for rt in st.targets:
+                    if rt.declared_type is not None:
+                        t = self.resolve(rt.declared_type)
+                        assert isinstance(rt.target, ast.Name)
+                        self.declare(scope, rt.target.name, t, rt, "var")
+                        self.node_symbols[rt.target] = self.node_symbols[rt]
+
+    # ================================================================== writes
+    def _root_symbol(self, target: ast.Expr) -> tuple[Symbol | None, str, tuple]:
+        """(symbol, write kind, member path) of an lvalue."""
+        node = target
+        path: list[str] = []
+        kind = "whole"
+        while not isinstance(node, ast.Name):
+            if isinstance(node, ast.Member):
+                path.append(node.field)
+                if kind == "whole":
+                    kind = "member"
+                node = node.base
+            elif isinstance(node, (ast.Index, ast.StarIndex)):
+                kind = "element"
+                path = []
+                node = node.base
+            else:
+                return None, kind, ()
+        path.reverse()
+        return self.node_symbols.get(node), kind, tuple(path)
+
+    def record_write(self, target: ast.Expr, stmt: ast.Node, kind: str | None = None) -> None:
+        sym, lkind, path = self._root_symbol(target)
+        if sym is None:
+            return
+        if sym.kind == "input":
+            self.error(target.pos, f"Cannot assign to input parameter {sym.name} of "
+                                   f"procedure {sym.owner.name if sym.owner else '?'}")
+            return
+        if sym.kind in ("foreach_value", "foreach_key", "iterate"):
+            self.error(target.pos, f"Cannot assign to loop variable {sym.name}")
+            return
+        w = Write(sym, stmt, kind or lkind, target)
+        sym.writers.append(w)
+        for enclosing in self._stmt_stack:
+            if enclosing is not sym.decl:
+                self.writes_in.setdefault(enclosing, set()).add(sym)
+        if w.kind in ("whole", "member", "output") and lkind != "element":
+            self._whole_writes.setdefault((sym,), []).append((w, self._branch, self._loops,
+                                                               path))
+
+    def _leaf_is_array(self, sym: Symbol, path: tuple) -> bool:
+        t = sym.type
+        for f in path:
+            if not isinstance(t, T.StructType):
+                return False
+            t = t.fields.get(f, T.ANY)
+        return t.is_array
+
+    def _check_single_assignment(self) -> None:
+        for (sym,), all_writes in self._whole_writes.items():
+            # writes to array-typed parts are partial (arrays are monotonic)
+            writes = [w for w in all_writes if not self._leaf_is_array(sym, w[3])]
+            reported = False
+            for i in range(len(writes)):
+                for j in range(i + 1, len(writes)):
+                    a, b = writes[i], writes[j]
+                    pa, pb = a[3], b[3]
+                    if pa[:len(pb)] != pb and pb[:len(pa)] != pa:
+                        continue  # different members
+                    if _exclusive(a[1], b[1]):
+                        continue
+                    wa, wb = a[0], b[0]
+                    self.error(wb.stmt.pos,
+                               f"Variable {sym.name} is written to in two different "
+                               f"locations: 1. {_describe(wa.kind)}, line {wa.line}; "
+                               f"2. {_describe(wb.kind)}, line {wb.line}")
+                    reported = True
+                    break
+                if reported:
+                    break
+            if not reported:
+                for w, _branch, loops, _path in writes:
+                    if loops > self._decl_loops.get(sym, 0):
+                        self.warn(f"Variable {sym.name}, defined on line {sym.line}, might "
+                                  "have multiple conflicting writers")
+                        break
+
+    # ================================================================== program
+    def check(self) -> CheckedProgram:
+        self._declare_types()
+        self._declare_procedures()
+        self._predeclare(self.program.statements, self.root)
+        for proc in self.program.procedures:
+            if self.procs.get(proc.name) is not None and self.procs[proc.name].decl is proc:
+                self._check_procedure(proc)
+        for st in self.program.statements:
+            self.stmt(st, self.root)
+        self._check_single_assignment()
+        self._check_uninitialised()
+        if self.errors:
+            raise self.compile_error()
+        return CheckedProgram(
+            self.program, files=list(self.sources) or [self.program.filename],
+            sources=self.sources, types=self.types, procedures=self.procs,
+            builtins_used=self.builtins_used,
+            globals_=dict(self.globals.vars), symbols=self.symbols,
+            node_types=self.node_types, node_symbols=self.node_symbols,
+            loop_syms=self.loop_syms, bindings=self.bindings, outputs=self.outputs,
+            writes_in={k: frozenset(v) for k, v in self.writes_in.items()},
+            warnings=self.warnings)
+
+    def compile_error(self) -> CompileError:
+        diags = []
+        seen = set()
+        for pos, msg in sorted(self.errors, key=lambda e: (e[0].file, e[0].line, e[0].column)):
+            key = (pos.file, pos.line, pos.column, msg)
+            if key in seen:
+                continue
+            seen.add(key)
+            text = self.sources.get(pos.file, "")
+            diags.append(Diagnostic(pos.file, pos.line, pos.column, msg,
+                                    source_line(text, pos.line) if text else ""))
+        return CompileError(diags)
+
+    def _check_uninitialised(self) -> None:
+        for sym in self.symbols:
+            if (sym.kind in ("var", "global") and sym.reads and not sym.writers
+                    and sym.type.is_primitive and sym.mapping is None):
+                self.error(sym.decl.pos, f"Uninitalized variable: {sym.name}")
+
+    # ================================================================== procedures
+    def _check_procedure(self, proc: ast.Procedure) -> None:
+        sig = self.procs[proc.name]
+        scope = _Scope(self.globals, owner=proc)
+        for p in sig.outputs:
+            self.declare(scope, p.name, p.type, p.decl, "output")
+        for p in sig.inputs:
+            sym = self.declare(scope, p.name, p.type, p.decl, "input")
+            if p.default is not None:
+                dt = self.expr(p.default, self.globals)
+                if not T.assignable(p.type, dt):
+                    self.error(p.default.pos, f"You cannot assign value of type {dt} to a "
+                                              f"variable of type {p.type}")
+            del sym
+        if isinstance(proc, ast.AppProcedure):
+            self._check_app(proc, sig, scope)
+        else:
+            assert isinstance(proc, ast.CompoundProcedure)
+            self._predeclare(proc.body.statements, scope)
+            for st in proc.body.statements:
+                self.stmt(st, scope)
+
+    def _check_app(self, proc: ast.AppProcedure, sig: Signature, scope: _Scope) -> None:
+        for p in sig.outputs:
+            t = p.type
+            leaf = t.leaf()
+            if not (leaf.is_mapped or leaf.is_external or leaf.is_any
+                    or (isinstance(leaf, T.StructType) and leaf.has_files())):
+                self.error(p.decl.pos if p.decl else proc.pos,
+                           f"Output {p.name} of app procedure {proc.name} has type {t}: "
+                           "app outputs must be mapped (file) types or external")
+        if not proc.commands:
+            self.error(proc.pos, f"App procedure {proc.name} has no command line")
+        for prof in proc.profiles:
+            self.expr(prof.key, scope)
+            self.expr(prof.value, scope)
+        for cmd in proc.commands:
+            for a in cmd.args:
+                t = self.expr(a, scope)
+                leaf = t.leaf()
+                if not (leaf.is_primitive or leaf.is_any or leaf == T.AUTO):
+                    self.error(a.pos, f"cannot pass type '{t}' as a parameter to application "
+                                      f"'{cmd.executable}' (use @{_lv_text(a)} for its "
+                                      "file name)")
+            for stream, e in (("stdin", cmd.stdin), ("stdout", cmd.stdout),
+                              ("stderr", cmd.stderr)):
+                if e is not None:
+                    t = self.expr(e, scope)
+                    if not (t == T.STRING or t.is_any):
+                        self.error(e.pos, f"{stream} must be a string (a file name, e.g. "
+                                          f"@filename(x)), not {t}")
+
+    # ================================================================== statements
+    def stmt(self, st: ast.Stmt, scope: _Scope) -> None:
+        m = getattr(self, "st_" + type(st).__name__, None)
+        if m is None:  # pragma: no cover
+            self.error(st.pos, f"unsupported statement {type(st).__name__}")
+            return
+        m(st, scope)
+
+    def _block(self, block: ast.Block, scope: _Scope) -> None:
+        inner = _Scope(scope, scope.owner)
+        self._predeclare(block.statements, inner)
+        for st in block.statements:
+            self.stmt(st, inner)
+
+    def _nested(self, node: ast.Node, branch: tuple | None = None):
+        return _Nested(self, node, branch)
+
+    def st_VarDecl(self, st: ast.VarDecl, scope: _Scope) -> None:
+        for d in st.declarators:
+            sym = self.node_symbols.get(d)
+            if sym is None:
+                continue
+            t = sym.type
+            if d.mapping is not None:
+                self._check_mapping(d.mapping, t, scope)
+            if d.init is not None:
+                vt = self.value(d.init, scope, t)
+                if not T.assignable(t, vt):
+                    self.error(d.init.pos, f"You cannot assign value of type {vt} to a "
+                                           f"variable of type {t}")
+                name = ast.Name(d.pos, d.name)
+                self.node_symbols[name] = sym
+                kind = "output" if self._is_proc_call(d.init) else "whole"
+                self.record_write(name, d, kind)
+
+    def _check_mapping(self, m: ast.Mapping, t: T.SwiftType, scope: _Scope) -> None:
+        if m.mapper is None:
+            assert m.source is not None
+            st = self.expr(m.source, scope)
+            if not (st == T.STRING or st.is_any or (st.is_array and (
+                    st.leaf() == T.STRING or st.leaf().is_mapped))):
+                self.error(m.source.pos, f"cannot use expression of type {st} as mapping "
+                                         "expression")
+            return
+        found = M.lookup(m.mapper)
+        seen: set[str] = set()
+        for p in m.params:
+            self.expr(p.value, scope)
+            if p.name in seen:
+                self.error(p.pos, f"Duplicate mapper parameter '{p.name}'")
+            seen.add(p.name)
+        if found is None:
+            self.error(m.pos, f"unknown mapper type: '{m.mapper}'")
+            return
+        canonical, params, required = found
+        if params is not None:
+            for p in m.params:
+                if p.name not in params:
+                    self.error(p.pos, f"{m.mapper} does not support a '{p.name}' parameter")
+        for r in required:
+            if r not in seen and params is not None:
+                self.error(m.pos, f"{m.mapper} requires a '{r}' parameter")
+
+    def _is_proc_call(self, e: ast.Expr) -> bool:
+        return isinstance(e, ast.Call) and e.name in self.procs
+
+    def st_Assign(self, st: ast.Assign, scope: _Scope) -> None:
+        tt = self.lvalue(st.target, scope)
+        vt = self.value(st.value, scope, tt)
+        if not T.assignable(tt, vt):
+            self.error(st.value.pos, f"You cannot assign value of type {vt} to a variable "
+                                     f"of type {tt}")
+        self.record_write(st.target, st, "output" if self._is_proc_call(st.value) and
+                          isinstance(st.target, ast.Name) else None)
+
+    def st_Append(self, st: ast.Append, scope: _Scope) -> None:
+        tt = self.expr(st.target, scope)
+        vt = self.value(st.value, scope, T.ANY)
+        if isinstance(tt, T.ArrayType):
+            if tt.key != T.AUTO:
+                self.error(st.pos, f"Append (<<) can only be used on arrays with auto keys; "
+                                   f"{_lv_text(st.target)} has type {tt}")
+            elif not T.assignable(tt.element, vt):
+                self.error(st.value.pos, f"You cannot append value of type {vt} to an "
+                                         f"array of type {tt}")
+        elif not tt.is_any:
+            self.error(st.pos, f"Append (<<) can only be used on arrays with auto keys; "
+                               f"{_lv_text(st.target)} has type {tt}")
+        self.record_write(st.target, st, "append")
+
+    def st_CallStatement(self, st: ast.CallStatement, scope: _Scope) -> None:
+        self.call(st.call, scope, statement=True)
+
+    def st_MultiAssign(self, st: ast.MultiAssign, scope: _Scope) -> None:
+        sig = self.call(st.call, scope, statement=True, multi=True)
+        pairs: list[tuple[Param, ast.ReturnTarget]] = []
+        if sig is None:
+            for rt in st.targets:
+                if rt.declared_type is None:
+                    self.lvalue(rt.target, scope)
+            self.outputs[st] = pairs
+            return
+        outs = sig.outputs
+        by_name = {p.name: p for p in outs}
+        used: set[str] = set()
+        for i, rt in enumerate(st.targets):
+            if rt.formal is not None:
+                p = by_name.get(rt.formal)
+                if p is None:
+                    self.error(rt.pos, f"Procedure {sig.name} has no output parameter named "
+                                       f"'{rt.formal}'")
+                    continue
+            elif i < len(outs):
+                p = outs[i]
+            else:
+                self.error(rt.pos, f"Wrong number of procedure output arguments: specified "
+                                   f"{len(st.targets)} and should be {len(outs)}")
+                break
+            if p.name in used:
+                self.error(rt.pos, f"Duplicate parameter: '{p.name}'")
+            used.add(p.name)
+            tt = self.lvalue(rt.target, scope) if rt.declared_type is None \
+                else self.node_types[rt]
+            if not T.assignable(tt, p.type):
+                self.error(rt.pos, f"You cannot assign value of type {p.type} to a variable "
+                                   f"of type {tt}")
+            self.node_types.setdefault(rt, tt)
+            pairs.append((p, rt))
+            self.record_write(rt.target, st, "output")
+        self.outputs[st] = pairs
+
+    def st_Block(self, st: ast.Block, scope: _Scope) -> None:
+        with self._nested(st):
+            self._block(st, scope)
+
+    def st_If(self, st: ast.If, scope: _Scope) -> None:
+        t = self.expr(st.cond, scope)
+        if t != T.BOOLEAN and not t.is_any:
+            self.error(st.cond.pos, "Condition in if statement has to be of boolean type.")
+        with self._nested(st, (st, 0)):
+            self._block(st.then, scope)
+        if st.orelse is not None:
+            with self._nested(st, (st, 1)):
+                self._block(st.orelse, scope)
+
+    def st_Switch(self, st: ast.Switch, scope: _Scope) -> None:
+        t = self.expr(st.selector, scope)
+        if not (t.is_numeric or t.is_any):
+            self.error(st.selector.pos, "Condition in switch statements has to be of "
+                                        "numeric type.")
+        defaults = 0
+        for i, case in enumerate(st.cases):
+            if case.value is None:
+                defaults += 1
+                if defaults == 2:
+                    self.error(case.pos, "switch has more than one default case")
+            else:
+                ct = self.expr(case.value, scope)
+                if not (ct.is_numeric or ct.is_any):
+                    self.error(case.value.pos, f"Case value has to be of numeric type, not {ct}")
+            with self._nested(st, (st, i)):
+                self._block(case.body, scope)
+
+    def st_Foreach(self, st: ast.Foreach, scope: _Scope) -> None:
+        it = self.expr(st.iterable, scope)
+        if isinstance(it, T.ArrayType):
+            vt, kt = it.element, it.key
+        elif it.is_any:
+            vt, kt = T.ANY, T.ANY
+        else:
+            self.error(st.iterable.pos, f"foreach can only iterate over an array, not "
+                                        f"over a value of type {it}")
+            vt, kt = T.ANY, T.ANY
+        inner = _Scope(scope, scope.owner)
+        vs = self.declare(inner, st.var, vt, st, "foreach_value")
+        ks = None
+        if st.index is not None:
+            prev = inner.lookup(st.index)
+            if prev is not None:
+                self.error(st.pos, f"Variable {st.index}, on line {st.pos.line}, was already "
+                                   f"defined on line {prev.line}")
+            else:
+                ks = Symbol(st.index, kt, st, "foreach_key", scope.owner)
+                inner.vars[st.index] = ks
+                self.symbols.append(ks)
+        self.node_symbols[st] = vs
+        self.loop_syms[st] = (vs, ks)
+        self._loops += 1
+        with self._nested(st):
+            self._predeclare(st.body.statements, inner)
+            for s in st.body.statements:
+                self.stmt(s, inner)
+        self._loops -= 1
+
+    def st_Iterate(self, st: ast.Iterate, scope: _Scope) -> None:
+        inner = _Scope(scope, scope.owner)
+        vs = self.declare(inner, st.var, T.INT, st, "iterate")
+        self.loop_syms[st] = (vs, None)
+        self._loops += 1
+        with self._nested(st):
+            self._predeclare(st.body.statements, inner)
+            for s in st.body.statements:
+                self.stmt(s, inner)
+            t = self.expr(st.until, inner)
+        self._loops -= 1
+        if t != T.BOOLEAN and not t.is_any:
+            self.error(st.until.pos, "Condition in iterate statement has to be of boolean "
+                                     "type.")
+
+    # ================================================================== expressions
+    def value(self, e: ast.Expr, scope: _Scope, expected: T.SwiftType) -> T.SwiftType:
+        """Type of an expression in a context expecting ``expected`` (``[]`` and
+        ``readData`` take the context's type)."""
+        t = self.expr(e, scope)
+        if t.is_any and not expected.is_any and isinstance(e, (ast.Call, ast.ArrayLiteral)):
+            self.node_types[e] = expected
+            return expected
+        if isinstance(e, ast.ArrayLiteral) and not e.items and expected.is_array:
+            self.node_types[e] = expected
+            return expected
+        return t
+
+    def lvalue(self, e: ast.Expr, scope: _Scope) -> T.SwiftType:
+        if isinstance(e, ast.StarIndex) or (isinstance(e, ast.Member) and e.field == "*"):
+            self.error(e.pos, "cannot assign to a slice")
+        t = self.expr(e, scope, reading=False)
+        return t
+
+    def expr(self, e: ast.Expr, scope: _Scope, reading: bool = True) -> T.SwiftType:
+        t = self._expr(e, scope, reading)
+        self.node_types[e] = t
+        return t
+
+    def _expr(self, e: ast.Expr, scope: _Scope, reading: bool) -> T.SwiftType:
+        cls = type(e)
+        if cls is ast.Name:
+            sym = scope.lookup(e.name)
+            if sym is None:
+                self.error(e.pos, f"Variable {e.name} was not declared in this scope.")
+                return T.ANY
+            self.node_symbols[e] = sym
+            if reading:
+                sym.reads += 1
+            return sym.type
+        if cls is ast.IntLiteral:
+            if e.value > 2147483647:
+                self.error(e.pos, f"integer literal {e.value} is too large (int is 32-bit)")
+            return T.INT
+        if cls is ast.StringLiteral:
+            return T.STRING
+        if cls is ast.FloatLiteral:
+            return T.FLOAT
+        if cls is ast.BoolLiteral:
+            return T.BOOLEAN
+        if cls is ast.BinaryOp:
+            return self._binop(e, scope)
+        if cls is ast.Call:
+            return self._call_expr(e, scope)
+        if cls is ast.Index:
+            bt = self.expr(e.base, scope, reading)
+            it = self.expr(e.index, scope)
+            if isinstance(bt, T.ArrayType):
+                self._check_key(bt, it, e)
+                return bt.element
+            if not bt.is_any:
+                self.error(e.pos, f"{_lv_text(e.base)} is not an array (type {bt}); it "
+                                  "cannot be indexed")
+            return T.ANY
+        if cls is ast.Member:
+            bt = self.expr(e.base, scope, reading)
+            return self._member(bt, e)
+        if cls is ast.StarIndex:
+            bt = self.expr(e.base, scope, reading)
+            if not (bt.is_array or bt.is_any):
+                self.error(e.pos, f"{_lv_text(e.base)} is not an array; [*] needs an array")
+                return T.ANY
+            return bt
+        if cls is ast.UnaryOp:
+            t = self.expr(e.operand, scope)
+            if e.op == "!":
+                if t != T.BOOLEAN and not t.is_any:
+                    self.error(e.pos, "not operation can only be applied to parameter of "
+                                      "type boolean.")
+                return T.BOOLEAN
+            if t == T.AUTO:
+                return T.INT
+            if not (t.is_numeric or t.is_any):
+                self.error(e.pos, "negation operation can only be applied to parameter of "
+                                  "numeric types.")
+                return T.ANY
+            return t
+        if cls is ast.FilenameOf:
+            self.expr(e.target, scope)
+            return T.STRING
+        if cls is ast.ArrayLiteral:
+            return self._array_literal(e, scope)
+        if cls is ast.Range:
+            ts = [self.expr(x, scope) for x in (e.start, e.stop, e.step) if x is not None]
+            for x, t in zip([x for x in (e.start, e.stop, e.step) if x is not None], ts):
+                if not (t.is_numeric or t.is_any or t == T.AUTO):
+                    self.error(x.pos, f"range bounds must be numeric, not {t}")
+                    return T.ArrayType(T.ANY)
+            elem = T.FLOAT if T.FLOAT in ts else T.INT
+            return T.ArrayType(elem)
+        self.error(e.pos, f"unsupported expression {cls.__name__}")  # pragma: no cover
+        return T.ANY
+
+    def _check_key(self, at: T.ArrayType, it: T.SwiftType, e: ast.Index) -> None:
+        if it.is_any:
+            return
+        if at.key == T.AUTO:
+            if it != T.AUTO:
+                self.error(e.index.pos, f"Items of the auto-keyed array {_lv_text(e.base)} "
+                                        "cannot be accessed with a key of type "
+                                        f"{it}; use keys of another auto array, or '<<' "
+                                        "to add items")
+            return
+        key = at.key
+        if it == T.AUTO:
+            it = T.INT
+        if not T.assignable(key, it):
+            self.error(e.index.pos, f"Array index of type {it} used on an array with keys "
+                                    f"of type {key} ({_lv_text(e.base)})")
+
+    def _member(self, bt: T.SwiftType, e: ast.Member) -> T.SwiftType:
+        if bt.is_any or e.field == "*":
+            return T.ANY if e.field == "*" and not bt.is_any else bt
+        if isinstance(bt, T.StructType):
+            ft = bt.fields.get(e.field)
+            if ft is None:
+                self.error(e.pos, f"Type {bt} has no field named '{e.field}'")
+                return T.ANY
+            return ft
+        if isinstance(bt, T.ArrayType):  # slice: a.f over an array of structs
+            inner = self._member(bt.element, e)
+            return T.ArrayType(inner, bt.key) if not inner.is_any else T.ANY
+        self.error(e.pos, f"{_lv_text(e.base)} has type {bt}, which has no fields "
+                          f"('{e.field}')")
+        return T.ANY
+
+    def _array_literal(self, e: ast.ArrayLiteral, scope: _Scope) -> T.SwiftType:
+        if not e.items:
+            return T.ArrayType(T.ANY)
+        ts = [self.expr(x, scope) for x in e.items]
+        elem = ts[0]
+        for x, t in zip(e.items[1:], ts[1:]):
+            if T.same_type(t, elem) or t.is_any:
+                continue
+            if elem.is_any:
+                elem = t
+            elif {t, elem} == {T.INT, T.FLOAT}:
+                elem = T.FLOAT
+            else:
+                self.error(x.pos, f"heterogeneous arrays are not supported: item of type {t} "
+                                  f"in an array of {elem}")
+                break
+        return T.ArrayType(elem)
+
+    def _binop(self, e: ast.BinaryOp, scope: _Scope) -> T.SwiftType:
+        lt = self.expr(e.left, scope)
+        rt = self.expr(e.right, scope)
+        if lt == T.AUTO:
+            lt = T.INT
+        if rt == T.AUTO:
+            rt = T.INT
+        op = e.op
+        if lt.is_any or rt.is_any:
+            if op in ("&&", "||", "==", "!=", "<", ">", "<=", ">="):
+                return T.BOOLEAN
+            if op == "/":
+                return T.FLOAT
+            if op in ("%/", "%%"):
+                return T.INT
+            other = rt if lt.is_any else lt
+            if op == "+" and other == T.STRING:
+                return T.STRING
+            return other if other.is_numeric else T.ANY
+        if op == "+":
+            if lt == T.STRING or rt == T.STRING:
+                if (lt.is_primitive and rt.is_primitive):
+                    return T.STRING
+            elif lt.is_numeric and rt.is_numeric:
+                return T.numeric_result(lt, rt)
+            self.error(e.pos, f"Operator '+' cannot be applied to '{lt}' and '{rt}'")
+            return T.ANY
+        if op in ("-", "*"):
+            if lt.is_numeric and rt.is_numeric:
+                return T.numeric_result(lt, rt)
+            self.error(e.pos, f"Operator '{op}' cannot be applied to '{lt}' and '{rt}'")
+            return T.ANY
+        if op == "/":
+            if lt.is_numeric and rt.is_numeric:
+                return T.FLOAT
+            self.error(e.pos, f"Operator '/' cannot be applied to '{lt}' and '{rt}'")
+            return T.FLOAT
+        if op in ("%/", "%%"):
+            if lt == T.INT and rt == T.INT:
+                return T.INT
+            self.error(e.pos, f"Operator '{op}' can only be applied to 'int' and 'int'")
+            return T.INT
+        if op in ("==", "!="):
+            if T.same_type(lt, rt) and lt.is_primitive or (lt.is_numeric and rt.is_numeric):
+                return T.BOOLEAN
+            self.error(e.pos, "Conditional operator can only be applied to parameters of same "
+                              f"type ('{lt}' {op} '{rt}').")
+            return T.BOOLEAN
+        if op in ("<", ">", "<=", ">="):
+            if (lt.is_numeric and rt.is_numeric) or (lt == T.STRING and rt == T.STRING):
+                return T.BOOLEAN
+            self.error(e.pos, f"Operator '{op}' cannot be applied to '{lt}' and '{rt}'")
+            return T.BOOLEAN
+        if op in ("&&", "||"):
+            if lt == T.BOOLEAN and rt == T.BOOLEAN:
+                return T.BOOLEAN
+            what = "AND" if op == "&&" else "OR"
+            self.error(e.pos, f"{what} operation can only be applied to parameters of type "
+                              "boolean")
+            return T.BOOLEAN
+        self.error(e.pos, f"unknown operator {op}")  # pragma: no cover
+        return T.ANY
+
+    # ================================================================== calls
+    def _call_expr(self, e: ast.Call, scope: _Scope) -> T.SwiftType:
+        sig = self.call(e, scope, statement=False)
+        if sig is None:
+            return T.ANY
+        if sig.kind == "builtin":
+            if sig.builtin_kind == "procedure" or not sig.outputs:
+                self.error(e.pos, f"Procedure {e.name} has no return value and cannot be used "
+                                  "in an expression")
+                return T.ANY
+            spec = sig.returns_spec
+            if spec == "numeric":
+                ts = [self.node_types.get(a.value, T.ANY) for a in e.args]
+                return T.FLOAT if any(t == T.FLOAT for t in ts) else (
+                    T.INT if ts and all(t == T.INT for t in ts) else T.FLOAT)
+            if spec == "element":
+                ts = [self.node_types.get(a.value, T.ANY) for a in e.args]
+                if ts and isinstance(ts[0], T.ArrayType) and ts[0].element.is_numeric:
+                    return ts[0].element
+                return T.FLOAT
+            return sig.outputs[0].type
+        if len(sig.outputs) != 1:
+            self.error(e.pos, f"procedure '{e.name}' must have exactly one return value to be "
+                              "used in an expression.")
+            return T.ANY
+        return sig.outputs[0].type
+
+    def call(self, e: ast.Call, scope: _Scope, statement: bool,
+             multi: bool = False) -> Signature | None:
+        arg_types = [self.expr(a.value, scope) for a in e.args]
+        sig = self.procs.get(e.name)
+        canonical = e.name
+        if sig is None:
+            found = self.builtin_signature(e.name)
+            if found is None:
+                self.error(e.pos, f"No function or procedure '{e.name}' found.")
+                return None
+            canonical, sig = found
+            self.builtins_used[canonical] = sig
+            dep = B.deprecation_warning(e.name)
+            if dep:
+                self.warn(dep)
+            if multi:
+                self.error(e.pos, f"{e.name} is a builtin function with one value; it cannot "
+                                  "be used in a multiple assignment")
+        if e.at_syntax:
+            self.warn(B.AT_SYNTAX_WARNING)
+        self._bind(e, sig, arg_types, canonical)
+        return sig
+
+    def _bind(self, e: ast.Call, sig: Signature, arg_types: list[T.SwiftType],
+              canonical: str) -> None:
+        formals = sig.inputs
+        actual: dict[str, ast.Expr] = {}
+        extra: list[ast.Expr] = []
+        seen_kw = False
+        positional = 0
+        ok = True
+        for a, at in zip(e.args, arg_types):
+            if a.name is None:
+                if seen_kw:
+                    self.error(a.pos, "positional argument after keyword arguments in call to "
+                                      f"{e.name}")
+                    ok = False
+                    continue
+                if positional < len(formals) and not (
+                        sig.variadic and positional == len(formals) - 1):
+                    actual[formals[positional].name] = a.value
+                elif sig.variadic:
+                    extra.append(a.value)
+                positional += 1
+            else:
+                seen_kw = True
+                if sig.kind == "builtin":
+                    self.error(a.pos, f"Illegal keyword argument: '{a.name}' (builtin "
+                                      f"{e.name} takes positional arguments)")
+                    ok = False
+                    continue
+                if a.name in actual:
+                    self.error(a.pos, f"Duplicate parameter: '{a.name}'")
+                    ok = False
+                    continue
+                if not any(f.name == a.name for f in formals):
+                    self.error(a.pos, f"Illegal keyword argument: '{a.name}' (procedure "
+                                      f"{e.name} has no input parameter named "
+                                      f"'{a.name}')")
+                    ok = False
+                    continue
+                actual[a.name] = a.value
+        nfixed = len(formals) - (1 if sig.variadic else 0)
+        given = len(e.args)
+        missing = [f for f in formals[:nfixed] if f.name not in actual and not f.optional]
+        too_many = positional > len(formals) and not sig.variadic
+        if ok and (missing or too_many):
+            should = sum(1 for f in formals[:nfixed] if not f.optional)
+            if too_many and sig.kind != "builtin":
+                should = len(formals)
+            self.error(e.pos, f"Wrong number of procedure input arguments: specified {given} "
+                              f"and should be {should}"
+                              + (f" (missing {', '.join(f.name for f in missing)})"
+                                 if missing else ""))
+            ok = False
+        # types
+        if ok:
+            for f in formals:
+                a = actual.get(f.name)
+                if a is None:
+                    continue
+                self._check_arg(e, f, a, sig)
+            if sig.variadic:
+                for a in extra:
+                    self._check_arg(e, formals[-1], a, sig)
+        pairs = []
+        for i, f in enumerate(formals):
+            if sig.variadic and i == len(formals) - 1:
+                v = actual.get(f.name)
+                if v is not None:
+                    extra.insert(0, v)
+                break
+            pairs.append((f, actual.get(f.name)))
+        self.bindings[e] = Binding(sig, tuple(pairs), tuple(extra), canonical)
+
+    def _check_arg(self, e: ast.Call, f: Param, a: ast.Expr, sig: Signature) -> None:
+        at = self.node_types.get(a, T.ANY)
+        if at.is_any:
+            return
+        if sig.kind == "builtin":
+            spec = f.name
+            ok = True
+            if spec == "numeric":
+                ok = at.is_numeric or at == T.AUTO
+            elif spec == "any[]":
+                ok = at.is_array
+            elif spec == "string|file":
+                ok = at == T.STRING or at.is_mapped
+            elif spec == "boolean|int":
+                ok = at in (T.BOOLEAN, T.INT)
+            elif spec in _SPEC_TYPES and spec != "any":
+                ok = T.assignable(_SPEC_TYPES[spec], at) or (at == T.AUTO and spec == "int")
+            if not ok:
+                self.error(a.pos, f"Parameter type mismatch in call to {e.name}: expected "
+                                  f"{spec.replace('|', ' or ')}, got {at}")
+            return
+        if at == T.AUTO and f.type == T.INT:
+            return
+        if not T.assignable(f.type, at):
+            self.error(a.pos, f"Parameter type mismatch in call to {e.name}: parameter "
+                              f"{f.name} has type {f.type}, argument has type {at}")
+
+
+class _Nested:
+    """Context manager: enter a compound statement (for writes_in) and maybe a branch."""
+
+    __slots__ = ("c", "node", "branch", "saved")
+
+    def __init__(self, c: Checker, node: ast.Node, branch: tuple | None) -> None:
+        self.c = c
+        self.node = node
+        self.branch = branch
+
+    def __enter__(self) -> None:
+        self.c._stmt_stack.append(self.node)
+        self.saved = self.c._branch
+        if self.branch is not None:
+            self.c._branch = self.c._branch + (self.branch,)
+
+    def __exit__(self, *exc: object) -> None:
+        self.c._stmt_stack.pop()
+        self.c._branch = self.saved
+
+
+def _exclusive(a: tuple, b: tuple) -> bool:
+    """Are two branch paths in different arms of the same if/switch?"""
+    for (na, ia), (nb, ib) in zip(a, b):
+        if na is not nb:
+            return False
+        if ia != ib:
+            return True
+    return False
+
+
+def _lv_text(e: ast.Node) -> str:
+    if isinstance(e, ast.Name):
+        return e.name
+    if isinstance(e, ast.Member):
+        return f"{_lv_text(e.base)}.{e.field}"
+    if isinstance(e, ast.Index):
+        return f"{_lv_text(e.base)}[...]"
+    if isinstance(e, ast.StarIndex):
+        return f"{_lv_text(e.base)}[*]"
+    if isinstance(e, ast.FilenameOf):
+        return f"@{_lv_text(e.target)}"
+    return "expression"
+
+
+def check(program: ast.Program, sources: dict[str, str] | None = None) -> CheckedProgram:
+    """Check a (merged) program; raise :class:`CompileError` with every error found."""
+    return Checker(program, sources).check()
