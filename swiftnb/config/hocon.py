@@ -121,7 +121,8 @@ def tree_from_dict(data: Mapping[str, Any]) -> ConfigTree:
     return tree
 
 
-def merge_and_resolve(layers: list[Layer], env: Mapping[str, str]) -> dict[str, Any]:
+def merge_and_resolve(layers: list[Layer], env: Mapping[str, str],
+                      origins: Origins | None = None) -> dict[str, Any]:
     """Merge layers in order and resolve substitutions; a plain nested dict."""
     props = system_properties(env)
     injected = {"env": dict(env)}
@@ -134,7 +135,7 @@ def merge_and_resolve(layers: list[Layer], env: Mapping[str, str]) -> dict[str, 
     try:
         ConfigParser.resolve_substitutions(merged)
     except ConfigException as exc:
-        raise ConfigError(_substitution_error(str(exc), layers)) from None
+        raise ConfigError(_substitution_error(str(exc), layers, origins)) from None
     plain = _plain(merged)
     plain.pop("env", None)
     for name in props:
@@ -163,7 +164,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _substitution_error(message: str, layers: list[Layer]) -> str:
+def _substitution_error(message: str, layers: list[Layer], origins: Origins | None) -> str:
     match = re.search(r"(\$\{[^}]*\})", message)
     if match:
         needle = match.group(1)
@@ -175,5 +176,9 @@ def _substitution_error(message: str, layers: list[Layer]) -> str:
                     name = needle[2:-1].lstrip("?")
                     hint = (f"environment variable {name[4:]} is not set"
                             if name.startswith("env.") else f"no key {name} is defined")
-                    return f"{path}:{line}: cannot resolve {needle}: {hint}"
+                    key = ""
+                    for key_path, origin in (origins.leaves.items() if origins else ()):
+                        if origin.file == path and origin.line == line:
+                            key = ".".join(key_path) + ": "
+                    return f"{path}:{line}: {key}cannot resolve {needle}: {hint}"
     return message

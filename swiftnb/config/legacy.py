@@ -152,8 +152,8 @@ _EXEC_PROVIDERS = {"gt2": "gt2", "gt4": "gt2", "gt5": "gt2", "condor-g": "condor
 
 
 def convert_sites_xml(path: str, display: str, origins: Origins,
-                      warnings: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """sites.xml -> (tree, pool handles in file order)."""
+                      warnings: list[str]) -> tuple[dict[str, Any], list[str], int]:
+    """sites.xml -> (tree, pool handles in file order, line of the root element)."""
     root = _parse_xml(path, display)
     if root.tag not in ("config", "sites"):
         raise ConfigError(f"{display}:{root.line}: <{root.tag}>: expected the site catalog "
@@ -170,7 +170,7 @@ def convert_sites_xml(path: str, display: str, origins: Origins,
                               "(the site name)")
         handles.append(handle)
         _convert_pool(pool, handle, tree, display, warnings)
-    return tree.data, handles
+    return tree.data, handles, root.line
 
 
 def _convert_pool(pool: _Element, name: str, tree: _Tree, display: str,
@@ -324,9 +324,10 @@ def convert_tc_data(path: str, display: str, origins: Origins, site_names: list[
         site_name, tr, exe = columns[:3]
         if site_name not in site_names and site_name == "localhost" and default_local:
             site_name = "local"  # 0.95's localhost is 0.96's built-in local site
-        if site_names and site_name not in site_names and site_name != "local":
+        if site_names and site_name not in site_names:
             warnings.append(f"{display}:{number}: site {site_name!r} is not in the site "
-                            f"catalog; entry for {tr!r} kept anyway")
+                            f"catalog; entry for {tr!r} ignored")
+            continue
         app = ("site", site_name, "app", "ALL" if tr == "*" else tr)
         tree.set(app + ("executable",), "*" if exe == "null" else exe, number)
         profiles = columns[5] if len(columns) > 5 else "null"
@@ -454,8 +455,8 @@ def legacy_layers(*, sites_file: str | None, tc_file: str | None,
         data, named = convert_properties(resolve(properties_file), properties_file, origins,
                                          env, warnings)
         layers.append(Layer("[R]", properties_file, tree_from_dict(data)))
-        base = os.path.dirname(resolve(properties_file))
-        named = {k: v if os.path.isabs(v) else os.path.join(base, v)
+        base = os.path.dirname(properties_file)
+        named = {k: v if os.path.isabs(v) else os.path.normpath(os.path.join(base, v))
                  for k, v in named.items()}
     if sites_file is None and "sites.file" in named:
         sites_file = named["sites.file"]
@@ -465,13 +466,14 @@ def legacy_layers(*, sites_file: str | None, tc_file: str | None,
     if sites_file is not None:
         if not os.path.isfile(resolve(sites_file)):
             raise ConfigError(f"{sites_file}: site catalog not found")
-        data, handles = convert_sites_xml(resolve(sites_file), sites_file, origins, warnings)
+        data, handles, root_line = convert_sites_xml(resolve(sites_file), sites_file,
+                                                     origins, warnings)
         if not handles:
             raise ConfigError(f"{sites_file}: the site catalog defines no <pool>")
         if "local" in handles:  # the catalog's local replaces the built-in one
             layers.append(Layer("[R]", sites_file, tree_from_dict({"site": {"local": None}})))
         data["sites"] = list(handles)
-        origins.set_leaf(("sites",), Origin("[R]", sites_file, 1, primary=False))
+        origins.set_leaf(("sites",), Origin("[R]", sites_file, root_line, primary=False))
         layers.append(Layer("[R]", sites_file, tree_from_dict(data)))
     if tc_file is not None:
         if not os.path.isfile(resolve(tc_file)):

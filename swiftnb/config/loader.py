@@ -99,7 +99,7 @@ def load_config(path: str | os.PathLike | None = None, *,
     layers.append(command_line_layer(properties or {}, origins))
     files.append(("[C]", "<Command Line>"))
 
-    raw = merge_and_resolve(layers, env)
+    raw = merge_and_resolve(layers, env, origins)
     return build(raw, origins, files, warnings)
 
 
@@ -233,7 +233,7 @@ def build_app(name: str, body: dict[str, Any], site: str | None) -> AppConfig:
     known = ("executable", "maxWallTime", "env", "options")
     return AppConfig(
         name=name,
-        executable=str(body.get("executable", "*")),
+        executable=str(body["executable"]) if body.get("executable") is not None else None,
         max_wall_time=schema.APP["maxWallTime"].convert(body["maxWallTime"])
         if "maxWallTime" in body else None,
         env={k: _string(v) for k, v in (body.get("env") or {}).items()},
@@ -254,6 +254,10 @@ def build_site(name: str, body: dict[str, Any], config: Config, checker: Checker
                errors: list[str]) -> SiteConfig | None:
     path = ("site", name)
     execution = body.get("execution")
+    if execution is None and set(body) <= {"app"}:
+        config.warnings.append(f"{checker.where(path)}: site.{name}: only applications "
+                               "are defined for this site (no execution); ignored")
+        return None
     if not isinstance(execution, dict) or "type" not in execution:
         errors.append(f"{checker.where(path)}: site.{name}.execution.type: "
                       "missing mandatory key (the execution provider, e.g. local, "

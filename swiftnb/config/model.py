@@ -26,8 +26,16 @@ class ConfigError(Exception):
     """
 
     def __init__(self, errors: str | list[str]) -> None:
-        self.errors = [errors] if isinstance(errors, str) else list(errors)
+        self.errors = [errors] if isinstance(errors, str) else sorted(errors, key=_by_place)
         super().__init__("\n".join(self.errors))
+
+
+def _by_place(message: str) -> tuple[str, int]:
+    """Sort key: file, then line, of a ``file:line: ...`` message."""
+    import re
+
+    match = re.match(r"(.*?):(\d+)[:]", message)
+    return (match.group(1), int(match.group(2))) if match else (message, 0)
 
 
 @dataclass
@@ -35,7 +43,7 @@ class AppConfig:
     """An application definition (``app.NAME`` or ``app.ALL``), global or per site."""
 
     name: str
-    executable: str = "*"
+    executable: str | None = "*"  # None: this definition only adds env/options
     max_wall_time: int | None = None  # seconds
     env: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
@@ -45,7 +53,7 @@ class AppConfig:
 
     def executable_for(self, tr: str) -> str:
         """The program to run for app ``tr``: ``"*"`` means the app's own name."""
-        return tr if self.executable == "*" else self.executable
+        return tr if self.executable in ("*", None) else self.executable
 
     def which(self, tr: str, path: str | None = None) -> str | None:
         """Local PATH lookup of ``executable_for(tr)`` (absolute paths returned as is)."""
@@ -295,32 +303,31 @@ class Config:
         """The definition of app ``tr`` on a site, by Swift's resolution order.
 
         ``site.S.app.TR``, then ``site.S.app.ALL``, then global ``app.TR``, then global
-        ``app.ALL``; the first found gives the executable.  The global ``app.ALL`` env
-        and options are merged under every app (its maxWallTime is the fallback), as
-        in Swift.  ``None`` means the app is not available on the site.
+        ``app.ALL``: the first of these that names an ``executable`` gives it.  ``env``,
+        ``options``, other attributes and ``maxWallTime`` are merged over the same
+        levels, the more specific winning (Swift merged the global ``app.ALL`` into
+        every app; swiftnb extends that to all four levels, so a site's ``app.ALL``
+        can add an env var to a globally defined app).  ``None`` means the app is not
+        available on the site (no level defines an executable).
         """
         site = self.sites.get(site_name)
-        candidates = []
+        levels = [self.apps.get("ALL"), self.apps.get(tr)]
         if site is not None:
-            candidates += [site.apps.get(tr), site.apps.get("ALL")]
-        candidates += [self.apps.get(tr), self.apps.get("ALL")]
-        found = next((c for c in candidates if c is not None), None)
+            levels += [site.apps.get("ALL"), site.apps.get(tr)]
+        levels = [level for level in levels if level is not None]
+        found = next((level for level in reversed(levels) if level.executable is not None),
+                     None)
         if found is None:
             return None
-        base = self.apps.get("ALL")
-        if base is None or base is found:
-            return found
-        return AppConfig(
-            name=found.name,
-            executable=found.executable,
-            max_wall_time=found.max_wall_time if found.max_wall_time is not None
-            else base.max_wall_time,
-            env={**base.env, **found.env},
-            options={**base.options, **found.options},
-            attributes={**base.attributes, **found.attributes},
-            site=found.site,
-            raw=found.raw,
-        )
+        merged = AppConfig(name=tr, executable=found.executable, site=found.site,
+                           raw=found.raw)
+        for level in levels:
+            if level.max_wall_time is not None:
+                merged.max_wall_time = level.max_wall_time
+            merged.env.update(level.env)
+            merged.options.update(level.options)
+            merged.attributes.update(level.attributes)
+        return merged
 
     def sites_for(self, tr: str) -> list[str]:
         """Selected sites on which app ``tr`` is available."""
