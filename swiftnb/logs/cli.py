@@ -176,9 +176,15 @@ def plot_log_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = s
 
 def main(command: str, argv: Sequence[str]) -> int:
     """Entry from swiftnb.cli's COMMANDS table."""
-    if command == "timings":
-        return timings_main(argv)
-    if command == "plot-log":
-        return plot_log_main(argv)
-    print(f"swiftnb: unknown log command {command!r}", file=sys.stderr)
-    return EXIT_USAGE
+    commands = {"timings": timings_main, "plot-log": plot_log_main}
+    if command not in commands:
+        print(f"swiftnb: unknown log command {command!r}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return commands[command](argv)
+    except BrokenPipeError:  # `swiftnb timings x.log | head`: the reader left, fine
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return 130

@@ -464,7 +464,19 @@ def read_events(source: str | os.PathLike[str] | IO[Any]) -> list[Event]:
     return to_events(read_log(source))
 
 
-def iter_frames(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate event tables read in pieces (tail mode), renumbering nothing."""
+def concat_frames(frames: Iterable[pd.DataFrame]) -> pd.DataFrame:
+    """One event table from tables read in pieces (tail mode); fields absent from a
+    piece are None, as in a table read whole."""
     frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else _empty_frame()
+    if not frames:
+        return _empty_frame()
+    out = pd.concat(frames, ignore_index=True)
+    for col in out.columns:
+        if col in ("line", "time", "status"):
+            continue
+        if col in ("kind", "level", "logger", "tag"):
+            out[col] = out[col].astype("category")
+        else:
+            values = out[col].astype(object)
+            out[col] = values.where(values.notna(), None)
+    return out

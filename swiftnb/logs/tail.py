@@ -1,0 +1,167 @@
+"""Tail mode: read a log that is still being written, in pieces, as event tables.
+
+:class:`LogFollower` remembers where it stopped; each :meth:`~LogFollower.poll` parses
+only the complete new records with the same vectorised parser as
+:func:`~swiftnb.logs.reader.read_log`.  The last record is held back until the next
+record starts (it may still get continuation lines), or until a poll finds no new
+data (the writer flushes whole records), or at the end of the run.
+
+Two ways to drive it: the generator :func:`follow_log` (blocking sleeps, for scripts)
+and the async generator :func:`afollow_log` (for notebook panels: it only awaits
+``asyncio.sleep`` and never blocks the event loop).  :func:`tail_to_bus` republishes
+the events on an :class:`~swiftnb.events.EventBus`, so the live panels can watch a run
+that another process is executing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import time as _time
+import warnings
+from collections.abc import AsyncIterator, Callable, Iterator
+
+import pandas as pd
+
+from swiftnb.events import EventBus
+from swiftnb.logs.reader import LogWarning, _decompress, _empty_frame, parse_text, to_events
+
+__all__ = ["LogFollower", "follow_log", "afollow_log", "tail_to_bus"]
+
+_STAMP_LINE = re.compile(rb"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}", re.M)
+
+
+class LogFollower:
+    """Incremental reader of one growing log file."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.offset = 0          # bytes of the file consumed into _pending
+        self.line = 1            # line number of the first pending line
+        self._pending = b""      # complete lines not yet parsed (last record held back)
+        self._partial = b""      # bytes after the last newline
+        self._idle_polls = 0
+        self.finished = False    # a run-end record has been seen
+        self._compressed = False
+
+    def _read_new(self) -> bytes:
+        try:
+            size = os.path.getsize(self.path)
+        except FileNotFoundError:
+            return b""
+        if size < self.offset:  # truncated or replaced: start again
+            warnings.warn(f"{self.path}: log file shrank; reading it again from the start",
+                          LogWarning, stacklevel=3)
+            self.offset, self.line, self._pending, self._partial = 0, 1, b"", b""
+        if size == self.offset:
+            return b""
+        with open(self.path, "rb") as fh:
+            fh.seek(self.offset)
+            data = fh.read(size - self.offset)
+        if self.offset == 0 and data[:3] in (b"BZh", b"\x1f\x8b\x08") or self._compressed:
+            # a compressed log cannot grow record by record: read it whole, once
+            self._compressed = True
+            self.offset = size
+            return _decompress(data, self.path) if data else b""
+        self.offset += len(data)
+        return data
+
+    def poll(self, *, final: bool = False) -> pd.DataFrame:
+        """Parse the records completed since the last poll (``final``: all of them)."""
+        data = self._read_new()
+        if data:
+            self._idle_polls = 0
+            buf = self._partial + data
+            cut = buf.rfind(b"\n") + 1
+            self._pending += buf[:cut]
+            self._partial = buf[cut:]
+        else:
+            self._idle_polls += 1
+        if final:
+            self._pending += self._partial
+            self._partial = b""
+        text = self._pending
+        if not text:
+            return _empty_frame()
+        if final or self._idle_polls >= 1 or self._compressed:
+            ready, self._pending = text, b""
+        else:
+            # hold back the last record: it may still get continuation lines
+            starts = [m.start() for m in _STAMP_LINE.finditer(text, max(0, len(text) - 65536))]
+            last = starts[-1] if starts else 0
+            if last == 0:
+                return _empty_frame()
+            ready, self._pending = text[:last], text[last:]
+        decoded = ready.decode("utf-8", errors="replace")
+        first_line = self.line
+        self.line += decoded.count("\n") + (0 if decoded.endswith("\n") else 1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LogWarning)
+            try:
+                frame = parse_text(decoded, name=self.path, first_line=first_line, check=False)
+            except ValueError:  # no record in this piece (garbage lines): skip it
+                return _empty_frame()
+        if len(frame) and frame["kind"].isin(["RUN_SUCCESS", "RUN_FAILURE"]).any():
+            self.finished = True
+        return frame
+
+
+def follow_log(
+    path: str | os.PathLike[str],
+    *,
+    interval: float = 0.5,
+    stop: Callable[[], bool] | None = None,
+    idle_timeout: float | None = None,
+) -> Iterator[pd.DataFrame]:
+    """Yield event tables of new records until the run ends (``Swift finished ...``),
+    ``stop()`` says so, or nothing new arrived for ``idle_timeout`` seconds."""
+    follower = LogFollower(path)
+    last_data = _time.monotonic()
+    while True:
+        frame = follower.poll()
+        if len(frame):
+            last_data = _time.monotonic()
+            yield frame
+        if follower.finished or (stop is not None and stop()) or (
+                idle_timeout is not None and _time.monotonic() - last_data > idle_timeout):
+            rest = follower.poll(final=True)
+            if len(rest):
+                yield rest
+            return
+        _time.sleep(interval)
+
+
+async def afollow_log(
+    path: str | os.PathLike[str],
+    *,
+    interval: float = 0.5,
+    stop: Callable[[], bool] | None = None,
+    idle_timeout: float | None = None,
+) -> AsyncIterator[pd.DataFrame]:
+    """The async form of :func:`follow_log` (awaits between polls; for the notebook)."""
+    follower = LogFollower(path)
+    loop = asyncio.get_running_loop()
+    last_data = loop.time()
+    while True:
+        frame = follower.poll()
+        if len(frame):
+            last_data = loop.time()
+            yield frame
+        if follower.finished or (stop is not None and stop()) or (
+                idle_timeout is not None and loop.time() - last_data > idle_timeout):
+            rest = follower.poll(final=True)
+            if len(rest):
+                yield rest
+            return
+        await asyncio.sleep(interval)
+
+
+async def tail_to_bus(path: str | os.PathLike[str], bus: EventBus, **kwargs) -> int:
+    """Publish the events of a growing log on ``bus``; returns how many were published."""
+    count = 0
+    async for frame in afollow_log(path, **kwargs):
+        for event in to_events(frame):
+            bus.publish(event)
+            count += 1
+    return count
