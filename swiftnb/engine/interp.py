@@ -176,6 +176,9 @@ class BlockExec(Exec):
             f[sym.slot] = node
             if ti.kind == "array" or ti.kind == "struct":
                 node.writers = sym.nwriters
+            if sym.mapping is not None:
+                # paths wait for the mapping, which MapExec evaluates
+                _set_binding(node, Cell(sym.name))
         # composites nobody writes (and no mapper fills) are complete as they are
         for sym in self.decls:
             if sym.nwriters == 0 and sym.mapping is None:
@@ -711,8 +714,10 @@ class MapExec(Exec):
 
     def run(self, f: list, done: Done) -> None:
         node = f[self.sym.slot]
-        pending = Cell()
-        _set_binding(node, pending)
+        pending = node.mapped_by if isinstance(node, FileNode) else node.mapper
+        if pending.__class__ is not Cell or pending.state:
+            pending = Cell(self.sym.name)
+            _set_binding(node, pending)
         self._eval(f, node, pending, done)
 
     def _eval(self, f: list, node: Node, pending: Cell, done: Done) -> None:

@@ -493,20 +493,28 @@ class ArrayNode(Composite):
         if key in self.items or self.closed or self.state == FAILED:
             schedule(cb)
             return
+        fired = [False]
+
+        def once() -> None:
+            if not fired[0]:
+                fired[0] = True
+                cb()
+
         if self.missing is None:
             self.missing = {}
-        self.missing.setdefault(key, []).append(cb)
-        self.when_keys_closed(cb)
+        self.missing.setdefault(key, []).append(once)
+        self.when_keys_closed(once)
 
     def subscribe(self, sub: Callable[[Any, Node], None]) -> None:
         """Call ``sub(key, node)`` for every present key and every key that arrives."""
-        for k, n in list(self.items.items()):
-            sub(k, n)
+        existing = list(self.items.items())
         if not self.closed:
             if self.subscribers is None:
                 self.subscribers = [sub]
             else:
                 self.subscribers.append(sub)
+        for k, n in existing:
+            sub(k, n)
 
     def unsubscribe(self, sub: Callable[[Any, Node], None]) -> None:
         if self.subscribers and sub in self.subscribers:

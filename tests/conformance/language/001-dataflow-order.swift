@@ -1,0 +1,2 @@
+int c = b; int b = a; int a = 8645;
+trace(c);

@@ -1,0 +1,2 @@
+boolean t = true; boolean f = false;
+trace(t && f, t || f, !t, !f && t);

@@ -1,0 +1,1 @@
+trace("tab\there", "quote\"q", "back\\slash");

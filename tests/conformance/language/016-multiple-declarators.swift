@@ -1,0 +1,3 @@
+int a = 1, b = 2, c;
+c = a + b;
+trace(a, b, c);

@@ -1,0 +1,3 @@
+string s;
+trace(s);
+s = "later";

@@ -1,0 +1,1 @@
+foreach i in [1:3] { trace(i * i); }

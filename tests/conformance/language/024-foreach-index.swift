@@ -1,0 +1,2 @@
+string s[] = ["x", "y"];
+foreach v, k in s { trace(k, v); }

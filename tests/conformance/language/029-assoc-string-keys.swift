@@ -1,0 +1,3 @@
+float[string] a;
+a["one"] = 0.2; a["two"] = 0.4;
+trace(a, a["two"]);

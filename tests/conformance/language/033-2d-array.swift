@@ -1,0 +1,3 @@
+int m[][];
+foreach i in [0:1] { foreach j in [0:2] { m[i][j] = i * 10 + j; } }
+trace(m);

@@ -1,0 +1,2 @@
+switch (9) { case 1: trace("one"); }
+trace("after");

@@ -1,0 +1,1 @@
+iterate i { trace(i); } until (i == 3);

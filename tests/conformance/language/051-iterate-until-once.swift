@@ -1,0 +1,1 @@
+iterate i { trace("body", i); } until (true);

@@ -1,0 +1,2 @@
+(int r) add(int a, int b) { r = a + b; }
+trace(add(add(1, 1), add(2, 2)));

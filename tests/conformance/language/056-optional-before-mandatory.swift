@@ -1,0 +1,2 @@
+(string r) greeting(string left = "hi", string right) { r = left + " " + right; }
+trace(greeting(right = "there"));

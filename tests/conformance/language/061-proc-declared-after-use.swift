@@ -1,0 +1,2 @@
+trace(later(2));
+(int r) later(int x) { r = x + 1; }

@@ -1,0 +1,3 @@
+string[boolean] a;
+a[true] = "T"; a[false] = "F";
+trace(a);

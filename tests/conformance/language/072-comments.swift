@@ -1,0 +1,5 @@
+// line comment
+# shell comment
+/* block
+ comment */
+trace("ok"); // trailing

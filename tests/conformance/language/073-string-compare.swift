@@ -1,0 +1,1 @@
+trace("abc" == "abc", "abc" != "abd", "B" < "a");

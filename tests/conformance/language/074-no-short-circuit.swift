@@ -1,0 +1,3 @@
+(boolean r) t(string m) { trace(m); r = true; }
+boolean b = t("left") || t("right");
+trace(b);

@@ -1,0 +1,3 @@
+int a[];
+foreach v in a { trace(v); }
+trace("done");

@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int a[] = [1, 2];
+trace(a[4]);

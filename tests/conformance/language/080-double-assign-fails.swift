@@ -1,0 +1,4 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int a;
+a = 1;
+a = 2;

@@ -1,0 +1,3 @@
+string n = arg("name", "nobody");
+int k = toInt(arg("k"));
+trace(n, k + 1);

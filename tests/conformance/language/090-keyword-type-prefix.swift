@@ -1,0 +1,2 @@
+int fork = 3; string ifx = "i";
+trace(fork, ifx);
