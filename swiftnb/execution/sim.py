@@ -196,12 +196,13 @@ class SimProvider:
                 return self._fail(task, report, f"Job lost: site {self.name} went down "
                                                 "(simulated outage)")
             if draw["stage_in"] > 0 and task.inputs:
-                report(TaskStatus.STAGE_IN)
                 transfer = getattr(report, "file_transfer", None)
-                if transfer is not None:
+                if transfer is not None:  # the scheduler's fileTransfersThrottle
                     async with transfer():
+                        report(TaskStatus.STAGE_IN)
                         await clock.sleep(draw["stage_in"])
                 else:
+                    report(TaskStatus.STAGE_IN)
                     await clock.sleep(draw["stage_in"])
             report(TaskStatus.ACTIVE)
             counts["running"] += 1

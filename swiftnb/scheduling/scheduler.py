@@ -146,6 +146,8 @@ class _Attempt:
         s.bus.emit("TASK_STATUS_CHANGE", payload)
         if status in (_COMPLETED, _FAILED, _CANCELED):
             return  # bookkeeping happens when execute returns (finish)
+        if status == _SUBMITTING:
+            return
         if prev == _SUBMITTING and self.t_submitting is not None:
             s._adjust(self.site, s.factors.submission_delta(now - self.t_submitting))
         self.release_submit()

@@ -39,6 +39,9 @@ class Grid:
             self.sites.append(Site(name, provider, max_parallel_tasks=mx,
                                    initial_parallel_tasks=init, attributes=dict(options)))
         self.sched = Scheduler(self.sites, self.bus, clock=self.clock, **sched_kw)
+        #: the per-site (maxParallelTasks, initialParallelTasks) the run started with
+        self.initial_limits = {s.name: (s.max_parallel_tasks, s.initial_parallel_tasks)
+                               for s in self.sites}
 
     def task(self, i: int, **kw: Any) -> Task:
         kw.setdefault("tr", "sim")
