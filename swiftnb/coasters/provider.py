@@ -85,19 +85,31 @@ class CoasterProvider:
         self._site_dirs: set[str] = set()
 
     @classmethod
-    def from_site(cls, site: Any, bus: EventBus | None = None, **kwargs: Any) -> "CoasterProvider":
-        """From a ``swiftnb.config`` SiteConfig (read duck-typed) or a plain dict."""
+    def from_site(cls, site: Any, bus: EventBus | None = None, *, keep: bool = False,
+                  **kwargs: Any) -> "CoasterProvider":
+        """From a ``swiftnb.config`` SiteConfig (read duck-typed) or a plain dict.
+
+        ``keep`` (keepSiteDir from the run) is or-ed with the site's own setting.
+        """
         if isinstance(site, dict):
             execution = site.get("execution", {})
-            return cls(site.get("name", "coaster"), execution.get("options"), bus=bus,
+            name = site.get("name", "coaster")
+            return cls(name, execution.get("options"), bus=bus,
                        job_manager=execution.get("jobManager"),
                        work_dir=site.get("workDirectory"),
-                       keep=bool(site.get("keepSiteDir", False)), **kwargs)
+                       keep=keep or bool(site.get("keepSiteDir", False)),
+                       settings=CoasterSettings.from_options(
+                           execution.get("options"), prefix=f"site.{name}.execution.options"),
+                       **kwargs)
         execution = site.execution
-        return cls(site.name, dict(execution.options or {}), bus=bus,
+        options = dict(execution.options or {})
+        return cls(site.name, options, bus=bus,
                    job_manager=getattr(execution, "job_manager", None),
                    work_dir=getattr(site, "work_directory", None),
-                   keep=bool(getattr(site, "keep_site_dir", False)), **kwargs)
+                   keep=keep or bool(getattr(site, "keep_site_dir", False)),
+                   settings=CoasterSettings.from_options(
+                       options, prefix=f"site.{site.name}.execution.options"),
+                   **kwargs)
 
     # -- Provider -----------------------------------------------------------------------
 
