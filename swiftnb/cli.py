@@ -321,11 +321,15 @@ def _build_executor(config, bus, opts: RunOptions, run_dir, keep: bool):
     sites = [config.sites[name] for name in selected if name in config.sites]
     if len(sites) != 1 or sites[0].type != "local":
         try:
-            from swiftnb.scheduling import build_executor  # the multi-site scheduler
+            from swiftnb.scheduling.build import build_executor  # the multi-site scheduler
+            from swiftnb.scheduling.scheduler import SchedulerError
         except ImportError:
             build_executor = None
         if build_executor is not None:
-            return build_executor(config, bus, site_run=run_dir.site_run, keep_site_dir=keep)
+            try:
+                return build_executor(config, bus, site_run=run_dir.site_run, keep_site_dir=keep)
+            except SchedulerError as exc:
+                raise _UsageError(str(exc)) from None
         if not sites:
             raise _UsageError(f"no such site: {', '.join(selected)}")
     site = sites[0]
@@ -505,6 +509,9 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
         settings = _make_settings(run_mod.RunSettings, settings_values)
         run = run_mod.Run(program, executor, bus=bus, settings=settings, base_dir=base_dir,
                           run_dir=run_dir.path, runid=run_dir.runid, restart=restart)
+        warned = getattr(run, "_warned", None)
+        if isinstance(warned, set):  # compile warnings were printed above: not twice
+            warned.update(str(w) for w in getattr(program, "warnings", ()) or ())
         try:
             return await run.execute()
         finally:
@@ -531,7 +538,10 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
         print(f"Restart log: {restart.path}", file=err)
     if detach_log:
         detach_log()
-    return EXIT_OK if ok else EXIT_EXECUTION
+    if ok:
+        return EXIT_OK
+    code = getattr(outcome, "exit_code", EXIT_EXECUTION)
+    return code if code == 99 else EXIT_EXECUTION  # 99: the hang detector (reference 2.6)
 
 
 def _outcome_ok(outcome) -> bool:

@@ -37,6 +37,7 @@ class Task:
     source: str = ""                 # "script.swift:12:5", for error messages
     attempt: int = 0
     executable: str | None = None    # resolved by the site's app catalogue (None = tr)
+    thread: str | None = None        # the engine thread of the call (THREAD_ASSOCIATION thread=)
 
 
 @dataclass(slots=True)

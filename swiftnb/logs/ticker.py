@@ -64,6 +64,7 @@ class ProgressTicker:
         self.counts: dict[str, int] = {}
         self._task_job: dict[str, str] = {}
         self._thread_job: dict[str, str] = {}
+        self._tr: dict[str, str] = {}
         self._last_summary: str | None = None
         self._last_print = 0.0
         self._handle: asyncio.TimerHandle | None = None
@@ -96,6 +97,7 @@ class ProgressTicker:
         elif kind == "JOB_TASK":
             self._task_job[f["taskid"]] = f["jobid"]
         elif kind == "JOB_INIT":
+            self._tr[f["jobid"]] = f.get("tr")
             self._set(f["jobid"], "Initializing")
         elif kind == "JOB_SITE_SELECT":
             self._set(f["jobid"], "Selecting site")
@@ -103,7 +105,9 @@ class ProgressTicker:
             if f.get("thread") is not None:
                 self._thread_job[str(f["thread"])] = f["jobid"]
         elif kind == "JOB_END":
-            self._set(f["jobid"], "Finished successfully")
+            # the engine ends failed calls with JOB_END too; END_FAILURE settles those
+            if self.states.get(f["jobid"]) != "Failed but can retry":
+                self._set(f["jobid"], "Finished successfully")
         elif kind == "JOB_RESTARTED":
             self._set(f["jobid"], "Finished in previous run")
         elif kind == "APPLICATION_EXCEPTION":
@@ -111,7 +115,10 @@ class ProgressTicker:
         elif kind == "END_FAILURE":
             jobid = f.get("jobid") or self._thread_job.get(str(f.get("thread")))
             if jobid is None:
-                jobid = next((j for j, s in self.states.items() if s == "Failed but can retry"), None)
+                tr = f.get("tr")
+                failing = [j for j, s in self.states.items() if s == "Failed but can retry"]
+                jobid = next((j for j in failing if self._tr.get(j) == tr), None) or next(
+                    iter(failing), None)
             if jobid is not None:
                 self._set(jobid, "Failed")
         elif kind == "JOB_CANCELED":
