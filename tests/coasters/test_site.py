@@ -246,3 +246,37 @@ def test_seed_002_timings_from_our_log(make_site, tmp_path):
     got = set(timings["timing"])
     assert {"Tw", "Te", "Tq", "Ta", "Tb", "Twe"} <= got, got
     assert (timings["duration"] >= 0).all()
+
+
+def test_site_from_swift_conf(tmp_path):
+    config_mod = pytest.importorskip("swiftnb.config")
+    from swiftnb.coasters import make_provider
+    from swiftnb.coasters.provider import CoasterProvider
+
+    conf = tmp_path / "swift.conf"
+    conf.write_text("""
+sites: coast
+site.coast {
+    execution {
+        type: "coaster"
+        jobManager: "local:local"
+        options { maxJobs: 3, tasksPerNode: 2, maxNodesPerJob: 4, maxJobTime: "00:20:00",
+                  lowOverallocation: 5 }
+    }
+    workDirectory: "work"
+}
+""")
+    config = config_mod.load_config(str(conf), cwd=str(tmp_path))
+    site = config.sites["coast"]
+
+    class Ctx:
+        bus = None
+        site_run = "hello-run001"
+        keep_site_dir = False
+
+    provider = make_provider(site, Ctx())
+    assert isinstance(provider, CoasterProvider)
+    s = provider.settings
+    assert (s.slots, s.jobs_per_node, s.max_nodes, s.maxtime, s.low_overallocation,
+            s.reserve) == (3, 2, 4, 1200, 5.0, 60)
+    assert provider.work_dir == "work" and provider.job_manager == "local:local"
