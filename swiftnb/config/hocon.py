@@ -70,7 +70,7 @@ def parse_hocon_file(path: str, display: str, tag: str, origins: Origins,
         raise ConfigError(f"{display}: cannot read configuration file: {exc.strerror}") from None
     scanner = Scanner(origins, tag, expander(env))
     try:
-        includes = scanner.scan_file(display, text)
+        includes = scanner.scan_file(display, text, real_path=path)
     except IncludeMissing as exc:
         raise ConfigError(str(exc)) from None
     # Swift expands ${...} in include paths itself; pyhocon does not, so hand it the

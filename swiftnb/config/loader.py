@@ -14,6 +14,7 @@ Order (later wins), as ``SwiftConfig.loadNormal`` had it:
 from __future__ import annotations
 
 import os
+from copy import deepcopy
 from typing import Any, Mapping
 
 from swiftnb.config import schema
@@ -64,7 +65,11 @@ def load_config(path: str | os.PathLike | None = None, *,
                 raise ConfigError(f"{entry}: configuration file not found")
             add_file(resolve(entry), os.fspath(entry), "[R]")
     else:
-        add_file(DEFAULTS_FILE, DEFAULTS_FILE, "[D]")
+        layer, snapshot = _defaults_layer(env)
+        origins.leaves.update(snapshot.leaves)
+        origins.objects.update(snapshot.objects)
+        layers.append(layer)
+        files.append(("[D]", DEFAULTS_FILE))
         site_conf = env.get("SWIFT_SITE_CONF")
         if site_conf:
             if not os.path.isfile(resolve(site_conf)):
@@ -101,6 +106,24 @@ def load_config(path: str | os.PathLike | None = None, *,
 
     raw = merge_and_resolve(layers, env, origins)
     return build(raw, origins, files, warnings)
+
+
+_DEFAULTS_CACHE: dict[tuple[float, int], tuple[Layer, Origins]] = {}
+
+
+def _defaults_layer(env: Mapping[str, str]) -> tuple[Layer, Origins]:
+    """The parsed built-in file (it has no substitutions, so parse it once)."""
+    stat = os.stat(DEFAULTS_FILE)
+    key = (stat.st_mtime, stat.st_size)
+    if key not in _DEFAULTS_CACHE:
+        snapshot = Origins()
+        _DEFAULTS_CACHE.clear()
+        _DEFAULTS_CACHE[key] = (
+            parse_hocon_file(DEFAULTS_FILE, DEFAULTS_FILE, "[D]", snapshot, env), snapshot)
+    layer, snapshot = _DEFAULTS_CACHE[key]
+    copy = Layer(layer.tag, layer.display, deepcopy(layer.tree), layer.text, layer.path,
+                 layer.sources)
+    return copy, snapshot
 
 
 def command_line_layer(properties: Mapping[str, Any], origins: Origins) -> Layer:

@@ -188,9 +188,14 @@ class Scanner:
         self.expand = expand  # expands ${env.X} etc. in include paths
 
     def scan_file(self, path: str, text: str, prefix: Path = (), primary: bool = True,
-                  _depth: int = 0) -> list[IncludeSite]:
-        """Record the file's keys; return its include statements (resolved paths)."""
+                  _depth: int = 0, real_path: str | None = None) -> list[IncludeSite]:
+        """Record the file's keys; return its include statements (resolved paths).
+
+        ``path`` names the file in messages; ``real_path`` (default ``path``) is where
+        it is, for resolving relative includes.
+        """
         self.file, self.primary, self.depth = path, primary, _depth
+        self.real = real_path or path
         self.toks = tokenize(text)
         self.pos = 0
         self.includes: list[IncludeSite] = []
@@ -262,16 +267,17 @@ class Scanner:
         include_line = target_tok.line
         target = self.expand(target_tok.text)
         full = target if os.path.isabs(target) else os.path.join(
-            os.path.dirname(os.path.abspath(self.file)), target)
+            os.path.dirname(os.path.abspath(self.real)), target)
         if not os.path.isfile(full):
             raise IncludeMissing(self.file, include_line, target_tok.text)
         self.includes.append(IncludeSite(first.start, last.end, full))
         if self.depth < 20:
-            state = (self.file, self.primary, self.toks, self.pos, self.includes, self.depth)
+            state = (self.file, self.real, self.primary, self.toks, self.pos,
+                     self.includes, self.depth)
             with open(full, encoding="utf-8") as handle:
                 sub = handle.read()
             self.scan_file(full, sub, prefix, primary=False, _depth=self.depth + 1)
-            (self.file, self.primary, self.toks, self.pos, self.includes,
+            (self.file, self.real, self.primary, self.toks, self.pos, self.includes,
              self.depth) = state
         return True
 

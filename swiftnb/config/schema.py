@@ -39,6 +39,7 @@ APP: dict[str, Any] = {
     "exclusive": T("bool"),
     "options": APP_OPTIONS,
     "env": {"*": T("string")},
+    "*": T("any"),  # any other key becomes a job attribute (jobType, count, ...)
 }
 
 COASTER_OPTIONS: dict[str, Any] = {

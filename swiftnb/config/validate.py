@@ -82,6 +82,10 @@ class Checker:
             child = node.get(key)
             if child is None and "*" in node:
                 child = node["*"]
+                if _is_attribute(child) and _near_miss(key, node):
+                    # free-form attributes, but `exectuable` is surely a typo
+                    self.unknown(node, key, sub, path)
+                    continue
             if child is None:
                 self.unknown(node, key, sub, path)
             else:
@@ -97,6 +101,17 @@ class Checker:
                     return
         hint = suggest(key, value, node, path)
         self.error(full, "unknown key" + (f", did you mean {hint}?" if hint else ""))
+
+
+def _is_attribute(node: Any) -> bool:
+    return isinstance(node, ValueType) and node.kind == "any"
+
+
+def _near_miss(key: str, node: dict) -> bool:
+    known = [k for k in node if k != "*"]
+    lowered = [k.lower() for k in known]
+    return key.lower() in lowered or bool(
+        difflib.get_close_matches(key, known, n=1, cutoff=0.8))
 
 
 def suggest(key: str, value: Any, node: dict, path: tuple[str, ...]) -> str | None:

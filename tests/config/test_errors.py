@@ -1,0 +1,75 @@
+"""A corpus of wrong configuration files, each with the exact message it must produce.
+
+The files are in data/bad/; data/bad/expected-errors.txt gives each one's message
+(``file:line: key: problem, did you mean X?``).  A message never shows a traceback.
+"""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+from swiftnb.config import ConfigError, load_config
+
+BAD = pathlib.Path(__file__).parent / "data" / "bad"
+KIND = {".properties": "properties_file", ".xml": "sites_file", ".data": "tc_file"}
+
+
+def expected_messages() -> dict[str, str]:
+    blocks: dict[str, list[str]] = {}
+    current = None
+    for line in (BAD / "expected-errors.txt").read_text().splitlines():
+        if line.startswith("== "):
+            current = line[3:].strip()
+            blocks[current] = []
+        elif current is not None and line.strip():
+            blocks[current].append(line)
+    return {name: "\n".join(lines) for name, lines in blocks.items()}
+
+
+EXPECTED = expected_messages()
+
+
+def test_every_wrong_file_has_an_expected_message():
+    files = sorted(p.name for p in BAD.iterdir() if p.name != "expected-errors.txt")
+    assert files == sorted(EXPECTED)
+    assert len(files) >= 20
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_wrong_file_message(name, clean_env):
+    kind = KIND.get(pathlib.Path(name).suffix, "path")
+    with pytest.raises(ConfigError) as info:
+        load_config(**{kind: name}, cwd=BAD, env=clean_env)
+    message = str(info.value)
+    assert message == EXPECTED[name]
+    assert "Traceback" not in message
+    for line in message.splitlines():
+        assert line.startswith(name + ":"), line  # names the file (and line) first
+
+
+def test_errors_list_matches_message(clean_env):
+    with pytest.raises(ConfigError) as info:
+        load_config("two-errors.conf", cwd=BAD, env=clean_env)
+    assert len(info.value.errors) == 2
+    assert str(info.value) == "\n".join(info.value.errors)
+
+
+def test_unknown_key_in_included_file_names_that_file(tmp_path, clean_env):
+    (tmp_path / "inc.conf").write_text("\n\nsite.local.maxParallelTask: 4\n")
+    (tmp_path / "swift.conf").write_text('include "inc.conf"\n')
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, env=clean_env)
+    assert str(info.value) == (f"{tmp_path / 'inc.conf'}:3: site.local.maxParallelTask: "
+                               "unknown key, did you mean maxParallelTasks?")
+
+
+def test_wrong_type_inside_user_home_file(tmp_path, clean_env):
+    user = pathlib.Path(clean_env["HOME"]) / ".swift" / "swift.conf"
+    user.parent.mkdir(parents=True)
+    user.write_text("replicationLimit: none\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(cwd=tmp_path, env=clean_env)
+    assert str(info.value) == (f"{user}:1: replicationLimit: invalid value \"none\", "
+                               "expected an integer")
