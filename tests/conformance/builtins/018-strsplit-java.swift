@@ -1,0 +1,3 @@
+trace(strsplit("a,b,,c", ","));
+trace(strsplit("a,b,c,,", ","));
+trace(length(strsplit("abc", ",")));

@@ -1,0 +1,2 @@
+trace(toInt("010") + toInt("99"));
+trace(toint("7") * 2);

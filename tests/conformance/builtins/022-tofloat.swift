@@ -1,0 +1,2 @@
+trace(toFloat("2.5") * 2.0);
+trace(toFloat(3));

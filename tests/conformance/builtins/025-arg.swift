@@ -1,0 +1,3 @@
+trace(arg("myparam"));
+trace(arg("optionalparam", "defaultvalue"));
+trace(@arg("n"));

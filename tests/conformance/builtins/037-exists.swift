@@ -1,0 +1,1 @@
+trace(exists("present.txt"), exists("absent.txt"));

@@ -1,0 +1,3 @@
+string lines[] = system("echo a; echo 'b c'");
+trace(lines);
+trace(length(lines));

@@ -1,0 +1,2 @@
+// THIS-SCRIPT-SHOULD-FAIL
+tracef("%i %i\n", 1);

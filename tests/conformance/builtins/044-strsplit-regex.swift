@@ -1,0 +1,3 @@
+string t = "my name is John";
+string words[] = strsplit(t, "\\s");
+trace(words);

@@ -1,0 +1,1 @@
+trace([true, false], [1.0, 2.5]);

@@ -1,0 +1,2 @@
+string s = @strcat("a", "b");
+trace(s, @toString(2));

@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+string r[] = system("exit 3");
+trace(r);

@@ -1,0 +1,4 @@
+type S { int a; }
+S s;
+s.a = 3;
+trace(toString(s));

@@ -1,0 +1,3 @@
+int x = 5;
+string s = sprintf("done%k", x);
+trace(s);

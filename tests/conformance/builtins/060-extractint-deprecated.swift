@@ -1,0 +1,3 @@
+type file;
+file f <"n.txt">;
+trace(extractint(f), @extractInt(f));
