@@ -68,6 +68,12 @@ def parse_hocon_file(path: str, display: str, tag: str, origins: Origins,
             text = handle.read()
     except OSError as exc:
         raise ConfigError(f"{display}: cannot read configuration file: {exc.strerror}") from None
+    return parse_hocon_text(text, path, display, tag, origins, env)
+
+
+def parse_hocon_text(text: str, path: str, display: str, tag: str, origins: Origins,
+                     env: Mapping[str, str]) -> Layer:
+    """Like ``parse_hocon_file`` for text; ``path`` places relative includes."""
     scanner = Scanner(origins, tag, expander(env))
     try:
         includes = scanner.scan_file(display, text, real_path=path)

@@ -18,7 +18,9 @@ from copy import deepcopy
 from typing import Any, Mapping
 
 from swiftnb.config import schema
-from swiftnb.config.hocon import Layer, merge_and_resolve, parse_hocon_file, tree_from_dict
+from swiftnb.config.hocon import (
+    Layer, merge_and_resolve, parse_hocon_file, parse_hocon_text, tree_from_dict,
+)
 from swiftnb.config.locate import Origin, Origins
 from swiftnb.config.model import (
     AppConfig, Config, ConfigError, ExecutionConfig, FilesystemConfig, SiteConfig,
@@ -106,6 +108,27 @@ def load_config(path: str | os.PathLike | None = None, *,
 
     raw = merge_and_resolve(layers, env, origins)
     return build(raw, origins, files, warnings)
+
+
+def load_config_text(text: str, *, properties: Mapping[str, Any] | None = None,
+                     env: Mapping[str, str] | None = None, cwd: str | os.PathLike = ".",
+                     name: str = "swift.conf") -> Config:
+    """A configuration from swift.conf text: built-in defaults, then ``text`` (as [R]
+    ``name``), then ``properties``.  No other file is read (not ~/.swift/swift.conf),
+    so it is what tests and notebooks want.  ``env`` defaults to an empty environment.
+    """
+    env = {} if env is None else env
+    origins = Origins()
+    layer, snapshot = _defaults_layer(env)
+    origins.leaves.update(snapshot.leaves)
+    origins.objects.update(snapshot.objects)
+    layers = [layer, parse_hocon_text(text, os.path.join(os.fspath(cwd), name), name, "[R]",
+                                      origins, env)]
+    files = [("[D]", DEFAULTS_FILE), ("[R]", name)]
+    layers.append(command_line_layer(properties or {}, origins))
+    files.append(("[C]", "<Command Line>"))
+    raw = merge_and_resolve(layers, env, origins)
+    return build(raw, origins, files, [])
 
 
 _DEFAULTS_CACHE: dict[tuple[float, int], tuple[Layer, Origins]] = {}

@@ -431,3 +431,19 @@ def test_listconfig_files(tmp_path, clean_env):
 
 def test_defaults_file_is_shipped():
     assert os.path.isfile(DEFAULTS_FILE)
+
+
+def test_load_config_text_reads_no_user_file(tmp_path, monkeypatch):
+    from swiftnb.config import load_config_text
+
+    home = tmp_path / "home"
+    write(home / ".swift" / "swift.conf", "jobSubmitThrottle: 99\n")
+    monkeypatch.setenv("HOME", str(home))
+    config = load_config_text("sites: [g]\nsite.g.execution { type: sim, options.slots: 4 }\n",
+                              properties={"lazyErrors": "false"})
+    assert config.job_submit_throttle == 4
+    assert config.selected_sites == ["g"] and config.sites["g"].sim_options().slots == 4
+    assert config.lazy_errors is False
+    assert config.origin("sites") == "[R] line 1"
+    with pytest.raises(ConfigError, match=r"^swift.conf:1: sites: unknown site \"h\""):
+        load_config_text("sites: h")
