@@ -57,8 +57,9 @@ class BlockHandle(Protocol):
     def pids(self) -> list[int]: ...
 
 
-#: on_exit(reason): "stopped" (after stop()), "walltime" (LRM limit), "exited" (on its own)
-ExitCallback = Callable[[str], None]
+#: on_exit(reason, detail): reason "stopped" (after stop()), "walltime" (LRM limit) or
+#: "exited" (on its own); detail = what the block's workers said on stderr, if anything
+ExitCallback = Callable[[str, str], None]
 
 
 class BlockProvider(Protocol):
@@ -127,16 +128,17 @@ class LocalBlockProvider:
         for i in range(request.nodes):
             wid = f"{i:06d}"
             out: Any = asyncio.subprocess.DEVNULL
+            err: Any = asyncio.subprocess.PIPE  # a worker writes there only when it fails
             if self.log_dir:
                 os.makedirs(self.log_dir, exist_ok=True)
-                out = open(os.path.join(self.log_dir, f"worker-{request.id}-{wid}.log"), "ab")
+                out = err = open(os.path.join(self.log_dir, f"worker-{request.id}-{wid}.log"), "ab")
             try:
                 proc = await asyncio.create_subprocess_exec(
                     self.python, self.worker_script, "--host", request.host,
                     "--port", str(request.port), "--block", request.id, "--id", wid,
                     "--cores", str(request.cores), "--walltime", str(request.walltime),
                     "--wrapper", self.wrapper_path,
-                    stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, env=env,
+                    stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=err, env=env,
                     start_new_session=True)
             finally:
                 if out is not asyncio.subprocess.DEVNULL:
@@ -150,8 +152,15 @@ class LocalBlockProvider:
 
     async def _watch(self, block: _LocalBlock, request: BlockRequest, on_exit: ExitCallback) -> None:
         reason = "exited"
+        errors: list[bytes] = []
+
+        async def wait(p: asyncio.subprocess.Process) -> None:
+            if p.stderr is not None:
+                errors.append(await p.stderr.read())
+            await p.wait()
+
         try:
-            await asyncio.wait_for(asyncio.gather(*(p.wait() for p in block.procs)),
+            await asyncio.wait_for(asyncio.gather(*(wait(p) for p in block.procs)),
                                    timeout=request.lrm_walltime)
             if block.stopping:
                 reason = "stopped"
@@ -163,7 +172,10 @@ class LocalBlockProvider:
             block.cancel_timers()
             with contextlib.suppress(ValueError):
                 self._blocks.remove(block)
-        on_exit(reason)
+        detail = b"".join(errors).decode("utf-8", "replace").strip()[-2000:]
+        if not detail and self.log_dir:
+            detail = f"worker logs in {self.log_dir}"
+        on_exit(reason, detail)
 
     async def close(self) -> None:
         blocks = list(self._blocks)

@@ -39,6 +39,9 @@ __all__ = ["CoasterService", "CoasterJob", "WalltimeQueue"]
 
 StatusReporter = Callable[..., None]
 
+#: blocks in a row that end before any worker connects, before queued tasks are failed
+START_FAILURE_LIMIT = 3
+
 
 @dataclass(eq=False, slots=True)
 class CoasterJob:
@@ -174,6 +177,7 @@ class Block:
     handle: BlockHandle | None = None
     conns: dict[str, WorkerConn] = field(default_factory=dict)
     busy: float = 0.0          # core-seconds spent on tasks
+    ever_connected: bool = False
     ended: float | None = None
     tasks_done: int = 0
 
@@ -233,6 +237,7 @@ class CoasterService:
         self._planner_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._closing = False
+        self._start_failures = 0
         self._conn_tasks: set[asyncio.Task[Any]] = set()
         self.host = settings.contact_host
         self.port = 0
@@ -359,8 +364,13 @@ class CoasterService:
         try:
             sock = writer.get_extra_info("socket")
             if sock is not None:
-                with contextlib.suppress(OSError):
+                with contextlib.suppress(OSError, AttributeError):
                     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    # notice a vanished remote node within about a minute
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 30)
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 10)
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
             line = await asyncio.wait_for(reader.readline(), 30)
             conn = self._register(line, writer)
             if conn is None:
@@ -398,6 +408,8 @@ class CoasterService:
                           int(hello.get("cores", 1)), int(hello.get("pid", 0)), writer,
                           connected=self.clock())
         block.conns[conn.id] = conn
+        block.ever_connected = True
+        self._start_failures = 0
         conn.send({"op": "welcome"})
         if block.started is None:
             block.started = self.clock()
@@ -512,8 +524,8 @@ class CoasterService:
             block.last_used = block.started
             self.bus.emit("BLOCK_ACTIVE", {"id": block.id})
 
-        def on_exit(reason: str) -> None:
-            self._block_ended(block, reason)
+        def on_exit(reason: str, detail: str = "") -> None:
+            self._block_ended(block, reason, detail)
 
         try:
             block.handle = await self.provider.submit(request, on_active, on_exit)
@@ -524,7 +536,7 @@ class CoasterService:
         if block.shutdown:
             block.handle.stop(grace=0)
 
-    def _block_ended(self, block: Block, reason: str) -> None:
+    def _block_ended(self, block: Block, reason: str, detail: str = "") -> None:
         now = self.clock()
         block.ended = now
         if block.shutdown or reason == "stopped":
@@ -532,15 +544,32 @@ class CoasterService:
             self.bus.emit("BLOCK_DONE", {"id": block.id})
         else:
             block.state = "failed"
-            self._note(f"block {block.id} ended prematurely ({reason})")
+            why = f"block {block.id} ended prematurely ({reason})" + (f": {detail}" if detail else "")
+            self._note(why)
             for conn in list(block.conns.values()):
                 self._worker_gone(conn)
             self.bus.emit("BLOCK_FAILED", {"id": block.id})
+            if not block.ever_connected and not self._closing:
+                self._start_failures += 1
+                if self._start_failures >= START_FAILURE_LIMIT:
+                    self._fail_waiting(
+                        f"Coaster blocks of site {self.site} failed to start "
+                        f"{self._start_failures} times in a row; the last: {why}")
         self.blocks.pop(block.id, None)
         self.finished_blocks.append(block)
         if len(self.holding) or len(self.queued):
             if self._wake is not None:
                 self._wake.set()
+
+    def _fail_waiting(self, message: str) -> None:
+        """Give up on the queued tasks (blocks keep failing before any worker connects)."""
+        self._note(message)
+        for q in (self.holding, self.queued):
+            while (job := q.pop_smallest()) is not None:
+                self.counts["failed"] += 1
+                job.report(TaskStatus.FAILED, message=message)
+                self._finish(job, TaskResult(ok=False, message=message, site=self.site))
+        self._start_failures = 0
 
     def _shutdown_block(self, block: Block, reason: str, force: bool = False) -> None:
         if block.shutdown:

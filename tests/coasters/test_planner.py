@@ -177,7 +177,7 @@ def planner_cases(draw):
     return s, walltimes, current
 
 
-@hsettings(max_examples=300, deadline=None)
+@hsettings(max_examples=150, deadline=None)
 @given(planner_cases())
 def test_planner_properties(case):
     s, walltimes, current = case

@@ -280,3 +280,24 @@ site.coast {
     assert (s.slots, s.jobs_per_node, s.max_nodes, s.maxtime, s.low_overallocation,
             s.reserve) == (3, 2, 4, 1200, 5.0, 60)
     assert provider.work_dir == "work" and provider.job_manager == "local:local"
+
+
+def test_blocks_that_never_start_fail_the_queue_with_the_reason(make_site, tmp_path):
+    from swiftnb.coasters.blocks import LocalBlockProvider
+
+    broken = tmp_path / "broken_worker.py"
+    broken.write_text("import sys\nprint('worker cannot start: no such module', file=sys.stderr)\nsys.exit(1)\n")
+    site = make_site({"maxJobs": 1, "planInterval": 0.05},
+                     block_provider=LocalBlockProvider(worker_script=str(broken)))
+
+    async def main():
+        result = await asyncio.wait_for(site.run(site.task(1)), 30)
+        await site.provider.shutdown()
+        return result
+
+    result = asyncio.run(main())
+    assert not result.ok
+    assert "failed to start 3 times in a row" in result.message
+    assert "worker cannot start: no such module" in result.message
+    assert len(site.kinds("BLOCK_FAILED")) == 3
+    assert [s for s, _ in site.statuses["echo-00001"]] == [8, 1, 5]
