@@ -11,6 +11,8 @@ Messages use the Swift 0.96 wording where 0.96 had one (reference sections 1 and
 
 from __future__ import annotations
 
+import gc
+
 from swiftnb.lang import ast
 from swiftnb.lang import builtins as B
 from swiftnb.lang import mappers as M
@@ -1047,4 +1049,10 @@ def _lv_text(e: ast.Node) -> str:
 
 def check(program: ast.Program, sources: dict[str, str] | None = None) -> CheckedProgram:
     """Check a (merged) program; raise :class:`CompileError` with every error found."""
-    return Checker(program, sources).check()
+    was_enabled = gc.isenabled()
+    gc.disable()  # checking allocates tables that live as long as the program
+    try:
+        return Checker(program, sources).check()
+    finally:
+        if was_enabled:
+            gc.enable()
