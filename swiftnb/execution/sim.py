@@ -336,19 +336,23 @@ class SimProvider:
         self._free += 1
 
     def _create_outputs(self, task: Task) -> None:
-        paths = list(task.outputs)
+        paths = dict.fromkeys(task.outputs)
         for extra in (task.stdout, task.stderr):
             if extra:
-                paths.append(extra)
-        text = f"simulated output of {task.jobid} on {self.name}\n"
+                paths[extra] = None
+        data = f"simulated output of {task.jobid} on {self.name}\n".encode()
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         for path in paths:
             full = path if os.path.isabs(path) else os.path.join(task.base_dir, path)
             parent = os.path.dirname(full)
             if parent and parent not in self._made_dirs:
                 os.makedirs(parent, exist_ok=True)
                 self._made_dirs.add(parent)
-            with open(full, "w") as fh:
-                fh.write(text)
+            fd = os.open(full, flags, 0o666)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
 
 
 def _sample(dist: Any, rng: random.Random) -> float:

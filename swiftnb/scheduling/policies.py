@@ -74,7 +74,8 @@ class WeightedScorePolicy(Policy):
 
     def next_wakeup(self) -> float | None:
         now = self.ctx.clock.now()
-        times = [t for t in (s.permitted_at() for s in self.ctx.sites) if t > now]
+        times = [t for t in (s.permitted_at() for s in self.ctx.sites if s.score < 0)
+                 if t > now]
         return min(times) if times else None
 
     def on_score_changed(self, site: "Site", old: float, new: float) -> None:
