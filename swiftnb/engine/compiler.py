@@ -605,7 +605,7 @@ class Compiler:
                             raise Failed(a.error)  # type: ignore[arg-type]
                         raise SwiftError("indexing a value that is not an array")
                     n = a.items.get(k)
-                    return n if n is not None else a.element(k)
+                    return n if n.__class__ is not int and isinstance(n, Node) else a.element(k)
                 return evc
 
             def evr(f: list) -> Any:
@@ -618,7 +618,9 @@ class Compiler:
                         raise Failed(a.error)  # type: ignore[arg-type]
                     raise SwiftError("indexing a value that is not an array")
                 n = a.items.get(k)
-                return n if n is not None else a.lookup(k)
+                if n is None:
+                    n = a.lookup(k)
+                return n if isinstance(n, Node) else V.closed_cell(n)
             return evr
         if isinstance(e, (A.Member, A.StarIndex)):
             base = self.node_expr(e.base, scope, create)
@@ -657,6 +659,10 @@ class Compiler:
         l = self.expr(e.left, scope)
         r = self.expr(e.right, scope)
         op = e.op
+        if isinstance(e.right, A.IntLiteral) and op in ("+", "-", "*", "%%"):
+            fast = _int_const_op(op, l, e.right.value)
+            if fast is not None:
+                return fast
         if op == "+":
             def add(f: list) -> Any:
                 a = l(f)
@@ -898,6 +904,39 @@ class Compiler:
                 raise SwiftError(err.message) from None
 
         return call
+
+
+def _int_const_op(op: str, l: Callable, c: int) -> Callable | None:
+    """``x op C`` with an int literal C: the common loop arithmetic, one call cheaper."""
+    if op == "+":
+        def addc(f: list) -> Any:
+            a = l(f)
+            if a.__class__ is int:
+                x = a + c
+                return x if _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+            if a.__class__ is str:
+                return a + str(c)
+            return a + c
+        return addc
+    if op == "-":
+        def subc(f: list) -> Any:
+            x = l(f) - c
+            return x if x.__class__ is not int or _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+        return subc
+    if op == "*":
+        def mulc(f: list) -> Any:
+            x = l(f) * c
+            return x if x.__class__ is not int or _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+        return mulc
+    if op == "%%" and c > 0:
+        def modc(f: list) -> Any:
+            a = l(f)
+            if a.__class__ is int:
+                return a % c if a >= 0 else -((-a) % c)
+            import math
+            return math.fmod(a, c)
+        return modc
+    return None
 
 
 class _TempRef:

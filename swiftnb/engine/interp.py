@@ -774,6 +774,9 @@ def store(rt: Any, tgt: Node, v: Any, done: Done) -> None:
 
 
 def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
+    if not isinstance(src, Node):
+        store(rt, tgt, src, done)
+        return
     if src is tgt:
         done()
         return

@@ -306,7 +306,7 @@ class AppCall:
 
 
 def _close_output(node: Node) -> None:
-    if node.state:
+    if not isinstance(node, Node) or node.state:
         return
     if isinstance(node, (FileNode, Cell)):
         if isinstance(node, Cell):

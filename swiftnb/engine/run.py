@@ -530,7 +530,8 @@ class Run:
                 out.append(self.path_of(v))
             elif c is ArrayNode:
                 for k in v.sorted_keys():
-                    self._words(v.items[k], out)
+                    x = v.items[k]
+                    self._words(x, out)
             elif c is StructNode:
                 raise SwiftError("Cannot pass a structure as an application parameter")
             return

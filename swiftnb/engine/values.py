@@ -417,6 +417,8 @@ class ArrayNode(Composite):
                 raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
             node = self.tinfo.elem.make(self, key)
             self._add(key, node)
+        elif not isinstance(node, Node):
+            raise SwiftError(f"{self.name}[{_fmt_key(key)}] is written to twice")
         return node
 
     def _add(self, key: Any, node: Node) -> None:
@@ -440,6 +442,12 @@ class ArrayNode(Composite):
         """Insert an existing node (array literal, copying) at ``key``."""
         if key in self.items:
             raise SwiftError(f"{self.name}[{key}] is written to twice")
+        if not isinstance(node, Node):
+            self.set_value(key, node)
+            return
+        if node.__class__ is Cell and node.state == CLOSED and node.parent is None:
+            self.set_value(key, node.value)
+            return
         node.parent = self if node.parent is None or node.parent.__class__ is str else node.parent
         if node.parent is self:
             node.key = key
@@ -447,25 +455,26 @@ class ArrayNode(Composite):
 
     def set_value(self, key: Any, value: Any) -> None:
         """Assign a primitive element in one step (the common ``a[i] = expr``)."""
-        node = self.items.get(key)
+        items = self.items
+        node = items.get(key)
         if node is None:
             if self.closed:
                 raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
-            c = Cell(self, key)
-            c.value = value
-            c.state = CLOSED
-            self.items[key] = c
+            # a closed primitive element is stored as the plain value (no Cell)
+            items[key] = value
             if self.subscribers is not None:
                 for sub in self.subscribers:
-                    sub(key, c)
+                    sub(key, value)
             if self.missing is not None:
                 cbs = self.missing.pop(key, None)
                 if cbs:
                     _ready.extend(cbs)
                     if not _draining:
                         drain()
-        else:
+        elif isinstance(node, Node):
             node.set(value)
+        else:
+            raise SwiftError(f"{self.name}[{_fmt_key(key)}] is written to twice")
 
     def append(self, node_or_value: Any, is_node: bool = False) -> Node:
         key = self.next_auto
@@ -474,7 +483,7 @@ class ArrayNode(Composite):
             self.put(key, node_or_value)
             return node_or_value
         self.set_value(key, node_or_value)
-        return self.items[key]
+        return node_or_value
 
     def lookup(self, key: Any) -> Node:
         """The element at ``key`` for reading; NotReady until it exists; error if the
@@ -641,6 +650,11 @@ def deep_ready(node: Node) -> None:
     raise NotReady(node, deep=True)
 
 
+def as_node(v: Any) -> Node:
+    """An array item as a node (closed primitive items are stored as plain values)."""
+    return v if isinstance(v, Node) else closed_cell(v)
+
+
 def to_python(node: Node) -> Any:
     """A closed node as plain Python: scalars, dicts for arrays and structs, paths for
     files.  Open parts come back as None."""
@@ -652,4 +666,4 @@ def to_python(node: Node) -> Any:
         return {k: to_python(node.items[k]) for k in node.sorted_keys()}
     if isinstance(node, StructNode):
         return {k: to_python(v) for k, v in node.fields.items()}
-    return None
+    return node

@@ -1,5 +1,4 @@
 int[auto] a; int[auto] b;
 a << 1; a << 2;
 foreach v, k in a { b[k] = a[k] * 2; }
-int s = b[0] + b[1];
-trace(s);
+foreach w in b { trace(w); }
