@@ -29,3 +29,21 @@ def run_swiftnb(*args: str, cwd, timeout: float = 60, env=None) -> subprocess.Co
         full_env.update(env)
     return subprocess.run([sys.executable, "-m", "swiftnb.cli", "run", *args], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, env=full_env)
+
+
+class Result:
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def run_in_process(*args: str, cwd, monkeypatch, capsys) -> Result:
+    """`swiftnb run ARGS` through cli.main in this process (the parser is built once)."""
+    from swiftnb import cli
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setenv("HOME", str(cwd))
+    monkeypatch.delenv("SWIFT_SITE_CONF", raising=False)
+    capsys.readouterr()
+    code = cli.main(["run", *args])
+    out, err = capsys.readouterr()
+    return Result(code, out, err)

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from runhelp import needs_engine, run_swiftnb
+from runhelp import needs_engine, run_in_process, run_swiftnb
 
 pytestmark = [pytest.mark.timeout(120), needs_engine]
 
@@ -19,6 +19,13 @@ app (messagefile t) greeting() {
 messagefile outfile <"hello.txt">;
 outfile = greeting();
 """
+
+
+@pytest.fixture
+def run(monkeypatch, capsys):
+    def go(*args, cwd):
+        return run_in_process(*args, cwd=cwd, monkeypatch=monkeypatch, capsys=capsys)
+    return go
 
 
 def write(tmp_path, name, text):
@@ -44,21 +51,21 @@ def test_hello_world(tmp_path):
     assert "RunID: run001" in (run_dir / "swift.out").read_text()
 
 
-def test_trace_goes_to_stdout_only(tmp_path):
+def test_trace_goes_to_stdout_only(tmp_path, run):
     script = write(tmp_path, "t.swift", 'trace("a", 1);\nint x = 2;\ntrace(x + 1);\n')
-    r = run_swiftnb(script, cwd=tmp_path)
+    r = run(script, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert sorted(r.stdout.splitlines()) == ["SwiftScript trace: 3", "SwiftScript trace: a, 1"]
 
 
-def test_script_arguments(tmp_path):
+def test_script_arguments(tmp_path, run):
     script = write(tmp_path, "a.swift", 'string n = arg("name", "none");\ntrace(n);\n')
-    r = run_swiftnb(script, "-name=a b;c", cwd=tmp_path)
+    r = run(script, "-name=a b;c", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert r.stdout == "SwiftScript trace: a b;c\n"
 
 
-def test_odd_file_names_reach_the_app_as_single_words(tmp_path):
+def test_odd_file_names_reach_the_app_as_single_words(tmp_path, run):
     (tmp_path / "in put;'x.txt").write_text("data\n")
     script = write(tmp_path, "odd.swift", """\
 type file;
@@ -69,12 +76,12 @@ file a <"in put;'x.txt">;
 file b <"out put; rm -rf x.txt">;
 b = copy(a);
 """)
-    r = run_swiftnb(script, cwd=tmp_path)
+    r = run(script, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "out put; rm -rf x.txt").read_text() == "data\n"
 
 
-def test_failure_shows_command_exit_code_and_stderr(tmp_path):
+def test_failure_shows_command_exit_code_and_stderr(tmp_path, run):
     script = write(tmp_path, "fail.swift", """\
 type file;
 app (file o) bad(string s) {
@@ -83,7 +90,7 @@ app (file o) bad(string s) {
 file f <"f.txt">;
 f = bad("echo oops >&2; exit 3");
 """)
-    r = run_swiftnb("-lazy.errors", "false", script, cwd=tmp_path)
+    r = run("-lazy.errors", "false", script, cwd=tmp_path)
     assert r.returncode == 2
     assert "Exception in sh:" in r.stderr
     assert "Arguments: [-c, echo oops >&2; exit 3]" in r.stderr
@@ -93,7 +100,7 @@ f = bad("echo oops >&2; exit 3");
     assert list((tmp_path / "run001").glob("*.rlog")), "restart log kept after a failure"
 
 
-def test_missing_output_fails(tmp_path):
+def test_missing_output_fails(tmp_path, run):
     script = write(tmp_path, "miss.swift", """\
 type file;
 app (file o) nothing() {
@@ -102,7 +109,7 @@ app (file o) nothing() {
 file f <"never.txt">;
 f = nothing();
 """)
-    r = run_swiftnb(script, cwd=tmp_path)
+    r = run(script, cwd=tmp_path)
     assert r.returncode == 2
     assert "The following output files were not created by the application: never.txt" in r.stderr
 
@@ -117,17 +124,17 @@ f = flaky(arg("marker"));
 """
 
 
-def test_execution_retries_rerun_a_failed_call(tmp_path):
+def test_execution_retries_rerun_a_failed_call(tmp_path, run):
     script = write(tmp_path, "flaky.swift", FLAKY)
     marker = f"-marker={tmp_path / 'marker'}"
-    r = run_swiftnb("-execution.retries", "1", script, marker, cwd=tmp_path)
+    r = run("-execution.retries", "1", script, marker, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "f.txt").read_text() == "second\n"
 
 
-def test_without_retries_the_first_failure_counts(tmp_path):
+def test_without_retries_the_first_failure_counts(tmp_path, run):
     script = write(tmp_path, "flaky.swift", FLAKY)
-    r = run_swiftnb("-execution.retries", "0", script, f"-marker={tmp_path / 'marker'}",
+    r = run("-execution.retries", "0", script, f"-marker={tmp_path / 'marker'}",
                     cwd=tmp_path)
     assert r.returncode == 2
     assert not (tmp_path / "f.txt").exists()
@@ -147,64 +154,64 @@ c = run("echo after");
 """
 
 
-def test_lazy_errors_true_lets_independent_work_finish(tmp_path):
+def test_lazy_errors_true_lets_independent_work_finish(tmp_path, run):
     script = write(tmp_path, "lazy.swift", LAZY)
-    r = run_swiftnb("-lazy.errors", "true", script, cwd=tmp_path)
+    r = run("-lazy.errors", "true", script, cwd=tmp_path)
     assert r.returncode == 2
     assert (tmp_path / "b.txt").read_text() == "fine\n"
     assert (tmp_path / "c.txt").read_text() == "after\n"
     assert "The following errors have occurred:" in r.stderr or "Execution failed" in r.stderr
 
 
-def test_lazy_errors_false_stops_at_the_first_failure(tmp_path):
+def test_lazy_errors_false_stops_at_the_first_failure(tmp_path, run):
     script = write(tmp_path, "lazy.swift", LAZY.replace('run("echo after")',
                                                         'run("sleep 5; echo after")'))
-    r = run_swiftnb("-lazy.errors", "false", script, cwd=tmp_path)
+    r = run("-lazy.errors", "false", script, cwd=tmp_path)
     assert r.returncode == 2
     assert "Execution failed" in r.stderr
     assert not (tmp_path / "c.txt").exists()
 
 
-def test_keep_site_dir(tmp_path):
-    r = run_swiftnb("-sitedir.keep", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+def test_keep_site_dir(tmp_path, run):
+    r = run("-sitedir.keep", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     jobs = [p for p in (tmp_path / "swiftwork" / "hello-run001" / "jobs").glob("*/*") if p.is_dir()]
     assert len(jobs) == 1 and jobs[0].name.startswith("echo-")
 
 
-def test_runid_and_logfile_options(tmp_path):
+def test_runid_and_logfile_options(tmp_path, run):
     script = write(tmp_path, "hello.swift", HELLO)
-    r = run_swiftnb("-runid", "myrun", "-logfile", "my.log", script, cwd=tmp_path)
+    r = run("-runid", "myrun", "-logfile", "my.log", script, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "RunID: myrun" in r.stderr
     assert (tmp_path / "myrun").is_dir() and "RUN_ID myrun" in (tmp_path / "my.log").read_text()
-    r = run_swiftnb(script, cwd=tmp_path)
+    r = run(script, cwd=tmp_path)
     assert "RunID: run001" in r.stderr  # -runid directories do not count as runNNN
 
 
-def test_dryrun_runs_no_app(tmp_path):
-    r = run_swiftnb("-dryrun", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+def test_dryrun_runs_no_app(tmp_path, run):
+    r = run("-dryrun", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert not (tmp_path / "hello.txt").exists()
 
 
-def test_typecheck_and_compile_error(tmp_path):
-    r = run_swiftnb("-typecheck", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+def test_typecheck_and_compile_error(tmp_path, run):
+    r = run("-typecheck", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert not (tmp_path / "run001").exists()
-    r = run_swiftnb(write(tmp_path, "bad.swift", "int x = ;\n"), cwd=tmp_path)
+    r = run(write(tmp_path, "bad.swift", "int x = ;\n"), cwd=tmp_path)
     assert r.returncode == 3
     assert "bad.swift:1:" in r.stderr
 
 
-def test_bad_config_is_exit_1_and_names_the_key(tmp_path):
+def test_bad_config_is_exit_1_and_names_the_key(tmp_path, run):
     write(tmp_path, "swift.conf", "lazyErors: true\n")
-    r = run_swiftnb(write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+    r = run(write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
     assert r.returncode == 1
     assert "lazyErors" in r.stderr and "lazyErrors" in r.stderr
 
 
-def test_unknown_app_is_reported(tmp_path):
+def test_unknown_app_is_reported(tmp_path, run):
     script = write(tmp_path, "u.swift", """\
 type file;
 app (file o) nope() {
@@ -213,6 +220,6 @@ app (file o) nope() {
 file f <"f.txt">;
 f = nope();
 """)
-    r = run_swiftnb(script, cwd=tmp_path)
+    r = run(script, cwd=tmp_path)
     assert r.returncode == 2
     assert "Cannot find executable nosuchprogramxyz on site system path" in r.stderr
