@@ -29,6 +29,7 @@ __all__ = [
     "LocalBlockProvider",
     "block_provider_for",
     "register_block_provider",
+    "worker_files",
 ]
 
 
@@ -186,6 +187,14 @@ class LocalBlockProvider:
             await asyncio.wait(watchers, timeout=5.0)
         for b in blocks:
             b._signal(signal.SIGKILL)
+
+
+def worker_files() -> list[str]:
+    """The files a remote block must ship to its nodes: ``worker.py`` and ``wrapper.py``
+    (put side by side; the worker loads the wrapper from its own directory)."""
+    from swiftnb.execution import wrapper as _wrapper
+
+    return [os.path.abspath(_worker_module.__file__), os.path.abspath(_wrapper.__file__)]
 
 
 _PROVIDERS: dict[str, Callable[..., BlockProvider]] = {"local": LocalBlockProvider}

@@ -215,3 +215,33 @@ def test_suspension_properties(raw, needed, delay):
     total = sum(b.size_left for b in blocks)
     if total >= needed and all(now - b.last_used > delay for b in blocks):
         assert sum(b.size_left for b in kept) + 1e-9 >= min(needed, total) or not chosen
+
+
+# -- the dispatch queue -------------------------------------------------------------
+
+
+@hsettings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(1, 50), max_size=60), st.lists(st.integers(0, 60), max_size=30))
+def test_walltime_queue_pops_the_longest_task_that_fits(walltimes, limits):
+    import asyncio
+
+    from swiftnb.coasters.service import CoasterJob, WalltimeQueue
+
+    q = WalltimeQueue(0.01)
+    model = []
+    for n, w in enumerate(walltimes):
+        job = CoasterJob(f"t{n}", w, {}, lambda *a, **k: None, None, n=n)  # type: ignore[arg-type]
+        q.push(job)
+        model.append((w, n))
+    for limit in limits:
+        fitting = [(w, n) for w, n in model if w <= limit]
+        job = q.pop_fitting(limit)
+        if not fitting:
+            assert job is None
+            continue
+        # the longest that fits; among equals the first submitted
+        best = max(fitting, key=lambda wn: (wn[0], -wn[1]))
+        assert (job.walltime, job.n) == best
+        model.remove(best)
+    assert len(q) == len(model)
+    assert q.walltimes() == sorted(w for w, _ in model)

@@ -301,3 +301,60 @@ def test_blocks_that_never_start_fail_the_queue_with_the_reason(make_site, tmp_p
     assert "worker cannot start: no such module" in result.message
     assert len(site.kinds("BLOCK_FAILED")) == 3
     assert [s for s, _ in site.statuses["echo-00001"]] == [8, 1, 5]
+
+
+def test_dispatch_takes_queued_first_then_the_longest_fitting(make_site):
+    # one slot, block height min(round(overallocated(50), 50), 120 - 60) = 60 s.  The planner
+    # commits only the 10 s task to the block (area 60^0.01 ~ 1 task); the worker takes the
+    # committed task first, then the longest holding task that fits: 50 s, then 30 s.
+    site = make_site({"maxJobs": 1, "tasksPerNode": 1, "maxNodesPerJob": 1,
+                      "maxJobTime": "00:02:00", "planInterval": 0.1})
+    order = []
+
+    async def main():
+        runs = []
+        for i, wt in enumerate((10, 50, 30)):
+            task = site.task(i, maxwalltime=wt)
+            runs.append(site.run(task))
+        site.bus.subscribe(lambda e: order.append(e["taskid"])
+                           if e.kind == "TASK_STATUS_CHANGE" and e["status"] == 16 else None)
+        results = await asyncio.gather(*runs)
+        await site.provider.shutdown()
+        return results
+
+    results = asyncio.run(main())
+    assert all(r.ok for r in results)
+    walltime_of = {e["taskid"]: int(e.get("jobid", "").split("-")[-1]) for e in site.kinds("JOB_TASK")}
+    assert [(10, 50, 30)[walltime_of[t]] for t in order] == [10, 50, 30]
+    assert site.kinds("BLOCK_REQUESTED")[0]["walltime"] == 60
+
+
+
+def test_shipped_worker_runs_from_a_plain_directory(make_site, tmp_path):
+    # what a remote block does: copy worker.py + wrapper.py to a node and run them with a
+    # Python that cannot see swiftnb (-I: isolated mode, no site-packages, no PYTHONPATH)
+    import shutil
+    import sys
+
+    from swiftnb.coasters.blocks import LocalBlockProvider, worker_files
+
+    ship = tmp_path / "ship"
+    ship.mkdir()
+    for path in worker_files():
+        shutil.copy(path, ship)
+    python = tmp_path / "python-isolated"
+    python.write_text(f'#!/bin/sh\ncd /\nexec "{sys.executable}" -I "$@"\n')
+    python.chmod(0o755)
+    provider = LocalBlockProvider(python=str(python), worker_script=str(ship / "worker.py"),
+                                  wrapper_path=str(ship / "wrapper.py"))
+    site = make_site({"planInterval": 0.1}, block_provider=provider)
+
+    async def main():
+        results = await asyncio.gather(*(site.run(site.task(i, stdout=f"o{i}.txt")) for i in range(4)))
+        await site.provider.shutdown()
+        return results
+
+    results = asyncio.run(main())
+    assert all(r.ok for r in results), results
+    assert (tmp_path / "o3.txt").read_text() == "3\n"
+    assert site.kinds("WORKER_ACTIVE")
