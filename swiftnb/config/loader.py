@@ -242,8 +242,9 @@ def build(raw: dict[str, Any], origins: Origins, files: list[tuple[str, str]],
 
     config.apps = {name: build_app(name, body, None)
                    for name, body in (raw.get("app") or {}).items()}
+    selected = set(schema.GLOBAL["sites"].convert(raw["sites"])) if "sites" in raw else set()
     for name, body in (raw.get("site") or {}).items():
-        site = build_site(name, body, config, checker, errors)
+        site = build_site(name, body, config, checker, errors, name in selected)
         if site is not None:
             config.sites[name] = site
 
@@ -297,10 +298,10 @@ def _string(value: Any) -> str:
 
 
 def build_site(name: str, body: dict[str, Any], config: Config, checker: Checker,
-               errors: list[str]) -> SiteConfig | None:
+               errors: list[str], selected: bool = False) -> SiteConfig | None:
     path = ("site", name)
     execution = body.get("execution")
-    if execution is None and set(body) <= {"app"}:
+    if execution is None and set(body) <= {"app"} and not selected:
         config.warnings.append(f"{checker.where(path)}: site.{name}: only applications "
                                "are defined for this site (no execution); ignored")
         return None

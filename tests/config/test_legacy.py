@@ -171,3 +171,15 @@ def test_legacy_wrong_value_reported_at_its_line(tmp_path, clean_env):
         load_config(properties_file="swift.properties", cwd=tmp_path, env=clean_env)
     assert str(info.value) == ('swift.properties:3: executionRetries: invalid value "many", '
                                "expected an integer")
+
+
+def test_selected_site_with_only_applications_is_an_error(tmp_path, clean_env):
+    (tmp_path / "tc.data").write_text("cluster  echo  /bin/echo  INSTALLED  INTEL32::LINUX  null\n")
+    config = load_config(tc_file="tc.data", cwd=tmp_path, env=clean_env)
+    assert "cluster" not in config.sites
+    assert any("site.cluster: only applications" in w for w in config.warnings)
+    with pytest.raises(ConfigError) as info:
+        load_config(tc_file="tc.data", cwd=tmp_path, env=clean_env,
+                    properties={"sites": "cluster"})
+    assert str(info.value) == ("tc.data:1: site.cluster.execution.type: missing mandatory "
+                               "key (the execution provider, e.g. local, coaster, slurm, sim)")
