@@ -1,0 +1,2 @@
+test "$(cat 'out put; rm -rf data.txt')" = "odd"
+test -d data

@@ -1,0 +1,1 @@
+test "$(cat 004-err.txt)" = "warned"

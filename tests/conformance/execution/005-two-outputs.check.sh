@@ -1,0 +1,1 @@
+test "$(cat results/005-b.txt)" = "zz"

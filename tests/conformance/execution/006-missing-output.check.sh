@@ -1,0 +1,1 @@
+test ! -e 006-a.txt && test ! -e 006-b.txt

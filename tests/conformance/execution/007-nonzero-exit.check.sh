@@ -1,0 +1,1 @@
+test ! -e 007-nonzero-exit.out

@@ -1,0 +1,1 @@
+test "$(wc -l < 009.attempts)" -eq 3

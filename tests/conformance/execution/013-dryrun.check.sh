@@ -1,0 +1,1 @@
+test ! -e 013-dry.txt
