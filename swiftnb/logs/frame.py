@@ -196,6 +196,14 @@ class LogFrame:
                     done_threads = set(ends["thread"].dropna())
                     outcome = outcome.where(~jobs["thread"].isin(done_threads) |
                                             outcome.notna(), word)
+            # threads may not match (an emitter without the procedure's thread): a job
+            # that logged JOB_END succeeded; one that failed and never ended, once the
+            # run is over, failed
+            outcome = outcome.where(outcome.notna() | jobs["end"].isna(), "success")
+            run_over = self.events["kind"].isin(["RUN_SUCCESS", "RUN_FAILURE"]).any()
+            if run_over:
+                failed = jobs["exception"].notna() & jobs["end"].isna()
+                outcome = outcome.where(outcome.notna() | ~failed, "failure")
             jobs["outcome"] = outcome
         self._cache["jobs"] = jobs
         return jobs
