@@ -1,0 +1,1 @@
+test "$(cat quxleft.txt)" = hello && test "$(cat quxright.txt)" = goodbye

@@ -1,0 +1,1 @@
+test "$(cat x.0005.out)" = five

@@ -1,0 +1,1 @@
+test "$(cat outdir/a0003.dat)" = three

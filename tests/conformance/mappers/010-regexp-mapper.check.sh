@@ -1,0 +1,1 @@
+test "$(cat picture.jpg)" = img

@@ -1,0 +1,1 @@
+test "$(cat hello.jpg)" = hello.gif

@@ -1,0 +1,3 @@
+type file;
+file texts[] <filesys_mapper; prefix="foo", suffix=".txt">;
+trace(filenames(texts));

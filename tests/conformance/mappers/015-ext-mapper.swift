@@ -1,0 +1,3 @@
+type file;
+file stus[] <ext; exec="mapper.sh">;
+trace(filenames(stus));

@@ -1,0 +1,1 @@
+test "$(cat r_2.out)" = 2

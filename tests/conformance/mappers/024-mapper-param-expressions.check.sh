@@ -1,0 +1,1 @@
+test -f run_0000.log

@@ -1,0 +1,1 @@
+test "$(cat deep/er/026.txt)" = d

@@ -1,0 +1,1 @@
+test "$(cat one.txt)" = 1 && test "$(cat two.txt)" = 2

@@ -1,0 +1,1 @@
+test "$(cat input.copy)" = payload
