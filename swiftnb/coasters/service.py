@@ -593,7 +593,8 @@ class CoasterService:
             conn.running.clear()
             conn.send({"op": "shutdown"})
         if block.handle is not None:
-            block.handle.stop(grace=0 if force else 5.0)
+            # the workers got "shutdown" and kill their apps; the LRM-style kill follows
+            block.handle.stop(grace=1.0 if force else 5.0)
 
     # -- planning ---------------------------------------------------------------------------
 
