@@ -64,6 +64,8 @@ __all__ = [
     "as_data_type",
     "SimpleContext",
     "AssertionFailed",
+    "url_path",
+    "local_path",
 ]
 
 # --------------------------------------------------------------------------- values
@@ -377,3 +379,24 @@ def as_data_type(t: Any) -> SwiftType | None:
     if isinstance(t, lt.AnyType):
         return PrimType("string")
     raise TypeError(f"not a Swift type: {t!r}")
+
+
+def url_path(name: str) -> str:
+    """Swift file URLs name local files: ``file://localhost/x.out`` is the relative path
+    ``x.out`` (as Swift's test scripts use it), ``file:///x`` the absolute ``/x``; other
+    names are returned unchanged."""
+    if name.startswith("file://"):
+        rest = name[len("file://"):]
+        if rest.startswith("localhost/"):
+            return rest[len("localhost/"):]
+        return rest
+    return name
+
+
+def local_path(base_dir: str, name: str) -> str:
+    """The on-disk path of a mapped name: URLs unwrapped, relative names joined to
+    ``base_dir``."""
+    import os
+
+    name = url_path(name)
+    return name if os.path.isabs(name) else os.path.join(base_dir, name)

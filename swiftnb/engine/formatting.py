@@ -76,8 +76,12 @@ def java_double(d: float) -> str:
         return "Infinity" if d > 0 else "-Infinity"
     if d == 0.0:
         return "-0.0" if math.copysign(1.0, d) < 0 else "0.0"
-    sign = "-" if d < 0 else ""
     a = abs(d)
+    if 1e-3 <= a < 1e7:
+        # Python's repr is also the shortest round-trip form and never uses an exponent
+        # in this range, so it is Java's text already ("3.0", "0.001", "12345.5")
+        return repr(d)
+    sign = "-" if d < 0 else ""
     digits, e10 = _digits_exp(a)
     if 1e-3 <= a < 1e7:
         if e10 >= 0:

@@ -137,6 +137,7 @@ def test_args_spec():
         ("pad", (2, 123), "123"),
         ("toInt", ("010",), 10),
         ("toInt", ("-7",), -7),
+        ("toInt", (" 7\n",), 7),
         ("toInt", (3.9,), 3),
         ("toInt", (-3.9,), -3),
         ("toint", ("99",), 99),
@@ -208,7 +209,7 @@ def test_pure_builtins(name, args, result):
         ("strcut", ("abc", "x(y)"), "No match found"),
         ("strcut", ("abc", "b"), "No group 1"),
         ("toInt", ("1.5",), 'java.lang.NumberFormatException: For input string: "1.5"'),
-        ("toInt", (" 1",), 'java.lang.NumberFormatException: For input string: " 1"'),
+        ("toInt", (" 1 x",), 'java.lang.NumberFormatException: For input string: " 1 x"'),
         ("toInt", ("99999999999",), 'java.lang.NumberFormatException: For input string: "99999999999"'),
         ("toFloat", ("abc",), 'java.lang.NumberFormatException: For input string: "abc"'),
         ("java", ("java.lang.Nope", "x"), "java(): class not found: java.lang.Nope"),
@@ -228,6 +229,8 @@ def test_exists_and_extract(tmp_path):
     assert call("exists", "n.txt", ctx=ctx) is True
     assert call("exists", "none.txt", ctx=ctx) is False
     assert call("exists", FileValue("f", "file", "n.txt"), ctx=ctx) is True
+    assert call("exists", "file://localhost/n.txt", ctx=ctx) is True
+    assert call("exists", "file://" + str(tmp_path / "n.txt"), ctx=ctx) is True
     assert call("extractInt", FileValue("f", "file", "n.txt"), ctx=ctx) == 42
     assert call("extractint", "n.txt", ctx=ctx) == 42
     assert call("extractFloat", "f.txt", ctx=ctx) == 2.5

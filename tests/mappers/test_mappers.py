@@ -76,6 +76,8 @@ def test_single_file():
         ({"prefix": "p"}, (Index(1), Index(2), Field("f")), "p0001.0002_f"),
         ({"location": "out", "prefix": "a", "suffix": ".dat"}, (Index(3),), "out/a0003.dat"),
         ({"location": "out/", "prefix": "a"}, (), "out/a"),
+        ({"location": ".", "prefix": "a"}, (), "a"),
+        ({"location": "/abs/dir", "prefix": "a"}, (Index(1),), "/abs/dir/a0001"),
         ({"prefix": "k."}, (Index("key"),), "k.key"),
     ],
 )
@@ -147,6 +149,8 @@ def test_filesys_mapper_location_and_double_star(tmp_path):
     (d / "a" / "b" / "z.txt").write_text("")
     m = mk("FilesysMapper", {"location": "data", "pattern": "**/*.csv"}, tmp_path)
     assert [n for _, n in m.existing()] == ["data/a/b/z.csv", "data/a/y.csv", "data/x.csv"]
+    dot = mk("filesys_mapper", {"location": ".", "pattern": "data/*.csv"}, tmp_path)
+    assert [n for _, n in dot.existing()] == ["data/x.csv"]
     flat = mk("filesys_mapper", {"location": "data", "pattern": "*.csv"}, tmp_path)
     assert [n for _, n in flat.existing()] == ["data/x.csv"]
     q = mk("filesys_mapper", {"location": "data", "pattern": "?.csv"}, tmp_path)

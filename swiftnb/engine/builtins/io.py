@@ -11,7 +11,14 @@ from typing import Any
 
 from swiftnb.engine import datafiles
 from swiftnb.engine.builtins.registry import register
-from swiftnb.engine.data import AssertionFailed, BuiltinError, FileValue, leaf_files, StructValue
+from swiftnb.engine.data import (
+    AssertionFailed,
+    BuiltinError,
+    FileValue,
+    StructValue,
+    leaf_files,
+    local_path,
+)
 from swiftnb.engine.formatting import java_str, swift_format, trace_line
 
 
@@ -29,11 +36,7 @@ def _path_of(v: Any) -> str:
 
 
 def _local(ctx: Any, path: str) -> str:
-    if path.startswith("file://"):
-        path = path[len("file://"):]
-        if path.startswith("localhost/"):
-            path = path[len("localhost"):]
-    return path if os.path.isabs(path) else os.path.join(ctx.base_dir, path)
+    return local_path(ctx.base_dir, path)
 
 
 def _read_text(ctx: Any, f: Any, what: str) -> str:

@@ -54,8 +54,8 @@ def parse_java_double(s: str) -> float:
 
 @register("toInt", deprecated=("toint",))
 def to_int(ctx: Any, v: Any) -> int:
-    """toInt(any) -> int. Strings via Java ``Integer.valueOf`` (``"010"`` is 10); floats
-    truncate toward zero; ints unchanged."""
+    """toInt(any) -> int. Strings via Java ``Integer.valueOf`` (``"010"`` is 10; spaces
+    around the number are ignored); floats truncate toward zero; ints unchanged."""
     if isinstance(v, bool):
         raise BuiltinError(f"toInt(): cannot convert a boolean ({java_str(v)}) to int")
     if isinstance(v, int):
@@ -64,7 +64,11 @@ def to_int(ctx: Any, v: Any) -> int:
         if v != v:
             return 0
         return max(INT_MIN, min(INT_MAX, int(v))) if math.isfinite(v) else (INT_MAX if v > 0 else INT_MIN)
-    return parse_java_int(str(v))
+    s = str(v)
+    try:
+        return parse_java_int(s.strip())
+    except BuiltinError:
+        raise _nfe(s) from None
 
 
 @register("toFloat", deprecated=("tofloat",))

@@ -31,6 +31,7 @@ from swiftnb.engine.data import (
     FileValue,
     Index,
     leaf_files,
+    local_path,
     path_str,
     sorted_items,
 )
@@ -162,7 +163,7 @@ class Mapper:
 
     def local(self, name: str) -> str:
         """The on-disk path of a mapped name (relative names against base_dir)."""
-        return name if os.path.isabs(name) else os.path.join(self.ctx.base_dir, name)
+        return local_path(self.ctx.base_dir, name)
 
 
 MAPPERS: dict[str, type[Mapper]] = {}

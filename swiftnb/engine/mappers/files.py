@@ -14,6 +14,7 @@ from swiftnb.engine.data import (
     Index,
     StructType,
     as_data_type,
+    url_path,
 )
 from swiftnb.engine.formatting import java_str
 from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
@@ -21,13 +22,16 @@ from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
 
 def _file_url_path(name: str) -> str:
     """``file://localhost/x.out`` and ``file:///x`` name local files."""
-    if name.startswith("file://"):
-        rest = name[len("file://"):]
-        if rest.startswith("localhost/"):
-            rest = rest[len("localhost/"):]
-            return rest
-        return rest
-    return name
+    return url_path(name)
+
+
+def _join_location(location: str, name: str) -> str:
+    """``location/name``; a location of ``.`` (or empty) adds nothing."""
+    if location in ("", ".", "./"):
+        return name
+    if location.strip("/") == "":
+        return "/" + name
+    return location.rstrip("/") + "/" + name
 
 
 @register_mapper
@@ -119,10 +123,7 @@ def list_files(base_dir: str, location: str, glob: str) -> list[str]:
                 if e.is_file() and rx.match(e.name):
                     found.append(e.name)
     found.sort()
-    if location:
-        loc = location.rstrip("/") or "/"
-        return [(loc + "/" if loc != "/" else "/") + f for f in found]
-    return found
+    return [_join_location(location, f) for f in found]
 
 
 @register_mapper
@@ -154,7 +155,10 @@ class SimpleMapper(Mapper):
         return "prefix/index/field/suffix names"
 
     def _dir(self) -> str:
-        return self.location.rstrip("/") + "/" if self.location else ""
+        loc = self.location.rstrip("/")
+        if self.location.startswith("/") and not loc:
+            return "/"
+        return "" if loc in ("", ".") else loc + "/"
 
     def map(self, path: tuple = ()) -> str:
         elems = [_elem_str(s, self.padding) for s in path]
