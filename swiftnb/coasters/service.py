@@ -225,6 +225,7 @@ class CoasterService:
         self.holding = WalltimeQueue(p)
         self.queued = WalltimeQueue(p)
         self.running: dict[int, CoasterJob] = {}
+        self._by_future: dict[asyncio.Future[TaskResult], CoasterJob] = {}
         self.blocks: dict[str, Block] = {}
         self.finished_blocks: deque[Block] = deque(maxlen=50)
         self.decisions: deque[dict[str, Any]] = deque(maxlen=100)
@@ -296,24 +297,23 @@ class CoasterService:
             job.future.set_result(TaskResult(ok=False, message="Coaster service shut down",
                                              site=self.site, canceled=True))
             return job.future
+        self._by_future[job.future] = job
         report(TaskStatus.SUBMITTED)
         self._enqueue(job)
         return job.future
 
     def cancel(self, future: asyncio.Future[TaskResult]) -> None:
         """Withdraw a task: drop it from the queues or kill it on its worker."""
-        for job in list(self.running.values()):
-            if job.future is future:
-                job.canceled = True
-                if job.worker is not None:
-                    job.worker.send({"op": "cancel", "n": job.n})
-                return
-        for q in (self.holding, self.queued):
-            for key in list(q._keys):
-                for job in list(q._buckets.get(key, ())):
-                    if job.future is future:
-                        q.remove(job)
-                        return
+        job = self._by_future.pop(future, None)
+        if job is None:
+            return
+        job.canceled = True
+        if job.n in self.running:
+            if job.worker is not None:
+                job.worker.send({"op": "cancel", "n": job.n})
+            return
+        if not self.holding.remove(job):
+            self.queued.remove(job)
 
     def _enqueue(self, job: CoasterJob) -> None:
         was_empty = not len(self.holding)
@@ -351,6 +351,7 @@ class CoasterService:
             self._idle.pop(conn, None)
 
     def _finish(self, job: CoasterJob, result: TaskResult) -> None:
+        self._by_future.pop(job.future, None)
         if not job.future.done():
             job.future.set_result(result)
 

@@ -358,3 +358,23 @@ def test_shipped_worker_runs_from_a_plain_directory(make_site, tmp_path):
     assert all(r.ok for r in results), results
     assert (tmp_path / "o3.txt").read_text() == "3\n"
     assert site.kinds("WORKER_ACTIVE")
+
+
+def test_cancel_a_queued_task_never_runs_it(make_site):
+    site = make_site({"maxJobs": 1, "tasksPerNode": 1, "maxNodesPerJob": 1, "planInterval": 0.1})
+
+    async def main():
+        provider = site.provider
+        first = asyncio.ensure_future(site.run(site.task(1, tr="sh", args=["-c", "sleep 0.5"])))
+        second = asyncio.ensure_future(site.run(site.task(2)))
+        await site.wait_for(lambda: any(s == 2 for s, _ in site.statuses["sh-00001"]))
+        second.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        assert provider.state()["holding"] + provider.state()["queued"] == 0
+        ok = await first
+        await provider.shutdown()
+        return ok
+
+    assert asyncio.run(main()).ok
+    assert [s for s, _ in site.statuses["echo-00002"]] == [8, 1, 6]
