@@ -24,6 +24,8 @@ usage: swiftnb run [options] script.swift [-name=value ...]
        swiftnb timings run.log [--format aimes|csv|json|table]
        swiftnb plot-log run.log [-o report.html]
        swiftnb version
+       swiftnb convert-config [-sites.file F] [-tc.file F] [-config F.properties] [-out F]
+       swiftnb check-config [-config swift.conf] [-sites a,b] [-listconfig files|full]
 
 Run 'swiftnb run -help' for the options of a run."""
 
@@ -454,6 +456,8 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
         writer = None
     if opts.flag("-debug", "-d"):
         bus.subscribe(lambda e: _echo_debug(e))
+    elif opts.flag("-verbose", "-v"):
+        bus.subscribe(lambda e: _echo_debug(e, verbose=True))
     try:
         restart = RestartLog(resume, resume=True) if resume else RestartLog(run_dir.restart_file)
     except RestartLogError as exc:
@@ -499,8 +503,17 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
         return EXIT_USAGE
 
     async def main() -> object:
+        import signal
+
         from swiftnb.engine import run as run_mod
         from swiftnb.logs.ticker import ProgressTicker
+
+        loop = asyncio.get_running_loop()
+        current = asyncio.current_task()
+        try:  # SIGTERM: stop like Ctrl-C, killing the apps (they run in their own sessions)
+            loop.add_signal_handler(signal.SIGTERM, current.cancel)
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
 
         ticker = ProgressTicker(bus, stream=sys.stderr,
                                 prefix=config.ticker_prefix or "Progress: ") if ticker_on else None
@@ -523,7 +536,7 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
 
     try:
         outcome = asyncio.run(main())
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):
         restart.close()
         print("Execution interrupted", file=err)
         if detach_log:
@@ -571,7 +584,15 @@ def _print_failure(outcome, err) -> None:
     print("\nExecution failed:\nExecution completed with errors", file=err)
 
 
-def _echo_debug(event) -> None:
+#: what -verbose shows: each call's life and the run's messages (not every status line)
+_VERBOSE_KINDS = frozenset({"JOB_START", "JOB_END", "APPLICATION_EXCEPTION", "JOB_RESTARTED",
+                            "END_FAILURE", "MESSAGE", "WARNING", "RUN_START"})
+
+
+def _echo_debug(event, verbose: bool = False) -> None:
+    """-debug: every log line on stderr; -verbose: the lines of ``_VERBOSE_KINDS``."""
+    if verbose and event.kind not in _VERBOSE_KINDS:
+        return
     from swiftnb.logs.writer import format_event
 
     sys.stderr.write(format_event(event))
@@ -600,6 +621,10 @@ COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "version": _cmd_version,
     "timings": _cmd_logs("timings"),
     "plot-log": _cmd_logs("plot-log"),
+    "convert-config": lambda argv: __import__(
+        "swiftnb.config.commands", fromlist=["x"]).convert_config(argv),
+    "check-config": lambda argv: __import__(
+        "swiftnb.config.commands", fromlist=["x"]).check_config(argv),
 }
 
 

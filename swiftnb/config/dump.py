@@ -95,3 +95,75 @@ def _java_double(value: float) -> str:
     if "." not in mantissa:
         mantissa += ".0"
     return f"{mantissa}E{exponent}"
+
+
+def render_swift_conf(config: "Config") -> str:
+    """The configuration as swift.conf text, without what the built-in defaults set.
+
+    This is what ``swift-convert-config`` produced from the legacy files; loading the
+    text again gives the same configuration.
+    """
+    lines: list[str] = []
+    site_tree = config.raw.get("site") or {}
+    local = site_tree.get("local")
+    if isinstance(local, dict) and not _has_tag(config, ("site", "local"), local, "[D]"):
+        lines.append("site.local: null")  # the legacy files replaced the built-in site
+    tree = _without_tag(config, config.raw, (), "[D]")
+    _hocon_object(tree, 0, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _has_tag(config: "Config", path: tuple[str, ...], tree: Any, tag: str) -> bool:
+    if isinstance(tree, dict):
+        return any(_has_tag(config, path + (k,), v, tag) for k, v in tree.items())
+    origin = config.origins.get(path)
+    return origin is not None and origin.tag == tag
+
+
+def _without_tag(config: "Config", tree: dict[str, Any], path: tuple[str, ...],
+                 tag: str) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in tree.items():
+        sub = path + (key,)
+        if isinstance(value, dict):
+            kept = _without_tag(config, value, sub, tag)
+            if kept:
+                result[key] = kept
+        else:
+            origin = config.origins.get(sub)
+            if origin is None or origin.tag != tag:
+                result[key] = value
+    return result
+
+
+def _hocon_key(key: str) -> str:
+    import re
+
+    return key if re.fullmatch(r"[A-Za-z0-9_*-]+", key) else json.dumps(key)
+
+
+def _hocon_value(value: Any) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_hocon_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_hocon_key(k)}: {_hocon_value(v)}"
+                               for k, v in value.items()) + "}"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return format_value(value)
+
+
+def _hocon_object(tree: dict[str, Any], depth: int, lines: list[str]) -> None:
+    indent = "    " * depth
+    for key in tree:
+        value = tree[key]
+        label = _hocon_key(key)
+        while isinstance(value, dict) and len(value) == 1:
+            (sub_key, value), = value.items()
+            label += "." + _hocon_key(sub_key)
+        if isinstance(value, dict):
+            lines.append(f"{indent}{label} {{")
+            _hocon_object(value, depth + 1, lines)
+            lines.append(f"{indent}}}")
+        else:
+            lines.append(f"{indent}{label}: {_hocon_value(value)}")

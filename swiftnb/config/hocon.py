@@ -32,6 +32,7 @@ class Layer:
     text: str = ""  # the file's text, for locating substitution errors
     path: str | None = None
     sources: list[tuple[str, str]] = field(default_factory=list)  # (path, text) incl. includes
+    nulls: list[tuple[str, ...]] = field(default_factory=list)  # `key: null` in this layer
 
 
 def system_properties(env: Mapping[str, str]) -> dict[str, str]:
@@ -94,7 +95,7 @@ def parse_hocon_text(text: str, path: str, display: str, tag: str, origins: Orig
     except ConfigException as exc:
         raise ConfigError(f"{display}: {exc}") from None
     sources = [(display, text)] + [(inc.path, _read(inc.path)) for inc in includes]
-    return Layer(tag, display, tree, text, path, sources)
+    return Layer(tag, display, tree, text, path, sources, list(scanner.nulls))
 
 
 def _read(path: str) -> str:
@@ -137,6 +138,11 @@ def merge_and_resolve(layers: list[Layer], env: Mapping[str, str],
         injected.setdefault(head, {})[tail] = value
     merged = tree_from_dict(injected)
     for layer in layers:
+        # A null in a file cuts off what earlier files said there, even when the same
+        # file then defines the key again (typesafe-config; swift-convert-config relied
+        # on it with `site.local: null`).  pyhocon keeps only the final value, so cut here.
+        for null_path in layer.nulls:
+            _delete(merged, null_path)
         merged = ConfigTree.merge_configs(merged, layer.tree)
     try:
         ConfigParser.resolve_substitutions(merged)
@@ -152,6 +158,16 @@ def merge_and_resolve(layers: list[Layer], env: Mapping[str, str],
             if not sub:
                 plain.pop(head)
     return plain
+
+
+def _delete(tree: ConfigTree, path: tuple[str, ...]) -> None:
+    node: Any = tree
+    for part in path[:-1]:
+        if not isinstance(node, dict) or part not in node:
+            return
+        node = node[part]
+    if isinstance(node, dict) and path[-1] in node:
+        del node[path[-1]]
 
 
 def _plain(value: Any) -> Any:

@@ -470,11 +470,11 @@ def legacy_layers(*, sites_file: str | None, tc_file: str | None,
                                                      origins, warnings)
         if not handles:
             raise ConfigError(f"{sites_file}: the site catalog defines no <pool>")
-        if "local" in handles:  # the catalog's local replaces the built-in one
-            layers.append(Layer("[R]", sites_file, tree_from_dict({"site": {"local": None}})))
         data["sites"] = list(handles)
         origins.set_leaf(("sites",), Origin("[R]", sites_file, root_line, primary=False))
-        layers.append(Layer("[R]", sites_file, tree_from_dict(data)))
+        # a pool named local replaces the built-in local site (`site.local: null` first)
+        nulls = [("site", "local")] if "local" in handles else []
+        layers.append(Layer("[R]", sites_file, tree_from_dict(data), nulls=nulls))
     if tc_file is not None:
         if not os.path.isfile(resolve(tc_file)):
             raise ConfigError(f"{tc_file}: transformation catalog not found")

@@ -199,6 +199,8 @@ class Scanner:
         self.toks = tokenize(text)
         self.pos = 0
         self.includes: list[IncludeSite] = []
+        if _depth == 0:
+            self.nulls: list[Path] = []  # paths set to null (they cut earlier files off)
         try:
             self._body(prefix, closing=False)
         except _Stop:
@@ -338,6 +340,7 @@ class Scanner:
         substituted = self._rest_of_value()
         if first.kind == "UNQ" and first.text == "null" and self.toks[self.pos - 1] is first:
             self.origins.set_null(path)
+            self.nulls.append(path)
             return
         self.origins.set_leaf(path, self._origin(line, substituted))
 

@@ -343,6 +343,13 @@ class Config:
 
         return render(self)
 
+    def to_swift_conf(self) -> str:
+        """swift.conf text of everything not set by the built-in defaults (what
+        swift-convert-config wrote for legacy files)."""
+        from swiftnb.config.dump import render_swift_conf
+
+        return render_swift_conf(self)
+
     def listconfig(self, full: bool = False) -> str:
         """``-listconfig files|full``: the files with their tags, and the tree."""
         lines = [f"{tag} {path}" for tag, path in self.files]

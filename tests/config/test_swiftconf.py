@@ -447,3 +447,13 @@ def test_load_config_text_reads_no_user_file(tmp_path, monkeypatch):
     assert config.origin("sites") == "[R] line 1"
     with pytest.raises(ConfigError, match=r"^swift.conf:1: sites: unknown site \"h\""):
         load_config_text("sites: h")
+
+
+def test_null_then_redefinition_in_a_later_file_cuts_off_the_defaults(tmp_path, clean_env):
+    write(tmp_path / "swift.conf", "site.local: null\nsite.local {\n  execution.type: local\n"
+          "  workDirectory: /w\n}\n")
+    config = load_config(cwd=tmp_path, env=clean_env)
+    local = config.sites["local"]
+    assert local.work_directory == "/w" and local.filesystem is None
+    assert config.app_for("local", "echo") is None  # the built-in app.ALL is gone
+    assert config.origin("site.local.workDirectory") == "[R] line 4"
