@@ -9,6 +9,7 @@ call, hang detection, and the engine events of the log.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import os
 import random
@@ -620,8 +621,9 @@ class Run:
                  level="DEBUG")
             result = None
             for attempt in range(1 + self.retries):
-                task.attempt = attempt
-                result = await self.executor.submit(task)
+                # each attempt is its own Task (executors may keep the one they ran)
+                attempt_task = dataclasses.replace(task, attempt=attempt)
+                result = await self.executor.submit(attempt_task)
                 if result.ok or result.canceled:
                     break
                 emit("APPLICATION_EXCEPTION", {"jobid": task.jobid, "message": result.message})
