@@ -42,6 +42,11 @@ def test_reference_worked_example_two_rounds():
     assert shapes(allocate_blocks([60] * 2, 1, s)) == [(2, 540, 0, 2)]
 
 
+def test_round_past_always_moves_up():
+    assert [round_past(v, 2) for v in (5, 6, 7)] == [6, 8, 8]
+    assert round_past(568, 60) == 600 and round_past(0, 4) == 4
+
+
 def test_new_block_count_uses_free_slots_and_step():
     assert new_block_count(20, 0, 0.1) == 2
     assert new_block_count(20, 19, 0.1) == 1
@@ -223,8 +228,6 @@ def test_suspension_properties(raw, needed, delay):
 @hsettings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(1, 50), max_size=60), st.lists(st.integers(0, 60), max_size=30))
 def test_walltime_queue_pops_the_longest_task_that_fits(walltimes, limits):
-    import asyncio
-
     from swiftnb.coasters.service import CoasterJob, WalltimeQueue
 
     q = WalltimeQueue(0.01)
