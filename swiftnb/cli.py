@@ -451,7 +451,8 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
 
         writer = LogWriter(run_dir.log_file)
         detach_log = writer.attach(bus)
-        writer.write_header(run_id=run_dir.runid, arguments=list(opts.argv), cwd=base_dir)
+        writer.write_header(run_id=run_dir.runid, arguments=list(opts.argv), cwd=base_dir,
+                            config_text=config.dump() if hasattr(config, "dump") else None)
     except ImportError:
         writer = None
     if opts.flag("-debug", "-d"):

@@ -27,6 +27,9 @@ cross a socket as it is.  The wrapper
            stdout.txt: <tail of stdout>
        Caused by: Application /bin/echo failed with an exit code of 1
 
+   followed by ``\tat script.swift:LINE:COL`` (the call's position) when the spec
+   carries ``source``;
+
 5. removes the job directory unless ``keep`` (keepSiteDir) is set.
 
 Blocking callers use :func:`run_job`; an asyncio caller uses :func:`prepare`, starts
@@ -112,6 +115,7 @@ def spec_from_task(
         "env": dict(task.env),
         "keep": bool(keep),
         "walltime": walltime,
+        "source": getattr(task, "source", "") or "",
     }
 
 
@@ -482,6 +486,8 @@ class Job:
                 f"    stdout.txt: {stdout_tail}\n"
                 f"Caused by: {cause}"
             )
+            if self.spec.get("source"):  # the script position of the call
+                message += f"\n\tat {self.spec['source']}"
         return {
             "ok": ok,
             "exit_code": code,

@@ -223,3 +223,54 @@ f = nope();
     r = run(script, cwd=tmp_path)
     assert r.returncode == 2
     assert "Cannot find executable nosuchprogramxyz on site system path" in r.stderr
+
+
+def test_sigterm_stops_the_run_and_its_apps(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = write(tmp_path, "slow.swift", """\
+type file;
+app (file o) slow(string pidfile) {
+    sh "-c" "echo $$ > $0; sleep 30" pidfile stdout=@o;
+}
+file o <"o.txt">;
+o = slow(arg("pidfile"));
+""")
+    pidfile = tmp_path / "app.pid"
+    env = dict(os.environ, HOME=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, "-m", "swiftnb.cli", "run", script,
+                             f"-pidfile={pidfile}"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    app_pid = int(pidfile.read_text())
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2, err
+    for _ in range(100):
+        try:
+            os.kill(app_pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the app survived SIGTERM of the run")
+    assert list((tmp_path / "run001").glob("*.rlog")), "an interrupted run keeps its restart log"
+
+
+def test_failure_names_the_script_position(tmp_path, run):
+    script = write(tmp_path, "pos.swift", """\
+type file;
+app (file o) bad() {
+    sh "-c" "exit 1" stdout=@o;
+}
+file f <"f.txt">;
+f = bad();
+""")
+    r = run(script, cwd=tmp_path)
+    assert r.returncode == 2
+    assert re.search(r"\tat pos\.swift:\d+:\d+", r.stderr), r.stderr

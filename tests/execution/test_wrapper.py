@@ -169,3 +169,10 @@ def test_wrapper_module_imports_only_the_stdlib(tmp_path):
     )
     out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=20)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_failure_message_ends_with_the_script_position(tmp_path):
+    spec = make_spec(tmp_path, tr="false", source="wf.swift:12:5")
+    message = wrapper.run_job(spec)["message"]
+    assert message.splitlines()[-2].startswith("Caused by: Application ")
+    assert message.endswith("\n\tat wf.swift:12:5")
