@@ -274,3 +274,41 @@ f = bad();
     r = run(script, cwd=tmp_path)
     assert r.returncode == 2
     assert re.search(r"\tat pos\.swift:\d+:\d+", r.stderr), r.stderr
+
+
+def test_legacy_sites_and_tc_files(tmp_path, run):
+    tool = tmp_path / "bin" / "shout.sh"
+    tool.parent.mkdir()
+    tool.write_text('#!/bin/sh\necho "SHOUT $1"\n')
+    tool.chmod(0o755)
+    write(tmp_path, "sites.xml", """\
+<config>
+  <pool handle="localhost">
+    <execution provider="local" url="none"/>
+    <gridftp url="local://localhost"/>
+    <workdirectory>work</workdirectory>
+  </pool>
+</config>
+""")
+    write(tmp_path, "tc.data", f"localhost shout {tool} INSTALLED INTEL32::LINUX null\n")
+    script = write(tmp_path, "legacy.swift", """\
+type file;
+app (file o) shout(string s) {
+    shout s stdout=@o;
+}
+file o <"o.txt">;
+o = shout("hi");
+""")
+    r = run("-sites.file", "sites.xml", "-tc.file", "tc.data", "-sitedir.keep", script,
+            cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "o.txt").read_text() == "SHOUT hi\n"
+    assert (tmp_path / "work" / "legacy-run001" / "jobs").is_dir()  # the pool's workdirectory
+    log = (tmp_path / "run001" / "legacy-run001.log").read_text()
+    assert "host=localhost" in log
+
+
+def test_pgraph_writes_a_graphviz_file(tmp_path, run):
+    r = run("-pgraph", "g.dot", write(tmp_path, "hello.swift", HELLO), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "digraph" in (tmp_path / "g.dot").read_text()
