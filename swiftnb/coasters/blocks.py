@@ -97,6 +97,8 @@ class _LocalBlock:
         if grace <= 0:
             self._signal(signal.SIGKILL)
         else:
+            # workers normally exit on the service's "shutdown"; TERM, then KILL, if not
+            loop.call_later(grace / 2, self._signal, signal.SIGTERM)
             self._killer = loop.call_later(grace, self._signal, signal.SIGKILL)
 
     def cancel_timers(self) -> None:
@@ -166,9 +168,14 @@ class LocalBlockProvider:
             if block.stopping:
                 reason = "stopped"
         except asyncio.TimeoutError:
+            # as an LRM does at the walltime: TERM (the workers kill their apps), then KILL
             reason = "walltime"
-            block._signal(signal.SIGKILL)
-            await asyncio.gather(*(p.wait() for p in block.procs))
+            block._signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(asyncio.gather(*(p.wait() for p in block.procs)), 2.0)
+            except asyncio.TimeoutError:
+                block._signal(signal.SIGKILL)
+                await asyncio.gather(*(p.wait() for p in block.procs))
         finally:
             block.cancel_timers()
             with contextlib.suppress(ValueError):

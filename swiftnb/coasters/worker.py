@@ -27,6 +27,7 @@ import importlib.util
 import json
 import os
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -131,6 +132,12 @@ class Worker:
 
     # -- running tasks ----------------------------------------------------------------
 
+    def kill_all(self) -> None:
+        with self._lock:
+            procs = list(self._procs.values())
+        for proc in procs:
+            self.wrapper.kill_group(proc.pid)
+
     def _cancel(self, n: int) -> None:
         with self._lock:
             self._canceled.add(n)
@@ -197,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     secret = os.environ.pop(SECRET_ENV, "")
     worker = Worker(args.host, args.port, secret, args.block, args.id, args.cores, args.walltime,
                     load_wrapper(args.wrapper))
+
+    def on_term(signum: int, frame: Any) -> None:
+        # the LRM ends the block (walltime, scancel): take the apps down with us
+        worker.kill_all()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_term)
     return worker.run()
 
 
