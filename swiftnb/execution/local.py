@@ -117,12 +117,13 @@ class LocalProvider:
         self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
         job = wrapper.prepare(spec)
         if job.failure is not None:
-            return self._ended(job.failure, report)
+            return self._ended(job.failure, report, task, spec)
         try:
             proc = subprocess.Popen(job.argv, **job.popen_kwargs())
         except OSError as exc:
             job.cleanup()
-            return self._ended(job._result(False, None, f"Cannot execute {job.argv[0]}: {exc.strerror or exc}"), report)
+            return self._ended(job._result(False, None, f"Cannot execute {job.argv[0]}: {exc.strerror or exc}"),
+                               report, task, spec)
         finally:
             job.close_streams()
         self._running[proc.pid] = proc
@@ -147,16 +148,40 @@ class LocalProvider:
             raise
         finally:
             self._running.pop(proc.pid, None)
-        return self._ended(job.finish(returncode, timed_out=timed_out), report)
+        return self._ended(job.finish(returncode, timed_out=timed_out), report, task, spec)
 
-    def _ended(self, result: dict[str, Any], report: StatusReporter) -> TaskResult:
+    def _ended(self, result: dict[str, Any], report: StatusReporter, task: Task,
+               spec: dict[str, Any]) -> TaskResult:
         if result["ok"]:
             self.completed += 1
             report(TaskStatus.COMPLETED)
         else:
             self.failed += 1
+            self._write_info(task, spec, result)
             report(TaskStatus.FAILED, message=result.get("cause") or result.get("message"))
         return result_from_dict(result)
+
+    @staticmethod
+    def _write_info(task: Task, spec: dict[str, Any], result: dict[str, Any]) -> None:
+        """A failed job's record in ``RUNDIR/SCRIPT-RUNID.d/JOBID-info``, where Swift kept
+        the wrapper logs of failed jobs, so the evidence outlives the job directory."""
+        try:
+            info_dir = os.path.join(task.run_dir, f"{spec['site_run']}.d")
+            os.makedirs(info_dir, exist_ok=True)
+            name = task.jobid if not spec.get("attempt") else f"{task.jobid}-{spec['attempt']}"
+            with open(os.path.join(info_dir, f"{name}-info"), "w", encoding="utf-8") as fh:
+                fh.write(f"JOBID={task.jobid}\nHOST={spec.get('site')}\n"
+                         f"DIR={result.get('directory')}\nEXEC={spec.get('executable')}\n"
+                         f"ARGS={wrapper.format_arguments(spec.get('args') or [])}\n"
+                         f"STDIN={spec.get('stdin') or ''}\nSTDOUT={spec.get('stdout') or ''}\n"
+                         f"STDERR={spec.get('stderr') or ''}\n"
+                         f"INF={'|'.join(spec.get('inputs') or [])}\n"
+                         f"OUTF={'|'.join(spec.get('outputs') or [])}\n"
+                         f"EXIT_CODE={result.get('exit_code')}\n\n{result.get('message', '')}\n"
+                         f"\n--- stdout (tail) ---\n{result.get('stdout_tail', '')}\n"
+                         f"--- stderr (tail) ---\n{result.get('stderr_tail', '')}\n")
+        except OSError:
+            pass
 
     async def shutdown(self) -> None:
         """Kill what still runs; remove the site run directories unless keepSiteDir."""

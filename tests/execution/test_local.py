@@ -136,3 +136,18 @@ def test_cancel_kills_the_process_group(tmp_path):
         time.sleep(0.05)
     else:
         pytest.fail("grandchild still running after cancel")
+
+
+def test_failed_job_leaves_an_info_file_in_the_run_directory(tmp_path):
+    bus = EventBus()
+    ex = SingleSiteExecutor(LocalProvider(site_run="wf-run001"), bus)
+
+    async def main():
+        try:
+            return await ex.submit(task(tmp_path, "sh-fail", "sh", ["-c", "echo why >&2; exit 4"]))
+        finally:
+            await ex.close()
+
+    assert not run(main()).ok
+    info = (tmp_path / "run001" / "wf-run001.d" / "sh-fail-info").read_text()
+    assert "EXIT_CODE=4" in info and "why" in info and "ARGS=[-c, echo why >&2; exit 4]" in info
