@@ -61,6 +61,8 @@ def load_config(path: str | os.PathLike | None = None, *,
         p = os.path.expanduser(os.fspath(p))
         return p if os.path.isabs(p) else os.path.join(cwd, p)
 
+    if configpath is None and env.get("SWIFT_CONF_PATH"):
+        configpath = [p for p in env["SWIFT_CONF_PATH"].split(os.pathsep) if p]
     if configpath:
         for entry in configpath:
             if not os.path.isfile(resolve(entry)):
@@ -320,9 +322,16 @@ def build_site(name: str, body: dict[str, Any], config: Config, checker: Checker
         errors.append(f"{checker.where(path)}: site.{name}.workDirectory: missing "
                       "mandatory key (the directory for job files on the site)")
 
+    windows = "WINDOWS" in str(body.get("OS", "")).upper()
+    staging = str(body.get("staging", config.staging))
+
     def site_value(key: str) -> Any:
         if key in body:
             return schema.SITE[key].convert(body[key])
+        if windows and key in schema.WINDOWS_SITE_DEFAULTS:
+            return schema.WINDOWS_SITE_DEFAULTS[key]
+        if key == "wrapperScript" and staging in schema.PROVIDER_STAGING:
+            return "_swiftwrap.staging"  # provider staging has its own wrapper
         return schema.SITE_DEFAULTS.get(key)
 
     fs = body.get("filesystem")
@@ -338,7 +347,7 @@ def build_site(name: str, body: dict[str, Any], config: Config, checker: Checker
         filesystem=FilesystemConfig(type=str(fs.get("type", "local")), URL=_opt_str(
             fs.get("URL")), options=dict(fs.get("options") or {}))
         if isinstance(fs, dict) else None,
-        staging=str(body.get("staging", config.staging)),
+        staging=staging,
         work_directory=str(body.get("workDirectory", "swiftwork")),
         scratch=_opt_str(body.get("scratch")),
         max_parallel_tasks=site_value("maxParallelTasks"),

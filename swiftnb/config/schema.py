@@ -236,6 +236,18 @@ SITE_DEFAULTS: dict[str, Any] = {
     "cleanupCommandOptions": ["-rf"],
 }
 
+# Sites whose OS names Windows get the VBScript wrapper (Guide 11.2).
+WINDOWS_SITE_DEFAULTS: dict[str, Any] = {
+    "wrapperInterpreter": "cscript.exe",
+    "wrapperInterpreterOptions": ["//Nologo"],
+    "wrapperScript": "_swiftwrap.vbs",
+    "cleanupCommand": "cmd.exe",
+    "cleanupCommandOptions": ["/C", "del", "/Q"],
+}
+
+# Staging methods done by the provider (the wrapper is then _swiftwrap.staging).
+PROVIDER_STAGING = ("local", "service-local", "shared-fs", "direct")
+
 # Coaster settings defaults (provider-coaster Settings), in model units (seconds).
 COASTER_DEFAULTS: dict[str, Any] = {
     "maxJobs": 20,

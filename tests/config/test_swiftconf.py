@@ -457,3 +457,32 @@ def test_null_then_redefinition_in_a_later_file_cuts_off_the_defaults(tmp_path, 
     assert local.work_directory == "/w" and local.filesystem is None
     assert config.app_for("local", "echo") is None  # the built-in app.ALL is gone
     assert config.origin("site.local.workDirectory") == "[R] line 4"
+
+
+def test_windows_and_provider_staging_wrapper_defaults(tmp_path, clean_env):
+    write(tmp_path / "swift.conf", """
+sites: [win, staged]
+site.win { execution.type: local, workDirectory: "C:/work", OS: "INTEL32::WINDOWS" }
+site.staged { execution.type: local, workDirectory: w, staging: "local" }
+""")
+    config = load_config(cwd=tmp_path, env=clean_env)
+    win, staged = config.sites["win"], config.sites["staged"]
+    assert (win.wrapper_interpreter, win.wrapper_interpreter_options, win.wrapper_script) == (
+        "cscript.exe", ["//Nologo"], "_swiftwrap.vbs")
+    assert (win.cleanup_command, win.cleanup_command_options) == ("cmd.exe", ["/C", "del", "/Q"])
+    assert staged.wrapper_script == "_swiftwrap.staging"
+    assert config.sites["local"].wrapper_script == "_swiftwrap"
+
+
+def test_include_forms_and_swift_conf_path(tmp_path, clean_env):
+    write(tmp_path / "a.conf", "jobSubmitThrottle: 11\n")
+    write(tmp_path / "b.conf", "hostJobSubmitThrottle: 12\n")
+    write(tmp_path / "swift.conf", 'include file("a.conf")\ninclude required(file("b.conf"))\n')
+    config = load_config(cwd=tmp_path, env=clean_env)
+    assert (config.job_submit_throttle, config.host_job_submit_throttle) == (11, 12)
+    assert config.origin("hostJobSubmitThrottle") == "[R] b.conf line 1"
+    write(tmp_path / "c.conf", "sites: x\nsite.x { execution.type: local, workDirectory: w }\n")
+    env = dict(clean_env, SWIFT_CONF_PATH=f"{tmp_path / 'a.conf'}:{tmp_path / 'c.conf'}")
+    config = load_config(cwd=tmp_path, env=env)  # replaces [D]..[R]
+    assert [tag for tag, _ in config.files] == ["[R]", "[R]", "[C]"]
+    assert list(config.sites) == ["x"] and config.job_submit_throttle == 11
