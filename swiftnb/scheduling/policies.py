@@ -83,12 +83,12 @@ class WeightedScorePolicy(Policy):
             self._banned.add(site.name)
             self.ctx.emit("SITE_SET", {
                 "host": site.name, "set": "banned",
-                "reason": f"score {new:.2f} < 0, back-off {0.1 * site.delay_base ** -new:.1f}s per use",
+                "reason": f"score {new:.3f} < 0, back-off {0.1 * site.delay_base ** -new:.2f}s per use",
             })
         elif new >= 0 > old and site.name in self._banned:
             self._banned.discard(site.name)
             self.ctx.emit("SITE_SET", {"host": site.name, "set": "candidate",
-                                       "reason": f"score {new:.2f} >= 0"})
+                                       "reason": f"score {new:.3f} >= 0"})
 
     def state(self) -> dict[str, Any]:
         return {"banned": sorted(self._banned)}

@@ -773,6 +773,9 @@ class Scheduler:
             if any(r.att is None and r.atask is not None and not r.atask.done()
                    for r in group.refs):
                 continue  # a replica is still waiting for a site
+            busy = {r.att.site for r in group.refs if r.att is not None and not r.loser}
+            if all(s in busy for s in self._sites_for(group.task.tr)):
+                continue  # no other site could take a replica
             self._spawn(group, replica=True)
         if self._queued and not self.closed:
             self._sweeper = self.clock.call_later(self.replication_sweep, self._sweep)
