@@ -59,9 +59,9 @@ _STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
 #: one record: time stamp, zone, level, logger, optional TAG, rest of the message and
 #: every following line that does not start with a time stamp.
 _RECORD = re.compile(
-    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d),(\d{3})([+-]\d{4}|Z)? ?(\w+) +(\S+) ?"
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}(?:[+-]\d{4}|Z)? ?\w+ +\S+) ?"
     r"(?:([A-Z][A-Z0-9_]+)(?: |$))?"
-    r"([^\n]*(?:\n(?!" + _STAMP + r")[^\n]*)*)",
+    r"([^\n]*)((?:\n(?!" + _STAMP + r")[^\n]*)*)",
     re.M,
 )
 _STAMP_AT_START = re.compile(_STAMP)
@@ -200,21 +200,66 @@ def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) 
     return parse_text(text, name=name)
 
 
+#: texts longer than this are parsed in pieces (bounds the memory of the intermediates)
+CHUNK_CHARS = 16 << 20
+_RECORD_START = re.compile(r"^" + _STAMP, re.M)
+
+
 def parse_text(text: str, *, name: str = "<log>", first_line: int = 1,
                check: bool = True) -> pd.DataFrame:
     """Parse log text (whole records) into the event table; see the module docstring."""
     # the newline that ends the last line is not a continuation line of its record
-    records = _RECORD.findall(text[:-1] if text.endswith("\n") else text)
-    if records and check:
-        _check_damage(text, name)
-    if not records:
+    body = text[:-1] if text.endswith("\n") else text
+    first = _RECORD_START.search(body)
+    if first is None:
         if text.strip():
-            first = text.lstrip().splitlines()[0][:80]
+            lead = text.lstrip().splitlines()[0][:80]
             raise LogFormatError(
                 f"{name}: not a Swift log: no line starts with a time stamp like "
-                f"'2016-01-25 01:08:24,537+0000 INFO  Loader ...' (first line: {first!r})")
+                f"'2016-01-25 01:08:24,537+0000 INFO  Loader ...' (first line: {lead!r})")
         return _empty_frame()
-    return _build(records, first_line, name)
+    if check:
+        _check_damage(text, name)
+    pos = first.start()
+    line = first_line + body.count("\n", 0, pos)
+    pieces = []
+    while pos < len(body):
+        end = len(body)
+        if pos + CHUNK_CHARS < len(body):
+            nxt = _RECORD_START.search(body, pos + CHUNK_CHARS)
+            if nxt is not None:
+                end = nxt.start() - 1  # the newline before the next record
+        chunk = body[pos:end]
+        records = _RECORD.findall(chunk)
+        if records:
+            pieces.append(_build(records, line, name))
+        del records
+        line += chunk.count("\n") + 1
+        pos = end + 1
+    if not pieces:
+        return _empty_frame()
+    return pieces[0] if len(pieces) == 1 else _concat_pieces(pieces)
+
+
+def _concat_pieces(pieces: list[pd.DataFrame]) -> pd.DataFrame:
+    from pandas.api.types import union_categoricals
+
+    categorical = ("kind", "level", "logger", "tag")
+    cats = {}
+    for col in categorical:
+        union = union_categoricals([p[col].array for p in pieces])
+        cats[col] = pd.Categorical.from_codes(
+            union.codes, categories=pd.Index(union.categories, dtype=object))
+    out = pd.concat([p.drop(columns=list(categorical)) for p in pieces], ignore_index=True)
+    for i, col in enumerate(categorical):
+        out.insert(2 + i, col, cats[col])
+    widths = {len(p.columns) for p in pieces}
+    if len(widths) > 1 or any(list(p.columns) != list(pieces[0].columns) for p in pieces):
+        for col in out.columns:
+            if out[col].dtype == object:
+                values = out[col]
+                out[col] = values.where(values.notna(), None)
+    return out
 
 
 def _check_damage(text: str, name: str) -> None:
@@ -240,26 +285,38 @@ def _empty_frame() -> pd.DataFrame:
     })
 
 
-def _epoch_seconds(dates: tuple[str, ...], zones: tuple[str, ...]) -> np.ndarray:
-    """Parse each distinct second once (logs repeat seconds many times over)."""
-    codes, uniques = pd.factorize(np.asarray(dates, dtype=object), sort=False)
-    parsed = pd.to_datetime(pd.Index(uniques, dtype=object), format="%Y-%m-%d %H:%M:%S",
+def _epoch_seconds(uniques: np.ndarray) -> np.ndarray:
+    """Epoch seconds of distinct ``yyyy-MM-dd HH:mm:ss,SSS[+zzzz]`` stamps, without a
+    Python loop: stamps are sliced as fixed-width unicode arrays, each distinct second is
+    parsed once, milliseconds and zones come from the character codes."""
+    fixed = np.asarray(uniques, dtype="U28")
+    chars = fixed.view(np.uint32).reshape(len(fixed), 28).astype(np.int64)
+    ms = (chars[:, 20] - 48) * 100 + (chars[:, 21] - 48) * 10 + (chars[:, 22] - 48)
+    sec_codes, sec_uniques = pd.factorize(fixed.astype("U19"), sort=False)
+    parsed = pd.to_datetime(pd.Index(sec_uniques, dtype=object), format="%Y-%m-%d %H:%M:%S",
                             errors="coerce")
     secs = parsed.as_unit("s").asi8.astype("float64")
     secs[np.asarray(parsed.isna())] = np.nan
-    result = secs[codes]
-    zcodes, zuniques = pd.factorize(np.asarray(zones, dtype=object), sort=False)
-    if not (len(zuniques) == 1 and zuniques[0] in ("+0000", "", "Z")):
-        offsets = np.array([_zone_offset(z) for z in zuniques], dtype="float64")
-        result = result - offsets[zcodes]
+    result = secs[sec_codes] + ms / 1000.0
+    sign = chars[:, 23]
+    zoned = (sign == ord("+")) | (sign == ord("-"))
+    if zoned.any():
+        digits = chars[:, 24:28] - 48
+        offset = (digits[:, 0] * 10 + digits[:, 1]) * 3600 + (digits[:, 2] * 10 + digits[:, 3]) * 60
+        offset = np.where(sign == ord("-"), -offset, offset)
+        result = result - np.where(zoned, offset, 0)
     return result
 
 
-def _zone_offset(zone: str) -> float:
-    if not zone or zone == "Z":
-        return 0.0
-    sign = -1.0 if zone[0] == "-" else 1.0
-    return sign * (int(zone[1:3]) * 3600 + int(zone[3:5]) * 60)
+def _split_head(head: str) -> tuple[str, str, str]:
+    """'2016-01-25 01:08:24,537+0000 INFO  Loader' -> (stamp, level, logger)."""
+    stamp_end = 23
+    if len(head) > 23 and head[23] in "+-":
+        stamp_end = 28
+    elif len(head) > 23 and head[23] == "Z":
+        stamp_end = 24
+    level, _, logger = head[stamp_end:].strip().partition(" ")
+    return head[:stamp_end], level, logger.strip()
 
 
 def _kind_of_tag(tag: str) -> str:
@@ -274,22 +331,33 @@ def _kind_of_tag(tag: str) -> str:
 
 def _build(records: list[tuple[str, ...]], first_line: int, name: str) -> pd.DataFrame:
     n = len(records)
-    dates, ms, zones, levels, loggers, tags, rests = zip(*records)
+    heads, tags, firsts, conts = zip(*records)
     del records
-    time = _epoch_seconds(dates, zones) + np.fromiter(map(int, ms), "float64", n) / 1000.0
-    del dates, ms, zones
-    rest = np.asarray(rests, dtype=object)
-    del rests
-    # line numbers: one per record plus the continuation lines of the records before it
-    extra = np.fromiter(map(methodcaller("count", "\n"), rest), "int64", n)
+    # the head (stamp, level, logger) repeats a lot: split each distinct one once
+    head_codes, head_uniques = pd.factorize(np.asarray(heads, dtype=object), sort=False)
+    del heads
+    cut = [_split_head(h) for h in head_uniques]
+    time = _epoch_seconds(np.array([c[0] for c in cut], dtype=object))[head_codes]
+    level_codes, level_uniques = pd.factorize(
+        np.array([c[1] for c in cut], dtype=object)[head_codes], sort=False)
+    logger_codes, logger_uniques = pd.factorize(
+        np.array([c[2] for c in cut], dtype=object)[head_codes], sort=False)
+    rest = np.asarray(firsts, dtype=object)
+    del firsts
+    # continuation lines: rare (configuration dump, script source, stack traces)
+    cont = np.asarray(conts, dtype=object)
+    del conts
+    multi = np.flatnonzero(cont != "")
     line = first_line + np.arange(n, dtype="int64")
-    if extra.any():
+    if len(multi):
+        rest[multi] = rest[multi] + cont[multi]
+        extra = np.zeros(n, dtype="int64")
+        extra[multi] = [c.count("\n") for c in cont[multi]]
         line[1:] += np.cumsum(extra)[:-1]
+    del cont
 
     tag_codes, tag_uniques = pd.factorize(np.asarray(tags, dtype=object), sort=False)
     del tags
-    logger_codes, logger_uniques = pd.factorize(np.asarray(loggers, dtype=object), sort=False)
-    level_codes, level_uniques = pd.factorize(np.asarray(levels, dtype=object), sort=False)
     tag_kind = np.array([_kind_of_tag(t) for t in tag_uniques], dtype=object)
     kind = tag_kind[tag_codes]
 
@@ -369,7 +437,7 @@ def _build(records: list[tuple[str, ...]], first_line: int, name: str) -> pd.Dat
     out = pd.DataFrame(data, copy=False)
     for col in _INT_COLUMNS:
         if col in out:
-            out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
+            out[col] = _to_int(out[col].to_numpy())
     bad = np.isnan(time)
     if bad.any():
         first_bad = int(line[bad][0])
@@ -377,6 +445,16 @@ def _build(records: list[tuple[str, ...]], first_line: int, name: str) -> pd.Dat
                       "ignored", LogWarning, stacklevel=3)
         out = out[~bad].reset_index(drop=True)
     return out
+
+
+def _to_int(values: np.ndarray) -> pd.arrays.IntegerArray:
+    """Nullable integers of a column of digit strings and None (digits by the regex)."""
+    mask = pd.isna(values)
+    ints = np.zeros(len(values), dtype="int64")
+    present = ~mask
+    if present.any():
+        ints[present] = np.asarray(values[present].astype(str)).astype("int64")
+    return pd.arrays.IntegerArray(ints, mask)
 
 
 def _join_tag(tag: str, rest: str) -> str:

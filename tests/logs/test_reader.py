@@ -145,3 +145,13 @@ def test_real_swift_log_rewrites_identically(small_text):
     out = io.StringIO()
     write_events(read_events(io.StringIO(small_text)), out)
     assert out.getvalue() == small_text
+
+
+def test_long_logs_are_parsed_in_pieces_with_the_same_result(monkeypatch):
+    import swiftnb.logs.reader as reader
+
+    text = log_text("stampede-exp-017")
+    whole = read_log(io.StringIO(text))
+    monkeypatch.setattr(reader, "CHUNK_CHARS", 20_000)
+    pieces = read_log(io.StringIO(text))
+    pd.testing.assert_frame_equal(whole, pieces)
