@@ -119,7 +119,9 @@ class Site:
     canceled: int = 0
     consecutive_failures: int = 0
     submit_throttle: Throttle | None = None
-    _limit: int = 0
+    #: jobs this site may hold at once now (the per-site parallel-task throttle); kept
+    #: up to date by configure() / refresh_limit() after every score change
+    limit: int = 0
 
     def __post_init__(self) -> None:
         self.configure(self.max_parallel_tasks, self.initial_parallel_tasks, reset_score=True)
@@ -140,7 +142,7 @@ class Site:
             if reset_score:
                 init = max_parallel if initial_parallel is None else min(initial_parallel, max_parallel)
                 self.score = initial_score(init, max_parallel)
-        self._limit = self.compute_limit()
+        self.limit = self.compute_limit()
 
     @property
     def tscore(self) -> float:
@@ -158,20 +160,15 @@ class Site:
             n = min(n, int(self.max_parallel_tasks))
         return n
 
-    @property
-    def limit(self) -> int:
-        """Jobs this site may hold at once now (the per-site parallel-task throttle)."""
-        return self._limit
-
     def refresh_limit(self) -> tuple[int, int]:
         """Recompute the limit after a score change; returns (old, new)."""
-        old = self._limit
-        self._limit = self.compute_limit()
-        return old, self._limit
+        old = self.limit
+        self.limit = self.compute_limit()
+        return old, self.limit
 
     @property
     def full(self) -> bool:
-        return self.load >= self._limit
+        return self.load >= self.limit
 
     # -- delay mode ------------------------------------------------------------------
     def permitted_at(self) -> float:
