@@ -160,12 +160,14 @@ class Compiler:
             execs.extend(self.stmt(st, scope))
         execs = scope.hidden + execs
         scope.hidden = saved
-        # mappings of declared variables
+        # mappings of declared variables: first, so that paths are known early
+        maps = []
         for sym in list(scope.decls):
             if sym.mapping is not None:
                 writers = sum(1 for e in execs if sym in e.writes)
                 is_input = writers == 0
-                execs.append(self.mapping(sym, scope, is_input))
+                maps.append(self.mapping(sym, scope, is_input))
+        execs = maps + execs
         # writer counts for composites declared here
         for sym in scope.decls:
             if sym.composite:

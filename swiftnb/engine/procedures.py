@@ -298,11 +298,37 @@ class AppCall:
     def finish(self, ok: bool, message: str = "") -> None:
         if ok:
             for o in self.outs:
+                if isinstance(o, Composite) and not o.closed:
+                    _collect_dynamic(o)
                 _close_output(o)
         else:
             self._fail_outputs(SwiftError(message, dependency=True))
         self.done()
         V.drain()
+
+
+def _collect_dynamic(node: Composite) -> None:
+    """Output arrays whose mapper finds files after the run (filesys_mapper, simple_mapper
+    with a pattern): the files the app produced become the elements ("dynamic output")."""
+    m = node.mapper
+    if m is None or m.__class__ is Cell or not hasattr(m, "existing"):
+        return
+    try:
+        leaves = m.existing()
+    except Exception:  # noqa: BLE001 - a mapper that cannot list keeps what is there
+        return
+    for steps, fname in leaves:
+        target: Any = node
+        try:
+            for st in steps:
+                if isinstance(st, D.Field):
+                    target = target.fields[st.name]
+                else:
+                    target = target.element(st.key)
+        except (SwiftError, KeyError, AttributeError):
+            continue
+        if isinstance(target, FileNode) and not target.state:
+            target.path = target.path or fname
 
 
 def _close_output(node: Node) -> None:

@@ -146,11 +146,13 @@ class Run:
         self.finished = False
         self.aborted = False
         self.canceled = False
-        self._warned: set[str] = set()
+        # the checker's warnings are printed by whoever compiled the program (cli, kernel)
+        self._warned: set[str] = set(getattr(checked_program, "warnings", None) or ())
         self._done_fut: asyncio.Future | None = None
         self._uid = itertools.count(int(time.time() * 1000) % (35**6))
         self._rand = random.Random()
         self._temp = itertools.count(1)
+        self._made_dirs: set[str] = set()
         self._thread = itertools.count(1)
         self.compiler: Any = None
         self.top_frame: list = []
@@ -573,11 +575,13 @@ class Run:
         for o in outs:
             for leaf in _file_leaves(o):
                 outputs.append(self.path_of(leaf))
+        made = self._made_dirs
         for p in outputs:
-            d = os.path.dirname(self.local(p))
-            if d and not os.path.isdir(d):
+            d = os.path.dirname(p)
+            if d and d not in made:
+                made.add(d)
                 try:
-                    os.makedirs(d, exist_ok=True)
+                    os.makedirs(self.local(d), exist_ok=True)
                 except OSError:
                     pass
         maxwall = None
