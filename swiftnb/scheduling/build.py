@@ -129,6 +129,8 @@ def build_sites(config: Any, bus: EventBus, clock: Clock, *, site_run: str | Non
             )
         except ValueError as exc:
             raise SchedulerError(f"site '{sc.name}': {exc}") from None
+        if getattr(sc, "max_submit_rate", None):
+            site.max_submit_rate = float(sc.max_submit_rate)
         if getattr(sc, "job_throttle", None) is not None:  # sites.xml karajan:jobThrottle
             site.job_throttle = float(sc.job_throttle)
         if getattr(sc, "initial_score", None) is not None:  # sites.xml karajan:initialScore

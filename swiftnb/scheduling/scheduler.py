@@ -55,7 +55,7 @@ _CANCELED = int(TaskStatus.CANCELED)
 THROTTLE_NAMES = (
     "jobSubmitThrottle", "hostJobSubmitThrottle", "maxParallelTasks", "initialParallelTasks",
     "fileTransfersThrottle", "fileOperationsThrottle", "replicationLimit",
-    "replicationMinQueueTime", "delayBase",
+    "replicationMinQueueTime", "delayBase", "maxSubmitRate",
 )
 
 
@@ -417,6 +417,13 @@ class Scheduler:
                 old = s.delay_base
                 s.delay_base = n
                 emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old), "new": _num(n)})
+        elif name == "maxSubmitRate":
+            rate = None if str(value).lower() in ("off", "none") else _positive(value, name, low=0)
+            for s in targets:
+                old = s.max_submit_rate
+                s.max_submit_rate = rate or None
+                emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old) if old else "off",
+                                  "new": _num(rate) if rate else "off"})
         elif name == "replicationLimit":
             old = self.replication_limit
             self.replication_limit = int(_positive(value, name, low=0))
@@ -443,6 +450,7 @@ class Scheduler:
                     "initialParallelTasks": s.initial_parallel_tasks,
                     "parallelTasks": s.limit,
                     "delayBase": s.delay_base,
+                    "maxSubmitRate": s.max_submit_rate,
                 }
                 for s in self.sites
             },
@@ -530,6 +538,8 @@ class Scheduler:
             except BaseException:
                 site.submit_throttle.release()
                 raise
+            if site.max_submit_rate:
+                await self._pace(site)
             att.begin_submitting()
             result = await site.provider.execute(task, att)
         except asyncio.CancelledError:
@@ -549,6 +559,14 @@ class Scheduler:
             result.site = site.name
         att.finish(result)
         return result
+
+    async def _pace(self, site: Site) -> None:
+        """maxSubmitRate: reserve the next submission time of the site and wait for it."""
+        now = self.clock.now()
+        slot = max(now, site.next_submit_at)
+        site.next_submit_at = slot + 1.0 / site.max_submit_rate
+        if slot > now:
+            await self.clock.sleep(slot - now)
 
     async def _start_site(self, site: Site) -> None:
         fut = self._start_futures.get(site.name)

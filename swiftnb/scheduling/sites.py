@@ -119,6 +119,9 @@ class Site:
     canceled: int = 0
     consecutive_failures: int = 0
     submit_throttle: Throttle | None = None
+    #: maxSubmitRate: at most this many submissions per second (None: no limit)
+    max_submit_rate: float | None = None
+    next_submit_at: float = -math.inf
     #: jobs this site may hold at once now (the per-site parallel-task throttle); kept
     #: up to date by configure() / refresh_limit() after every score change
     limit: int = 0

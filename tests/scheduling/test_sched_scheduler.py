@@ -283,3 +283,14 @@ def test_events_become_swift_log_lines():
                                "replicationGroup=null") for line in lines)
     assert any(line.startswith("TASK_STATUS_CHANGE taskid=urn:R-") and " status=5 " in line
                for line in lines)
+
+
+def test_max_submit_rate_paces_submissions():
+    grid = Grid({"a": {"slots": 50, "taskDuration": 10}}, site_limits={"a": (50, 50)},
+                job_submit_throttle="off", host_job_submit_throttle="off")
+    grid.sched.set_throttle("maxSubmitRate", 2, site="a")
+    asyncio.run(grid.run(10))
+    starts = [e.time for e in grid.kinds("TASK_STATUS_CHANGE") if e["status"] == 8]
+    assert starts == pytest.approx([0.5 * i for i in range(10)])
+    assert ("maxSubmitRate", "a", "off", 2) in [
+        (e["name"], e["host"], e["old"], e["new"]) for e in grid.kinds("THROTTLE")]
