@@ -498,7 +498,7 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
         executor = _build_executor(config, bus, opts, run_dir, keep)
     except _UsageError as exc:
         print(f"Could not start execution:\n\t{exc}", file=err)
-        restart.close()
+        restart.close() if resume else restart.delete()  # nothing ran: nothing to resume
         if detach_log:
             detach_log()
         return EXIT_USAGE
