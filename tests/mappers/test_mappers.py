@@ -194,6 +194,24 @@ def test_regexp_mappers():
     assert sm.fixed
     assert [n for _, n in sm.existing()] == ["picture.jpg", "hello.jpg", "world.jpg"]
     assert sm.map((Index(1),)) == "hello.jpg"
+    with pytest.raises(MapperError, match="no element"):
+        sm.map((Index(7),))
+
+
+def test_structured_regexp_mapper_reads_a_growing_source():
+    """The source may be an array still being written (076-structured-regexp-mapper):
+    elements are looked up when mapped, not when the mapper is built."""
+
+    class LiveView(dict):
+        pass
+
+    live = LiveView()
+    sm = mk("structured_regexp_mapper", {"source": live, "match": "(.*)per.a(.*)",
+                                         "transform": "\\1per.b\\2"})
+    live[0] = FileValue("outfile[0]", "messagefile", "076-mapper.a0.out")
+    assert sm.map((Index(0),)) == "076-mapper.b0.out"
+    live[1] = FileValue("outfile[1]", "messagefile", "076-mapper.a1.out")
+    assert [n for _, n in sm.existing()] == ["076-mapper.b0.out", "076-mapper.b1.out"]
 
 
 def test_csv_mapper(tmp_path):

@@ -4,6 +4,7 @@ structured_regexp and csv."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from swiftnb.engine.builtins.jregex import compile_java
@@ -104,7 +105,11 @@ class RegexpMapper(Mapper):
 @register_mapper
 class StructuredRegexpMapper(Mapper):
     """``structured_regexp_mapper``: like regexp_mapper applied to every element of the
-    ``source`` array (strings or files); element keys are kept."""
+    ``source`` array (strings or files); element keys are kept.
+
+    ``source`` may be any ``Mapping`` (a dict, or a live view the engine passes for an
+    array that is still being written, e.g. the outputs of the same ``foreach``): each
+    element is looked up when it is mapped, so the source need not be closed."""
 
     name = "StructuredRegexpMapper"
     aliases = ("structured_regexp_mapper",)
@@ -115,16 +120,21 @@ class StructuredRegexpMapper(Mapper):
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         src = self.p["source"]
-        if isinstance(src, dict):
-            self.sources = {k: (v.path or "" if isinstance(v, FileValue) else java_str(v))
-                            for k, v in sorted_items(src)}
-        else:
-            self.sources = None
+        self.sources: Mapping | None = src if isinstance(src, Mapping) else None
         self.match = self.str_param("match") or ""
         self.transform = self.str_param("transform", "\\0") or ""
 
     def describe(self) -> str:
         return "one file per element of its source array"
+
+    @staticmethod
+    def _name(v: Any) -> str:
+        if isinstance(v, FileValue):
+            return v.path or ""
+        return java_str(v)
+
+    def _one(self, v: Any) -> str:
+        return regexp_transform(self._name(v), self.match, self.transform, self.spelled)
 
     def map(self, path: tuple = ()) -> str:
         if self.sources is None:
@@ -133,17 +143,19 @@ class StructuredRegexpMapper(Mapper):
             return regexp_transform(self.str_param("source") or "", self.match, self.transform,
                                     self.spelled)
         if not path:
-            return " ".join(regexp_transform(s, self.match, self.transform, self.spelled)
-                            for s in self.sources.values())
-        if len(path) == 1 and isinstance(path[0], Index) and path[0].key in self.sources:
-            return regexp_transform(self.sources[path[0].key], self.match, self.transform, self.spelled)
+            return " ".join(self._one(v) for _, v in sorted_items(dict(self.sources.items())))
+        if len(path) == 1 and isinstance(path[0], Index):
+            v = self.sources.get(path[0].key)
+            if v is not None:
+                return self._one(v)
+            raise MapperError(f"{self.spelled}: the source array has no element "
+                              f"[{java_str(path[0].key)}]")
         raise self.invalid(path)
 
     def existing(self) -> list[tuple[tuple, str]]:
         if self.sources is None:
             return [((), self.map(()))]
-        return [((Index(k),), regexp_transform(s, self.match, self.transform, self.spelled))
-                for k, s in self.sources.items()]
+        return [((Index(k),), self._one(v)) for k, v in sorted_items(dict(self.sources.items()))]
 
 
 def _tokenize(line: str, delims: str) -> list[str]:
