@@ -190,6 +190,13 @@ def _move_atomic(src: str, dest: str) -> None:
     try:
         os.replace(src, dest)
         return
+    except FileNotFoundError:
+        if not os.path.lexists(src) or not parent:
+            raise
+        _DIRS_MADE.discard(parent)  # removed behind our back: make it again
+        os.makedirs(parent, exist_ok=True)
+        os.replace(src, dest)
+        return
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise

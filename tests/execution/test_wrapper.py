@@ -176,3 +176,15 @@ def test_failure_message_ends_with_the_script_position(tmp_path):
     message = wrapper.run_job(spec)["message"]
     assert message.splitlines()[-2].startswith("Caused by: Application ")
     assert message.endswith("\n\tat wf.swift:12:5")
+
+
+def test_output_directory_removed_between_jobs_is_made_again(tmp_path):
+    import shutil as _shutil
+
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "echo 1 > res/a.txt"], outputs=["res/a.txt"])
+    assert wrapper.run_job(spec)["ok"]
+    _shutil.rmtree(tmp_path / "res")
+    spec = make_spec(tmp_path, jobid="sh-2", tr="sh", args=["-c", "echo 2 > res/b.txt"],
+                     outputs=["res/b.txt"])
+    assert wrapper.run_job(spec)["ok"]
+    assert (tmp_path / "res/b.txt").read_text() == "2\n"
