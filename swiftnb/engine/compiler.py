@@ -135,7 +135,8 @@ class Compiler:
 
     # ------------------------------------------------------------------ blocks
 
-    def block(self, stmts: tuple[A.Stmt, ...], scope: Scope, pos: A.Pos) -> BlockExec:
+    def block(self, stmts: tuple[A.Stmt, ...], scope: Scope, pos: A.Pos,
+              post: Callable[[Scope], None] | None = None) -> BlockExec:
         # declarations first: dataflow order does not follow text order
         for st in stmts:
             if isinstance(st, A.VarDecl):
@@ -158,6 +159,8 @@ class Compiler:
         scope.hidden = []
         for st in stmts:
             execs.extend(self.stmt(st, scope))
+        if post is not None:
+            post(scope)  # e.g. iterate's condition, which sees the body's variables
         execs = scope.hidden + execs
         scope.hidden = saved
         # mappings of declared variables: first, so that paths are known early
@@ -251,8 +254,12 @@ class Compiler:
             return [self.foreach(st, scope)]
         if isinstance(st, A.Iterate):
             vsym = self.new_sym(st.var, T.INT, st.pos, kind="iter")
-            body = self.sub_block(st.body, scope, [vsym])
-            until = self.expr(st.until, body.scope)
+            holder: list[Callable] = []
+            bscope = Scope(scope)
+            bscope.declare(vsym)
+            body = self.block(st.body.statements, bscope, st.body.pos,
+                              post=lambda sc: holder.append(self.expr(st.until, sc)))
+            until = holder[0]
             ex = IterateExec(self.rt, st.pos, body, until, vsym.slot)
             ex.writes = set(body.writes)
             return [ex]
