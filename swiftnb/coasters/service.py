@@ -385,6 +385,9 @@ class CoasterService:
             pass
         except asyncio.CancelledError:
             pass
+        except Exception as exc:  # a service bug: drop the worker (its tasks re-run), say so
+            self.bus.emit("WARNING", {}, text=f"coaster service error with worker "
+                          f"{conn.workerid if conn else '?'}: {type(exc).__name__}: {exc}")
         finally:
             if conn is not None:
                 self._worker_gone(conn)
