@@ -47,7 +47,7 @@ __all__ = ["SimProvider", "SIM_OPTIONS"]
 
 #: site attributes the brokerage policy reads; accepted (and ignored) by the simulator
 BROKERAGE_KEYS = ("status", "maxTime", "maxWallTime", "maxJobTime", "cores", "coresPerNode",
-                  "minMemory", "maxMemory", "arch", "gpu", "numSlots")
+                  "minMemory", "maxMemory", "arch", "gpu", "numSlots", "localData")
 
 #: option name -> default (the accepted keys of ``execution.options`` for type "sim")
 SIM_OPTIONS: dict[str, Any] = {

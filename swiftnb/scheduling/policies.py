@@ -140,6 +140,7 @@ class SiteSetPolicy(Policy):
         hibernate_time: float = 30.0,
         max_hibernate_time: float = 3600.0,
         queue_time_factor: float = 0.5,
+        hibernated: Sequence[str] = (),
     ) -> None:
         if select not in ("random", "best"):
             raise ValueError(f"sitesets select: expected \"random\" or \"best\", got {select!r}")
@@ -154,11 +155,21 @@ class SiteSetPolicy(Policy):
         self.temp_failed: set[str] = set()
         self.failures_in_row: dict[str, int] = {}
         self.transitions = 0
+        self.initially_hibernated = list(hibernated)
 
     def bind(self, ctx) -> None:
         super().bind(ctx)
+        names = {site.name for site in ctx.sites}
+        unknown = [n for n in self.initially_hibernated if n not in names]
+        if unknown:
+            raise ValueError(f"sitesets hibernated: no site named {unknown[0]!r}")
         for site in ctx.sites:
             self.sets[site.name] = CANDIDATE
+        for site in ctx.sites:  # filtered by calibration (seed 001): a chance only when needed
+            if site.name in self.initially_hibernated:
+                self._move(site, HIBERNATED, "initially hibernated")
+                self.hibernation.append(site.name)
+                self.wake_at[site.name] = -math.inf
 
     @property
     def queue_time_throttle(self) -> float:
@@ -321,7 +332,9 @@ class BrokeragePolicy(Policy):
     ``maxTime``/``maxWallTime``/``maxJobTime``, ``cores`` (per node), ``minMemory``/
     ``maxMemory`` (MB per job), ``arch`` (list; "excl" = only jobs asking for it),
     ``gpu`` ({vendor, model} or a vendor string; "excl" in the list = GPU jobs only),
-    ``numSlots``.
+    ``numSlots``, ``localData`` (path prefixes whose files the site holds: the weight is
+    multiplied by ``(available + total) / (total * (missing / 100 + 1))`` over the job's
+    input files, seed 004's data availability term).
     """
 
     name = "brokerage"
@@ -422,6 +435,8 @@ class BrokeragePolicy(Policy):
             if w is None:
                 self.skipped[site.name] = self.skipped.get(site.name, 0) + 1
                 continue
+            if task.inputs and site.attributes.get("localData"):
+                w *= _data_weight(task.inputs, _as_list(site.attributes["localData"]))
             scored.append((w, site))
         if not scored:
             return None
@@ -456,6 +471,14 @@ class BrokeragePolicy(Policy):
     def state(self) -> dict[str, Any]:
         now = self.ctx.clock.now()
         return {"offline": sorted(n for n, t in self.offline_until.items() if t > now)}
+
+
+def _data_weight(inputs: Sequence[str], prefixes: list[str]) -> float:
+    """Seed 004: weight x (availableSize + totalSize) / (totalSize x (nMissing / 100 + 1))."""
+    total = len(inputs)
+    available = sum(1 for path in inputs if any(path.startswith(p) for p in prefixes))
+    missing = total - available
+    return (available + total) / (total * (missing / 100.0 + 1.0))
 
 
 def _arch_mismatch(wanted: Any, site_arch: list[str]) -> str | None:

@@ -122,3 +122,25 @@ def test_a_user_policy_through_the_interface():
 def test_unknown_policy_suggests_the_nearest():
     with pytest.raises(ValueError, match='did you mean "sitesets"'):
         make_policy("sitset")
+
+
+def test_brokerage_prefers_sites_holding_the_input_data():
+    grid = Grid({"near": {**GOOD, "localData": ["/data/run7/"]}, "far": GOOD},
+                policy=make_policy("brokerage", select="best"), seed=1, max_parallel=50,
+                initial_parallel=50)
+    asyncio.run(grid.run(10, inputs=["/data/run7/a.dat", "/data/run7/b.dat"]))
+    picks = [e["host"] for e in grid.kinds("CONTACT_SELECTED")]
+    # data weight (2 + 2) / 2 = 2 outweighs the queue term until "near" has work queued
+    assert picks[0] == "near" and picks.count("near") > picks.count("far")
+
+
+def test_sitesets_initially_hibernated_site_gets_a_chance_only_when_needed():
+    grid = Grid({"main": {**GOOD, "seed": 1}, "spare": {**GOOD, "seed": 2}},
+                policy=make_policy("sitesets", hibernated=["spare"]), seed=1,
+                site_limits={"main": (2, 2), "spare": (2, 2)})
+    asyncio.run(grid.run(6))
+    sets = [(e["host"], e["set"], e["reason"]) for e in grid.kinds("SITE_SET")]
+    assert sets[0] == ("spare", "hibernated", "initially hibernated")
+    assert ("spare", "candidate", "no candidate sites; new chance") in sets
+    picks = [e["host"] for e in grid.kinds("CONTACT_SELECTED")]
+    assert picks[:3] == ["main", "main", "spare"]
