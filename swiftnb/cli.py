@@ -314,6 +314,8 @@ def _app_lookup(config, site: str):
 def _build_executor(config, bus, opts: RunOptions, run_dir, keep: bool):
     """The executor of this run: the site scheduler for remote or several sites, else
     the single local site (the embedded default needs no configuration)."""
+    import os
+
     from swiftnb.execution.local import LocalProvider
     from swiftnb.scheduling.single import DryRunExecutor, SingleSiteExecutor
 
@@ -335,8 +337,11 @@ def _build_executor(config, bus, opts: RunOptions, run_dir, keep: bool):
         if not sites:
             raise _UsageError(f"no such site: {', '.join(selected)}")
     site = sites[0]
+    scratch = site.scratch
+    if scratch and not os.path.isabs(scratch):
+        scratch = os.path.abspath(scratch)
     provider = LocalProvider(site.name, work_dir=site.work_directory, site_run=run_dir.site_run,
-                             keep=keep or site.keep_site_dir)
+                             keep=keep or site.keep_site_dir, scratch=scratch)
     return SingleSiteExecutor(provider, bus, max_parallel=site.max_parallel_tasks,
                               app_lookup=_app_lookup(config, site.name))
 

@@ -72,7 +72,8 @@ class LocalProvider:
 
     ``work_dir`` is the site workDirectory (relative = under the task's base directory;
     default ``swiftwork``); ``site_run`` the ``SCRIPT-RUNID`` directory inside it;
-    ``keep`` is keepSiteDir.  ``walltime`` True enforces each task's maxwalltime (Swift's
+    ``keep`` is keepSiteDir; ``scratch`` a node-local directory for job directories
+    (inputs copied, not linked).  ``enforce_walltime`` True enforces each task's maxwalltime (Swift's
     local provider did not; coaster workers do).
     """
 
@@ -84,12 +85,14 @@ class LocalProvider:
         site_run: str | None = None,
         keep: bool = False,
         enforce_walltime: bool = False,
+        scratch: str | None = None,
     ) -> None:
         self.name = name
         self.work_dir = work_dir
         self.site_run = site_run
         self.keep = keep
         self.enforce_walltime = enforce_walltime
+        self.scratch = scratch
         self._running: dict[int, subprocess.Popen] = {}
         self._site_dirs: set[str] = set()
         self.submitted = 0
@@ -108,6 +111,7 @@ class LocalProvider:
             site_run=self.site_run,
             keep=self.keep,
             walltime=task.maxwalltime if self.enforce_walltime else None,
+            scratch=self.scratch,
         )
 
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
@@ -115,6 +119,8 @@ class LocalProvider:
         self.submitted += 1
         spec = self.spec(task)
         self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
+        if spec.get("scratch"):
+            self._site_dirs.add(os.path.join(spec["scratch"], spec["site_run"]))
         job = wrapper.prepare(spec)
         if job.failure is not None:
             return self._ended(job.failure, report, task, spec)

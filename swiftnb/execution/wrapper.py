@@ -10,8 +10,9 @@ cross a socket as it is.  The wrapper
    (``WORKDIR`` is the site ``workDirectory``, ``swiftwork`` under the base directory by
    default; ``SITE_RUN`` is ``SCRIPT-RUNID``; retries get ``<jobid>-<attempt>`` so every
    attempt has its own workspace, as Guide 5.1 requires),
-2. stages inputs in: a symlink at the same relative path (absolute paths are used as
-   they are), and pre-creates the directories of relative outputs,
+2. stages inputs in: a symlink at the same relative path (a copy when the site has a
+   ``scratch`` directory; absolute paths are used as they are), and pre-creates the
+   directories of relative outputs,
 3. runs the argv list (never a shell string) with the job directory as working directory
    and stdin/stdout/stderr redirected,
 4. on exit 0 with every declared output present, moves the outputs to their mapped
@@ -86,12 +87,15 @@ def spec_from_task(
     site_run: str | None = None,
     keep: bool = False,
     walltime: float | None = None,
+    scratch: str | None = None,
 ) -> dict[str, Any]:
     """The JSON-able job spec of a ``swiftnb.engine.task.Task`` (duck-typed: no import).
 
     ``work_dir`` is the site workDirectory (relative = relative to the task's base
     directory; default ``swiftwork``); ``site_run`` is ``SCRIPT-RUNID`` (default: the
     name of the run directory).  ``walltime`` (seconds) kills the app when exceeded.
+    ``scratch`` (the site's node-local directory) puts job directories there and copies
+    inputs instead of linking them, as ``_swiftwrap`` did.
     """
     base_dir = os.path.abspath(task.base_dir)
     wd = work_dir or "swiftwork"
@@ -116,6 +120,7 @@ def spec_from_task(
         "keep": bool(keep),
         "walltime": walltime,
         "source": getattr(task, "source", "") or "",
+        "scratch": scratch,
     }
 
 
@@ -233,7 +238,9 @@ class Job:
         self.base_dir: str = spec["base_dir"]
         self.work_dir: str = spec["work_dir"]
         self.rel_dir = job_dir_relative(spec)
-        self.dir = os.path.join(self.work_dir, self.rel_dir)
+        scratch = spec.get("scratch")
+        self.copy_inputs = bool(scratch)
+        self.dir = os.path.join(scratch or self.work_dir, self.rel_dir)
         self.site = spec.get("site") or "local"
         self.keep = bool(spec.get("keep"))
         extra = spec.get("env") or {}
@@ -285,7 +292,12 @@ class Job:
                 if link is None or os.path.lexists(link):
                     continue
                 self._make_inside(os.path.dirname(link))
-                os.symlink(source, link)
+                if self.copy_inputs and not os.path.isdir(source):
+                    shutil.copy2(source, link)
+                elif self.copy_inputs:
+                    shutil.copytree(source, link, symlinks=True)
+                else:
+                    os.symlink(source, link)
             for path in list(spec.get("outputs") or ()) + [spec.get("stdout"), spec.get("stderr")]:
                 if not path:
                     continue

@@ -188,3 +188,14 @@ def test_output_directory_removed_between_jobs_is_made_again(tmp_path):
                      outputs=["res/b.txt"])
     assert wrapper.run_job(spec)["ok"]
     assert (tmp_path / "res/b.txt").read_text() == "2\n"
+
+
+def test_scratch_puts_the_job_there_and_copies_inputs(tmp_path):
+    (tmp_path / "in.txt").write_text("x\n")
+    scratch = tmp_path / "scratch"
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "test ! -L in.txt && pwd > where && cat in.txt > o.txt"],
+                     inputs=["in.txt"], outputs=["o.txt", "where"], scratch=str(scratch))
+    result = wrapper.run_job(spec)
+    assert result["ok"], result["message"]
+    assert (tmp_path / "where").read_text().strip().startswith(str(scratch))
+    assert (tmp_path / "o.txt").read_text() == "x\n"
