@@ -76,7 +76,7 @@ def test_single_file():
         ({"prefix": "p"}, (Index(1), Index(2), Field("f")), "p0001.0002_f"),
         ({"location": "out", "prefix": "a", "suffix": ".dat"}, (Index(3),), "out/a0003.dat"),
         ({"location": "out/", "prefix": "a"}, (), "out/a"),
-        ({"location": ".", "prefix": "a"}, (), "a"),
+        ({"location": ".", "prefix": "a"}, (), "./a"),
         ({"location": "/abs/dir", "prefix": "a"}, (Index(1),), "/abs/dir/a0001"),
         ({"prefix": "k."}, (Index("key"),), "k.key"),
     ],
@@ -106,11 +106,21 @@ def test_simple_mapper_existing_struct_and_location(tmp_path):
 
 
 def test_simple_mapper_pattern(tmp_path):
-    for n in ["run0001.log", "run0002.log", "run0003.log"]:
+    for n in ["run0001.log", "run0002.log", "run0013.log", "runX.log"]:
         (tmp_path / n).write_text("")
-    m = mk("simple_mapper", {"prefix": "run", "suffix": ".log", "pattern": "000[12]"}, tmp_path,
+    # Swift's glob: prefix + "*" + pattern + "*" + suffix, ? is one character
+    m = mk("simple_mapper", {"prefix": "run", "suffix": ".log", "pattern": "000?"}, tmp_path,
            type_=ArrayType(FILE))
     assert [p for p, _ in m.existing()] == [(Index(1),), (Index(2),)]
+
+
+def test_swift_pattern():
+    from swiftnb.engine.mappers.files import swift_pattern
+    assert swift_pattern("foo", None, ".txt") == "foo*.txt"
+    assert swift_pattern(None, None, ".txt") == "*.txt"
+    assert swift_pattern(None, "*.csv", None) == "*.csv"
+    assert swift_pattern("p", "x?", ".s") == "p*x?*.s"
+    assert swift_pattern(None, None, None) == "*"
 
 
 def test_concurrent_mapper_unique_under_run_dir(tmp_path):
@@ -150,7 +160,11 @@ def test_filesys_mapper_location_and_double_star(tmp_path):
     m = mk("FilesysMapper", {"location": "data", "pattern": "**/*.csv"}, tmp_path)
     assert [n for _, n in m.existing()] == ["data/a/b/z.csv", "data/a/y.csv", "data/x.csv"]
     dot = mk("filesys_mapper", {"location": ".", "pattern": "data/*.csv"}, tmp_path)
-    assert [n for _, n in dot.existing()] == ["data/x.csv"]
+    assert [n for _, n in dot.existing()] == ["./data/x.csv"]
+    mid = mk("filesys_mapper", {"pattern": "data/a/*/z.*"}, tmp_path)
+    assert [n for _, n in mid.existing()] == ["data/a/b/z.csv", "data/a/b/z.txt"]
+    with pytest.raises(MapperError, match="Directory not found: nowhere"):
+        mk("filesys_mapper", {"location": "nowhere"}, tmp_path).existing()
     flat = mk("filesys_mapper", {"location": "data", "pattern": "*.csv"}, tmp_path)
     assert [n for _, n in flat.existing()] == ["data/x.csv"]
     q = mk("filesys_mapper", {"location": "data", "pattern": "?.csv"}, tmp_path)

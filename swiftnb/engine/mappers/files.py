@@ -26,8 +26,9 @@ def _file_url_path(name: str) -> str:
 
 
 def _join_location(location: str, name: str) -> str:
-    """``location/name``; a location of ``.`` (or empty) adds nothing."""
-    if location in ("", ".", "./"):
+    """``location/name`` (as Swift: ``./name`` for location ``.``); no location adds
+    nothing."""
+    if not location:
         return name
     if location.strip("/") == "":
         return "/" + name
@@ -63,66 +64,84 @@ def _elem_str(step: Any, padding: int) -> str:
     return java_str(k)
 
 
-def _glob_to_regex(glob: str) -> str:
-    """A UNIX glob (``? * **`` and ``[...]``) as a regex: ``*`` and ``?`` stay inside one
-    path component, ``**`` crosses directories."""
-    out = []
-    i = 0
-    while i < len(glob):
-        c = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        elif c == "[":
-            j = glob.find("]", i + 1)
-            if j < 0:
-                out.append(re.escape(c))
-                i += 1
-            else:
-                body = glob[i + 1 : j]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body + "]")
-                i = j + 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    return "".join(out)
+def swift_pattern(prefix: str | None, pattern: str | None, suffix: str | None) -> str:
+    """The glob Swift's file mappers list inputs with (``AbstractFileMapper``):
+    ``prefix*``, then ``pattern`` instead of that ``*`` if given, then ``*suffix``
+    (the ``*`` only when nothing else is a wildcard yet)."""
+    out = ""
+    wildcard = False
+    if prefix:
+        out += prefix + "*"
+        wildcard = True
+    if pattern:
+        out += pattern
+        wildcard = False
+    if suffix:
+        if not wildcard:
+            out += "*"
+        out += suffix
+    return out or "*"
+
+
+def _component_regex(token: str) -> re.Pattern:
+    """One path component of a Swift glob: ``*`` any characters, ``?`` one, the rest
+    literal (Swift escaped ``[]`` too, so there are no character classes)."""
+    rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in token)
+    return re.compile(rx + r"\Z", re.S)
 
 
 def list_files(base_dir: str, location: str, glob: str) -> list[str]:
-    """Files under ``location`` (relative to ``base_dir`` unless absolute) whose path
-    relative to ``location`` matches ``glob``; sorted; returned joined to ``location``
-    (or bare when ``location`` is empty)."""
+    """Files matching ``glob`` under ``location`` (relative to ``base_dir`` unless
+    absolute), as Swift's mappers list them: the glob is split on ``/``; the last
+    component matches files, earlier ones directories, a ``**`` component any depth of
+    directories (including none).  Sorted; returned joined to ``location``.  A missing
+    ``location`` is an error, as in Swift (``Directory not found: X``)."""
     root = location if os.path.isabs(location) else os.path.join(base_dir, location or ".")
-    rx = re.compile(_glob_to_regex(glob) + r"\Z", re.S)
-    deep = "/" in glob
-    found: list[str] = []
     if not os.path.isdir(root):
+        if location:
+            raise MapperError(f"Directory not found: {location}")
         return []
-    if deep:
-        for dirpath, dirnames, files in os.walk(root):
-            dirnames.sort()
-            rel_dir = os.path.relpath(dirpath, root)
-            for f in files:
-                rel = f if rel_dir == "." else f"{rel_dir}/{f}"
-                if rx.match(rel):
-                    found.append(rel)
-    else:
-        with os.scandir(root) as it:
-            for e in it:
+    tokens = [t for t in glob.split("/") if t]
+    if not tokens:
+        return []
+    if tokens[-1] == "**":
+        raise MapperError("** cannot be the last path element in a path pattern")
+    found: list[str] = []
+
+    def walk(rel: str, pos: int) -> None:
+        here = os.path.join(root, rel) if rel else root
+        token = tokens[pos]
+        try:
+            entries = sorted(os.scandir(here), key=lambda e: e.name)
+        except OSError:
+            return
+        if pos == len(tokens) - 1:
+            rx = _component_regex(token)
+            for e in entries:
                 if e.is_file() and rx.match(e.name):
-                    found.append(e.name)
-    found.sort()
+                    found.append(f"{rel}/{e.name}" if rel else e.name)
+        elif token == "**":
+            walk(rel, pos + 1)
+            for e in entries:
+                if e.is_dir():
+                    walk_all(f"{rel}/{e.name}" if rel else e.name, pos + 1)
+        else:
+            rx = _component_regex(token)
+            for e in entries:
+                if e.is_dir() and rx.match(e.name):
+                    walk(f"{rel}/{e.name}" if rel else e.name, pos + 1)
+
+    def walk_all(rel: str, pos: int) -> None:
+        walk(rel, pos)
+        try:
+            subdirs = sorted(e.name for e in os.scandir(os.path.join(root, rel)) if e.is_dir())
+        except OSError:
+            return
+        for d in subdirs:
+            walk_all(f"{rel}/{d}", pos)
+
+    walk("", 0)
+    found = sorted(set(found))
     return [_join_location(location, f) for f in found]
 
 
@@ -155,10 +174,9 @@ class SimpleMapper(Mapper):
         return "prefix/index/field/suffix names"
 
     def _dir(self) -> str:
-        loc = self.location.rstrip("/")
-        if self.location.startswith("/") and not loc:
-            return "/"
-        return "" if loc in ("", ".") else loc + "/"
+        if not self.location:
+            return ""
+        return self.location if self.location.endswith("/") else self.location + "/"
 
     def map(self, path: tuple = ()) -> str:
         elems = [_elem_str(s, self.padding) for s in path]
@@ -221,7 +239,7 @@ class SimpleMapper(Mapper):
         if not shape:
             f = self.map(())
             return [((), f)] if os.path.exists(self.local(f)) else []
-        glob = self.prefix + (self.pattern or "*") + self.suffix
+        glob = swift_pattern(self.prefix, self.pattern, self.suffix)
         names = list_files(self.ctx.base_dir, self.location, glob)
         out = []
         d = self._dir()
@@ -299,9 +317,10 @@ class ConcurrentMapper(Mapper):
 
 @register_mapper
 class FilesysMapper(Mapper):
-    """``filesys_mapper``: the files in ``location`` matching prefix + pattern + suffix
-    (a glob with ``? * **``; default pattern ``*``), sorted, as elements 0, 1, ...
-    Input-only; re-scans on every ``existing()`` so dynamic outputs are found."""
+    """``filesys_mapper``: the files in ``location`` matching the Swift glob built from
+    prefix, pattern and suffix (:func:`swift_pattern`; ``? * **``), sorted, as elements
+    0, 1, ...  Input-only; re-scans on every ``existing()`` so dynamic outputs are
+    found."""
 
     name = "FilesysMapper"
     aliases = ("filesys_mapper",)
@@ -311,8 +330,8 @@ class FilesysMapper(Mapper):
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         self.location = self.str_param("location", "") or ""
-        self.glob = (self.str_param("prefix", "") or "") + (self.str_param("pattern") or "*") + \
-            (self.str_param("suffix", "") or "")
+        self.glob = swift_pattern(self.str_param("prefix"), self.str_param("pattern"),
+                                  self.str_param("suffix"))
         self._names: list[str] | None = None
 
     def describe(self) -> str:
