@@ -83,6 +83,8 @@ class Param:
     default: ast.Expr | None = None
     optional: bool = False
     decl: ast.Formal | None = None
+    #: builtins: the parameter spelling of the table (``"numeric"``, ``"string|file"``...)
+    spec: str = ""
 
 
 @dataclass(slots=True, eq=False)

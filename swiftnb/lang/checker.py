@@ -207,13 +207,14 @@ class Checker:
         if sig is None:
             inputs = []
             variadic = False
-            for spec in params:
+            for i, spec in enumerate(params):
                 optional = spec.endswith("?")
                 if spec.startswith("..."):
                     variadic = True
                     spec = spec[3:]
                 spec = spec.rstrip("?")
-                inputs.append(Param(spec, _SPEC_TYPES.get(spec, T.ANY), None, optional))
+                inputs.append(Param(f"arg{i + 1}", _SPEC_TYPES.get(spec, T.ANY), None,
+                                    optional, None, spec))
             outputs: tuple[Param, ...] = ()
             if returns is not None:
                 outputs = (Param("result", _SPEC_TYPES.get(returns, T.ANY)),)
@@ -979,7 +980,7 @@ class Checker:
         if at.is_any:
             return
         if sig.kind == "builtin":
-            spec = f.name
+            spec = f.spec
             ok = True
             if spec == "numeric":
                 ok = at.is_numeric or at == T.AUTO

@@ -602,7 +602,8 @@ def _token_error(e: UnexpectedToken, filename: str, text: str) -> Diagnostic:
         if not at_end:
             msg += f", found {_found(tok)}"
         return Diagnostic(filename, prev[0], prev[1], msg, source_line(text, prev[0]))
-    if tok.type in _COMPARISONS and tok.type not in expected:
+    if tok.type in _COMPARISONS and tok.type not in expected and (
+            "AND" in expected or "OR" in expected):
         msg = (f"unexpected {_found(tok)}: comparisons cannot be chained "
                "(use parentheses, or '&&')")
     elif tok.type == "RBRACE" and "RBRACE" not in expected:

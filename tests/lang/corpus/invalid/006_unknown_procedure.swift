@@ -1,0 +1,2 @@
+// expect: No function or procedure 'foo' found.
+foo(1);

@@ -1,0 +1,2 @@
+// expect: No function or procedure 'bar' found.
+int x = bar(2);

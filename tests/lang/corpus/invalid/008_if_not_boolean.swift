@@ -1,0 +1,3 @@
+// expect: Condition in if statement has to be of boolean type.
+int x = 1;
+if (x) { trace(x); }

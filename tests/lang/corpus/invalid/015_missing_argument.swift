@@ -1,0 +1,3 @@
+// expect: Wrong number of procedure input arguments: specified 0 and should be 1
+(int r) f(int a) { r = a; }
+int x = f();

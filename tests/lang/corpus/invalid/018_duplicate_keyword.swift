@@ -1,0 +1,3 @@
+// expect: Duplicate parameter: 'a'
+(int r) f(int a=1) { r = a; }
+int x = f(a=1, a=2);

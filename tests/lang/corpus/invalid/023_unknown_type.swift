@@ -1,0 +1,2 @@
+// expect: Type foo is not defined.
+foo x;

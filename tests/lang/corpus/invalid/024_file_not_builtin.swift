@@ -1,0 +1,2 @@
+// expect: Type file is not defined.
+file f <"a.txt">;

@@ -1,0 +1,2 @@
+// expect: Operator '+' cannot be applied to 'boolean' and 'int'
+int x = true + 1;

@@ -1,0 +1,2 @@
+// expect: heterogeneous arrays are not supported
+string a[] = ["a", 1];

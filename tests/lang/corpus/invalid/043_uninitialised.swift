@@ -1,0 +1,3 @@
+// expect: Uninitalized variable: a
+int a;
+trace(a);

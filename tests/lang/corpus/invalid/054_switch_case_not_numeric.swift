@@ -1,0 +1,3 @@
+// expect: Case value has to be of numeric type, not string
+int x = 1;
+switch (x) { case "a": trace(1); }

@@ -1,0 +1,3 @@
+// expect: App procedure f has no command line
+type file;
+app (file o) f() { }

@@ -1,0 +1,3 @@
+// expect: 2:10: expected ';' after statement
+int a = 1
+int b = 2;

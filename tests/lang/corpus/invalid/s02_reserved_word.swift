@@ -1,0 +1,2 @@
+// expect: 'in' is a reserved word and cannot be used as a name
+in a;

@@ -1,0 +1,1 @@
+// expect: the program is empty

@@ -1,0 +1,3 @@
+// expect: unexpected '}': there is no open block to close here
+int a = 1;
+}

@@ -1,0 +1,2 @@
+// expect: invalid escape sequence '\d' in string
+string s = "a\d";

@@ -1,0 +1,2 @@
+// expect: unterminated string
+string s = "abc;

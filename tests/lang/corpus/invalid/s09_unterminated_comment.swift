@@ -1,0 +1,2 @@
+// expect: unterminated comment
+int a = 1; /* never closed

@@ -1,0 +1,2 @@
+// expect: unexpected end of file; expected an expression or ')'
+trace(

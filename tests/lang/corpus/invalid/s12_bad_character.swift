@@ -1,0 +1,2 @@
+// expect: unexpected character '$'
+int x = 3 $ 4;

@@ -1,0 +1,3 @@
+// expect: 'false' is a reserved word
+type file;
+app (file o) f() { false stdout=@o; }

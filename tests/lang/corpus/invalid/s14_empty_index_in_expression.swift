@@ -1,0 +1,3 @@
+// expect: expected an index expression between '[' and ']'
+int a[];
+int b = a[];

@@ -1,0 +1,2 @@
+// expect: unexpected end of file
+if (true) { trace(1);

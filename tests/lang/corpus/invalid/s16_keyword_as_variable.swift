@@ -1,0 +1,2 @@
+// expect: 'type' is a reserved word
+int type = 3;

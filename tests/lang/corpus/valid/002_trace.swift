@@ -1,0 +1,1 @@
+trace("hello", 1, 2.5, true);

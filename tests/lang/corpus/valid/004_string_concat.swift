@@ -1,0 +1,3 @@
+string s = "a" + 1 + 2.5 + true;
+string t = strcat(s, "x", 3);
+trace(s, t);

@@ -1,0 +1,2 @@
+string s = "tab\there\nnewline \"quoted\" back\\slash \r \b \f";
+trace(s);

@@ -1,0 +1,2 @@
+string pets[] = ["shane", "noddy", "leo",];
+foreach p in pets { trace(p); }

@@ -1,0 +1,7 @@
+type file;
+type myint int;
+type image file;
+myint x = 3;
+int y = x + 1;
+image i <"a.jpg">;
+trace(y);

@@ -1,0 +1,2 @@
+type file;
+file tmp[] <concurrent_mapper; prefix="tmp", suffix=".dat">;

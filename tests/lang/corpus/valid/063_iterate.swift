@@ -1,0 +1,3 @@
+iterate i {
+    trace(i);
+} until (i == 3);

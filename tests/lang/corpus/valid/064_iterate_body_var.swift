@@ -1,0 +1,4 @@
+iterate i {
+    trace(i);
+    int j = i;
+} until (j == 3);

@@ -1,0 +1,6 @@
+string out[];
+foreach i in [0:3] {
+    int sq = i * i;
+    string s = strcat("sq=", sq);
+    out[i] = s;
+}

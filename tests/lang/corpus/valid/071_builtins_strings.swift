@@ -1,0 +1,10 @@
+string s = "a,b,,c";
+string parts[] = strsplit(s, ",");
+string j = strjoin(parts, ":");
+string r = regexp("abc123def", "[0-9]+", "<$0>");
+string c = strcut("abc123", "([0-9]+)");
+int p = strstr("hello", "ll");
+string f = sprintf("%i-%s", 3, "x");
+string g = format("%.2f|%5s", 3.14159, "x");
+string h = pad(5, 42);
+trace(parts[0], j, r, c, p, f, g, h);

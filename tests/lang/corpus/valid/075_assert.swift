@@ -1,0 +1,3 @@
+assert(1 == 1);
+assert(true, "must be true");
+assert(1);

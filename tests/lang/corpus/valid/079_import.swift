@@ -1,0 +1,3 @@
+import "lib/defs";
+file f <"a.txt">;
+trace(helper(2));

@@ -1,0 +1,3 @@
+int a[] = [];
+string s[] = [];
+trace(length(a));

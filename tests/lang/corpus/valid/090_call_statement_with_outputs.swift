@@ -1,0 +1,2 @@
+(int r) f(int x) { r = x; trace(x); }
+f(3);

@@ -1,0 +1,2 @@
+float x = java("java.lang.Math", "sin", 0.5);
+trace(x);

@@ -1,0 +1,2 @@
+type file;
+(int r) helper(int x) { r = x * 2; }
