@@ -79,6 +79,7 @@ def test_single_file():
         ({"location": ".", "prefix": "a"}, (), "./a"),
         ({"location": "/abs/dir", "prefix": "a"}, (Index(1),), "/abs/dir/a0001"),
         ({"prefix": "k."}, (Index("key"),), "k.key"),
+        ({"prefix": "n"}, (Index(-5),), "n00-5"),
     ],
 )
 def test_simple_mapper_names(params, path, name):
@@ -239,8 +240,12 @@ def test_csv_mapper(tmp_path):
     assert len(m.existing()) == 9 and m.fixed
     (tmp_path / "nohdr.txt").write_text("skipme\na b\nc d\n")
     m = mk("CSVMapper", {"file": "nohdr.txt", "header": False, "skip": 1}, tmp_path)
-    assert m.map((Index(0), Field("column2"))) == "b"
-    assert m.map((Index(1), Field("column1"))) == "c"
+    assert m.map((Index(0), Field("column1"))) == "b"
+    assert m.map((Index(1), Field("column0"))) == "c"
+    (tmp_path / "sp.txt").write_text("first name,age\nann,3\n\nbob,4\n")
+    m = mk("csv_mapper", {"file": "sp.txt", "delim": ","}, tmp_path)
+    assert m.map((Index(0), Field("first_name"))) == "ann"
+    assert m.map((Index(2), Field("age"))) == "4"  # a blank line is an (empty) element
     (tmp_path / "semi.txt").write_text("x;y\n1;2\n")
     m = mk("csv_mapper", {"file": "semi.txt", "delim": ";"}, tmp_path)
     assert m.map((Index(0), Field("y"))) == "2"

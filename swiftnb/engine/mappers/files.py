@@ -59,8 +59,8 @@ def _elem_str(step: Any, padding: int) -> str:
         return step.name
     k = step.key
     if isinstance(k, int) and not isinstance(k, bool):
-        s = str(abs(k))
-        return ("-" if k < 0 else "") + (s.rjust(padding, "0") if padding > 0 else s)
+        # Swift padded String.valueOf(index) as is, sign included (-5 -> "00-5")
+        return str(k).rjust(padding, "0") if padding > 0 else str(k)
     return java_str(k)
 
 

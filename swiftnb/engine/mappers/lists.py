@@ -171,7 +171,9 @@ class CSVMapper(Mapper):
     header line (``header=true``) names the fields (else ``column1``, ``column2``...);
     ``skip`` lines after the header are ignored; ``delim`` (default space, tab, comma)
     separates values and ``hdelim`` header names (default: ``delim``).  For an array of
-    plain files, element i is the first column of row i."""
+    plain files, element i is the first column of row i.  Without a header the columns
+    are ``column0``, ``column1``... (what Swift's CSVMapper does; the Guide's
+    ``column1`` is off by one)."""
 
     name = "CSVMapper"
     aliases = ("csv_mapper",)
@@ -193,6 +195,9 @@ class CSVMapper(Mapper):
         return f"the rows of {self.file}"
 
     def _load(self) -> list[dict[str, str]]:
+        """Read the file as Swift's CSVMapper did: the first line is the header (names
+        with whitespace turned into ``_``), then ``skip`` lines are dropped, then every
+        line is a row (a blank line is an element with no fields)."""
         if self._rows is not None:
             return self._rows
         try:
@@ -202,20 +207,15 @@ class CSVMapper(Mapper):
             raise MapperError(f"{self.spelled}: cannot read {self.file}: {e.strerror}") from None
         i = 0
         if self.header:
-            while i < len(lines) and not lines[i].strip():
-                i += 1
-            self._columns = _tokenize(lines[i], self.hdelim) if i < len(lines) else []
-            i += 1
+            if not lines:
+                raise MapperError(f"Invalid CSV file ({self.file}): missing header.")
+            self._columns = [re.sub(r"\s", "_", c) for c in _tokenize(lines[0], self.hdelim)]
+            i = 1
         i += self.skip
-        rows = []
-        for line in lines[i:]:
-            if not line.strip():
-                continue
-            vals = _tokenize(line, self.delim)
-            if not self.header:
-                while len(self._columns) < len(vals):
-                    self._columns.append(f"column{len(self._columns) + 1}")
-            rows.append(dict(zip(self._columns, vals)))
+        body = lines[i:]
+        if not self.header and body:
+            self._columns = [f"column{j}" for j in range(len(_tokenize(body[0], self.delim)))]
+        rows = [dict(zip(self._columns, _tokenize(line, self.delim))) for line in body]
         self._rows = rows
         return rows
 
