@@ -272,7 +272,7 @@ def test_ext_mapper_params_and_paths(tmp_path):
                                     'echo "derde.links d"\necho "[0][0].c[0] deep"\n')
     m = mk("Ext", {"exec": "./" + exe, "prefix": "p_", "n": 3}, tmp_path)
     asyncio.run(asyncio.wait_for(m.prepare(), 20))
-    assert m.map(()) == "-prefix p_ -n 3"
+    assert m.map(()) == "-prefix p_ -n 3"  # java.util.HashMap order: "prefix" before "n"
     assert m.map((Index(0), Field("l"))) == "left file"
     assert m.map((Field("eerste"),)) == "e"
     assert m.map((Field("derde"), Field("links"))) == "d"
@@ -284,7 +284,7 @@ def test_ext_mapper_params_and_paths(tmp_path):
 def test_ext_mapper_failure(tmp_path):
     exe = _script(tmp_path, "bad.sh", "echo broken >&2; exit 4\n")
     m = mk("ext", {"exec": exe}, tmp_path)
-    with pytest.raises(MapperError, match="exit code 4\nbroken"):
+    with pytest.raises(MapperError, match="External executable failed. Exit code: 4\n\tbroken"):
         asyncio.run(asyncio.wait_for(m.prepare(), 20))
 
 

@@ -15,7 +15,8 @@ from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
 @register_mapper
 class ExtMapper(Mapper):
     """``<ext; exec="mapper.sh", a=1, b="x">``: runs ``exec -a 1 -b x`` (every parameter
-    but ``exec`` becomes ``-name value``, in the order given) in the base directory and
+    but ``exec`` becomes ``-name value``, in Java HashMap order as Swift passed them) in
+    the base directory and
     reads its stdout: one ``PATH FILE`` line per leaf, PATH being ``$`` (the variable),
     ``[2]``, ``[0].f``, ``fld``, ``a.b``, ``[0][1]``.  The script runs once, in
     ``prepare()``, without blocking the event loop."""
@@ -43,10 +44,11 @@ class ExtMapper(Mapper):
         else:
             cmd = shutil.which(exe) or exe
         argv = [cmd]
-        for k, v in self.p.items():
-            if k == "exec":
-                continue
-            argv += ["-" + k, self._arg(v)]
+        # Swift kept the other parameters in a java.util.HashMap: same order here
+        from swiftnb.engine.datafiles import java_hash_order
+
+        for k in java_hash_order([k for k in self.p if k != "exec"]):
+            argv += ["-" + k, self._arg(self.p[k])]
         return argv
 
     def _arg(self, v: Any) -> str:
@@ -88,9 +90,9 @@ class ExtMapper(Mapper):
             raise MapperError(f"{self.spelled}: cannot run {argv[0]}: {e.strerror}") from None
         out, err = await proc.communicate()
         if proc.returncode != 0:
-            raise MapperError(
-                f"{self.spelled}: mapper script {' '.join(argv)} failed with exit code {proc.returncode}"
-                + ("\n" + err.decode("utf-8", "replace").rstrip() if err.strip() else ""))
+            lines = err.decode("utf-8", "replace").splitlines()
+            raise MapperError(f"External executable failed. Exit code: {proc.returncode}\n\t"
+                              + "".join(ln + "\n\t" for ln in lines).rstrip("\n\t"))
         self.parse_output(out.decode("utf-8", "replace"))
 
     def _need(self) -> dict[tuple, str]:
