@@ -208,6 +208,21 @@ class Compiler:
     # ------------------------------------------------------------------ statements
 
     def stmt(self, st: A.Stmt, scope: Scope) -> list[Exec]:
+        out = self._stmt(st, scope)
+        if isinstance(st, (A.If, A.Switch, A.Foreach, A.Iterate)):
+            for ex in out:
+                fails = []
+                for sym in ex.writes:
+                    try:
+                        found, depth = self.lookup(scope, sym.name, st.pos)
+                    except CompileError:
+                        continue
+                    if found is sym:
+                        fails.append(self.getter(depth, sym.slot))
+                ex.fails = tuple(fails)
+        return out
+
+    def _stmt(self, st: A.Stmt, scope: Scope) -> list[Exec]:
         if isinstance(st, A.VarDecl):
             out: list[Exec] = []
             for d in st.declarators:

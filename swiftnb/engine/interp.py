@@ -133,13 +133,28 @@ class Exec:
     """A compiled statement.  ``run(frame, done)`` calls ``done`` exactly once, when the
     statement and everything it started have finished."""
 
-    __slots__ = ("pos", "writes", "holds", "rt")
+    __slots__ = ("pos", "writes", "holds", "rt", "fails")
 
     def __init__(self, rt: Any, pos: A.Pos) -> None:
         self.rt = rt
         self.pos = pos
         self.writes: set[Sym] = set()
         self.holds: tuple[int, ...] = ()
+        #: (getter) of the variables a skipped block would have written (lazy errors)
+        self.fails: tuple = ()
+
+    def fail_writes(self, f: list, err: SwiftError) -> None:
+        """The statement will not run (its inputs failed): its outputs fail too, so that
+        their readers are skipped instead of waiting forever."""
+        if not err.dependency:
+            err = SwiftError(err.message, dependency=True)
+        for get in self.fails:
+            try:
+                node = get(f)
+            except Exception:  # noqa: BLE001
+                continue
+            if isinstance(node, Node) and node.state == V.OPEN:
+                node.fail(err)
 
     def run(self, f: list, done: Done) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

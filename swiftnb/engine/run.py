@@ -302,6 +302,7 @@ class Run:
 
     def skip_block(self, st: Exec, f: list, err: SwiftError) -> None:
         """A condition or iterable failed: the block does not run (lazy errors)."""
+        st.fail_writes(f, err)
 
     def warn(self, message: str) -> None:
         if message in self._warned:
