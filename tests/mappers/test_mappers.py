@@ -184,6 +184,7 @@ def test_fixed_array_mapper():
     assert m.fixed
     assert [m.map((Index(i),)) for i in range(3)] == ["file1.txt", "fileB.txt", "file3.txt"]
     assert mk("fixed_array_mapper", {"files": "a b  c"}).existing()[2] == ((Index(2),), "c")
+    assert mk("fixed_array_mapper", {"files": "a;b,\tc"}).existing()[2] == ((Index(2),), "c")
     assert mk("fixed_array_mapper", {"files": {0: "x", 1: "y"}}).map((Index(1),)) == "y"
     with pytest.raises(MapperError, match="out of range"):
         m.map((Index(3),))

@@ -22,6 +22,7 @@ absolute (Swift resolved them against its working directory).  See docs/mappers.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -142,8 +143,9 @@ class Mapper:
         return str(v).strip().lower() in ("true", "yes", "1")
 
     def list_param(self, name: str) -> list[str]:
-        """A list of names from a string (space/comma separated) or an array of strings
-        or files (key order)."""
+        """A list of names from a string (separated by whitespace, commas or semicolons,
+        as Swift's FixedArrayMapper split it) or an array of strings or files (key
+        order)."""
         v = self.p.get(name)
         if v is None:
             return []
@@ -159,7 +161,7 @@ class Mapper:
             return out
         if isinstance(v, FileValue):
             return [v.path or ""]
-        return [t for t in str(v).replace(",", " ").split() if t]
+        return [t for t in re.split(r"[\s,;]+", str(v)) if t]
 
     def local(self, name: str) -> str:
         """The on-disk path of a mapped name (relative names against base_dir)."""
