@@ -144,3 +144,31 @@ def test_sitesets_initially_hibernated_site_gets_a_chance_only_when_needed():
     assert ("spare", "candidate", "no candidate sites; new chance") in sets
     picks = [e["host"] for e in grid.kinds("CONTACT_SELECTED")]
     assert picks[:3] == ["main", "main", "spare"]
+
+
+def test_delay_base_back_off_grows_between_uses_of_a_failing_site():
+    # (initialParallelTasks == maxParallelTasks would be an infinite score: never banned)
+    grid = Grid({"bad": {"failureProbability": 1.0, "taskDuration": 1}}, seed=1,
+                site_limits={"bad": (4, 1)})
+    result = asyncio.run(grid.run(1, retries=12))[0]
+    assert not result.ok
+    picks = [e.time for e in grid.kinds("CONTACT_SELECTED")]
+    assert len(picks) == 13
+    gaps = [b - a for a, b in zip(picks, picks[1:])]
+    # each failure costs ~0.6 of score; once negative, the next use waits 0.1 s * 2^-score
+    assert gaps[-1] > 20 * gaps[2] and gaps[-1] > 10
+    assert gaps[4:] == sorted(gaps[4:])
+    site = grid.sites[0]
+    assert site.score < -5
+
+
+def test_sitesets_with_replication_hibernates_the_slow_queue_site():
+    grid = Grid({"slow": {"slots": 50, "queueTime": 5000, "taskDuration": 10, "seed": 1},
+                 "fast": {"slots": 50, "queueTime": 5, "taskDuration": 10, "seed": 2}},
+                site_limits={"slow": (10, 10), "fast": (10, 10)}, seed=3,
+                policy=make_policy("sitesets", queue_time_constant=30),
+                replication_enabled=True, replication_min_queue_time=100)
+    results = asyncio.run(grid.run(20))
+    assert all(r.ok and r.site == "fast" for r in results)
+    slow = [e for e in grid.kinds("SITE_SET") if e["host"] == "slow" and e["set"] == "hibernated"]
+    assert slow and "replica queued" in slow[0]["reason"]
