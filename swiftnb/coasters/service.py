@@ -248,7 +248,7 @@ class CoasterService:
     async def start(self) -> None:
         self._wake = asyncio.Event()
         self._server = await asyncio.start_server(
-            self._on_connection, self.settings.listen_address, self.settings.service_port,
+            self._on_connection, self.settings.bind_address, self.settings.service_port,
             limit=1 << 24)
         sock = self._server.sockets[0]
         self.port = sock.getsockname()[1]

@@ -81,8 +81,8 @@ class CoasterSettings:
     max_worker_idle_time: float = 120.0      # idle block shuts down after this
     suspend_delay: float = 30.0              # unused this long -> may be suspended
     plan_interval: float = 1.0               # seconds between planning rounds
-    listen_address: str = "127.0.0.1"        # where the service listens
-    internal_hostname: str | None = None     # what workers connect to (default: listen)
+    listen_address: str | None = None        # where the service listens (see bind_address)
+    internal_hostname: str | None = None     # what workers connect to
     service_port: int = 0                    # 0 = any free port
     worker_retries: int = 3                  # re-queues of a task after lost workers
 
@@ -138,8 +138,14 @@ class CoasterSettings:
         return self.max_nodes * self.jobs_per_node
 
     @property
+    def bind_address(self) -> str:
+        """``listenAddress``, else ``internalHostName``, else loopback only."""
+        return self.listen_address or self.internal_hostname or "127.0.0.1"
+
+    @property
     def contact_host(self) -> str:
-        return self.internal_hostname or self.listen_address
+        """The address workers connect to: ``internalHostName``, else the bind address."""
+        return self.internal_hostname or self.bind_address
 
     def as_options(self) -> dict[str, Any]:
         """swift.conf-style names and values (for the state panel and docs)."""

@@ -248,3 +248,12 @@ def test_walltime_queue_pops_the_longest_task_that_fits(walltimes, limits):
         model.remove(best)
     assert len(q) == len(model)
     assert q.walltimes() == sorted(w for w, _ in model)
+
+
+def test_service_addresses():
+    assert CoasterSettings().bind_address == "127.0.0.1"
+    assert CoasterSettings().contact_host == "127.0.0.1"
+    s = CoasterSettings.from_options({"internalHostName": "10.0.0.5"})
+    assert (s.bind_address, s.contact_host) == ("10.0.0.5", "10.0.0.5")
+    s = CoasterSettings.from_options({"listenAddress": "0.0.0.0", "internalHostName": "head"})
+    assert (s.bind_address, s.contact_host) == ("0.0.0.0", "head")
