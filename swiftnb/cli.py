@@ -436,8 +436,24 @@ def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
         out_copy.close()
 
 
+def _raise_open_file_limit() -> None:
+    """Each running app holds a few descriptors (pidfd, captured stdout/stderr); a site
+    with a high maxParallelTasks needs more than the usual soft limit of 1024."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
     import asyncio
+
+    _raise_open_file_limit()
 
     from swiftnb.engine.restart import RestartLog, RestartLogError
     from swiftnb.events import EventBus
