@@ -53,6 +53,16 @@ except ImportError:  # config not there yet: plain dicts still work
     pass
 
 
+def worker_log_dir(options: dict[str, Any] | None) -> str | None:
+    """Where workers log (``workerLoggingLevel`` other than NONE turns it on, into
+    ``workerLoggingDirectory``, default ``~/.globus/coasters`` as in Swift)."""
+    options = options or {}
+    level = str(options.get("workerLoggingLevel", "NONE")).upper()
+    if level == "NONE":
+        return None
+    return os.path.expanduser(str(options.get("workerLoggingDirectory", "~/.globus/coasters")))
+
+
 class CoasterProvider:
     """Runs a site's tasks on coaster blocks (pilot jobs) through a block provider."""
 
@@ -77,6 +87,8 @@ class CoasterProvider:
         self.work_dir = work_dir
         self.site_run = site_run
         self.keep = keep
+        if log_dir is None:
+            log_dir = worker_log_dir(options)
         self.log_dir = log_dir
         # resolve the block provider now, so a bad jobManager fails at configuration time
         self._block_provider = block_provider or block_provider_for(self.job_manager, log_dir=log_dir)

@@ -378,3 +378,15 @@ def test_cancel_a_queued_task_never_runs_it(make_site):
 
     assert asyncio.run(main()).ok
     assert [s for s, _ in site.statuses["echo-00002"]] == [8, 1, 6]
+
+
+def test_worker_logging_options(tmp_path):
+    from swiftnb.coasters.provider import CoasterProvider, worker_log_dir
+
+    assert worker_log_dir({}) is None
+    assert worker_log_dir({"workerLoggingLevel": "NONE"}) is None
+    logs = tmp_path / "wlogs"
+    options = {"workerLoggingLevel": "DEBUG", "workerLoggingDirectory": str(logs)}
+    assert worker_log_dir(options) == str(logs)
+    provider = CoasterProvider("c", options)
+    assert provider.log_dir == str(logs) and provider._block_provider.log_dir == str(logs)
