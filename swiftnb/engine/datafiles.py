@@ -50,14 +50,18 @@ _WS = re.compile(r"\s+")
 
 
 def parse_primitive(text: str, t: SwiftType, strip: bool = True) -> Any:
-    """Parse one value of primitive type ``t`` the way Java's ``valueOf`` does."""
+    """Parse one value of primitive type ``t`` the way Java's ``valueOf`` does; a bad
+    number is ``Could not convert value to number: X`` (Swift's readData message)."""
     from swiftnb.engine.builtins.numbers import parse_java_double, parse_java_int
 
     name = t.name if isinstance(t, (PrimType, MappedType)) else "string"
-    if name == "int":
-        return parse_java_int(text.strip())
-    if name == "float":
-        return parse_java_double(text)
+    try:
+        if name == "int":
+            return parse_java_int(text.strip())
+        if name == "float":
+            return parse_java_double(text)
+    except BuiltinError:
+        raise BuiltinError(f"Could not convert value to number: {text}") from None
     if name == "boolean":
         return text.strip().lower() == "true"
     if isinstance(t, MappedType):
@@ -74,8 +78,8 @@ def _struct_from_row(st: StructType, header: list[str], values: list[str], name:
     fields = st.field_dict()
     if len(values) != len(header):
         raise BuiltinError(
-            f"File entry does not match header length. Expected {len(header)} whitespace "
-            f"separated items. Got {len(values)} instead."
+            f'Column count for line "{" ".join(values)}" does not match the header column '
+            f"count of {len(header)}"
         )
     out: dict[str, Any] = {}
     for h, v in zip(header, values):
@@ -90,9 +94,11 @@ def _check_header(st: StructType, header: list[str]) -> None:
             f"File header does not match type. Expected {len(names)} whitespace separated "
             f"items. Got {len(header)} instead."
         )
-    for h in header:
-        if h not in names:
-            raise BuiltinError(f"File header does not match type. Type {st.name} has no field {h!r}")
+    if set(header) != set(names):
+        raise BuiltinError(
+            "File header does not match type. Expected the following whitespace separated "
+            f"header items: [{', '.join(names)}]. Instead, the header was: [{', '.join(header)}]"
+        )
 
 
 def read_data(text: str, type_: Any, name: str = "?") -> Any:
@@ -106,11 +112,11 @@ def read_data(text: str, type_: Any, name: str = "?") -> Any:
     if isinstance(t, StructType):
         rows = [ln for ln in lines if ln.strip()]
         if not rows:
-            raise BuiltinError("readData: file is empty, expected a header line")
+            raise BuiltinError("Missing header")
         header = _WS.split(rows[0].strip())
         _check_header(t, header)
         if len(rows) < 2:
-            raise BuiltinError("readData: missing the line of values after the header")
+            raise BuiltinError("Missing values")
         return _struct_from_row(t, header, _WS.split(rows[1].strip()), name)
     if isinstance(t, ArrayType):
         el = t.elem

@@ -48,8 +48,14 @@ def test_struct_and_struct_array():
 def test_header_mismatch():
     with pytest.raises(BuiltinError, match="File header does not match type"):
         read_data("name id\nA 1\n", EMP)
-    with pytest.raises(BuiltinError, match="File header does not match type"):
+    with pytest.raises(BuiltinError, match="File header does not match type. Expected the following"):
         read_data("name id where\nA 1 X\n", EMP)
+    with pytest.raises(BuiltinError, match='Column count for line "A 1" does not match the header column count of 3'):
+        read_data("name id loc\nA 1\n", EMP)
+    with pytest.raises(BuiltinError, match="Could not convert value to number: x"):
+        read_data("name id loc\nA x L\n", EMP)
+    with pytest.raises(BuiltinError, match="Missing header"):
+        read_data("", EMP)
 
 
 def test_lang_types_are_accepted():
