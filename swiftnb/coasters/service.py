@@ -139,6 +139,8 @@ class WalltimeQueue:
 
 @dataclass(eq=False)
 class WorkerConn:
+    """A connected worker: ``cores`` task slots on one node of a block."""
+
     block: "Block"
     id: str
     node: str
@@ -164,6 +166,12 @@ class WorkerConn:
 
 @dataclass(eq=False)
 class Block:
+    """A planned block: its shape, lifecycle and usage (the LRM side is ``handle``).
+
+    ``started`` is when its LRM job started; its usable time ends ``walltime`` s later and
+    the LRM kills it ``reserve`` s after that.
+    """
+
     id: str
     workers: int
     walltime: int
