@@ -59,6 +59,10 @@ class WeightedScorePolicy(Policy):
     def __init__(self) -> None:
         self._banned: set[str] = set()
 
+    def bind(self, ctx) -> None:
+        super().bind(ctx)
+        self._banned = {s.name for s in ctx.sites if s.score < 0}  # e.g. a negative initialScore
+
     def _usable(self, sites: Sequence["Site"]) -> list["Site"]:
         now = self.ctx.clock.now()
         return [s for s in sites if s.score >= 0 or now >= s.permitted_at()]
@@ -73,6 +77,8 @@ class WeightedScorePolicy(Policy):
         return _weighted_choice(self.ctx.rng, usable, [s.weight(now) for s in usable])
 
     def next_wakeup(self) -> float | None:
+        if not self._banned:  # no site in delay mode: nothing to wait for
+            return None
         now = self.ctx.clock.now()
         times = [t for t in (s.permitted_at() for s in self.ctx.sites if s.score < 0)
                  if t > now]
