@@ -303,6 +303,8 @@ class BuiltinContext(Protocol):
     """What a built-in may use of the running program.
 
     ``script_args``: the ``-name=value`` arguments after the script name.
+    ``script_argv``: optional, those arguments as the raw words of the command line
+    (``args()`` parses them itself; without it they are rebuilt as ``-name=value``).
     ``base_dir``: the directory relative paths are resolved against (Swift's CWD).
     ``run_dir``: the run directory (for temporary files).
     ``return_type``: the declared type the result is assigned to, when the engine knows
@@ -336,6 +338,7 @@ class SimpleContext:
     and warnings in lists."""
 
     script_args: dict[str, str] = field(default_factory=dict)
+    script_argv: list[str] | None = None
     base_dir: str = "."
     run_dir: str = "."
     return_type: Any = None

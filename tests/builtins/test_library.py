@@ -96,13 +96,31 @@ def test_arg():
 
 
 def test_args_spec():
-    ctx = SimpleContext(script_args={"min": "1", "max": "9", "normalize": "true"})
-    r = call("args", "-min:<int> -max:<int> -bins:<int:10> [-normalize] [-other:<string>]", ctx=ctx)
-    assert r == {"min": "1", "max": "9", "bins": "10", "normalize": "true"}
-    with pytest.raises(BuiltinError, match="Missing command line argument: min"):
-        call("args", "-min:<int>")
-    with pytest.raises(BuiltinError, match="expected an int"):
-        call("args", "-min:<int>", ctx=SimpleContext(script_args={"min": "x"}))
+    ctx = SimpleContext(script_argv=["-min:1", "-max:9", "-normalize"])
+    r = call("args", "-min:<int>, -max:<int>, -bins:<int:10>, [-normalize], [-other:<string>]", ctx=ctx)
+    assert r == {"-min": "1", "-max": "9", "-bins": "10", "-normalize": "true"}
+    # a spec without commas is split on whitespace; "=" separators from -name=value args
+    ctx = SimpleContext(script_args={"n": "5"})
+    assert call("args", "-n=<int> [-v]", ctx=ctx) == {"-n": "5"}
+    ctx = SimpleContext(script_argv=["-n", "7"])
+    assert call("args", "-n <int>", ctx=ctx) == {"-n": "7"}
+
+
+@pytest.mark.parametrize(
+    "spec, argv, message",
+    [
+        ("-min:<int>", [], "Missing mandatory option '-min'"),
+        ("-min:<int>", ["-min:x"], "Invalid value 'x' for option '-min'. Must be an integer"),
+        ("-min:<int>", ["-max:1"], "Invalid option: '-max'"),
+        ("-min:<int>", ["-min=1"], "Invalid separator ('=' for '-min'. Expected ':'"),
+        ("-min <int>", ["-min"], "Missing value for option '-min'"),
+        ("-min", [], "Missing required option type in '-min'"),
+    ],
+)
+def test_args_errors(spec, argv, message):
+    with pytest.raises(BuiltinError) as e:
+        call("args", spec, ctx=SimpleContext(script_argv=argv))
+    assert e.value.message == message
 
 
 @pytest.mark.parametrize(

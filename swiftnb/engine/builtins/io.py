@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from typing import Any
 
 from swiftnb.engine import datafiles
@@ -116,45 +117,133 @@ def arg(ctx: Any, name: str, default: str | None = None) -> str:
     return v
 
 
+_ARG_TYPES = {"int", "string", "float", "boolean", "help"}
+
+
+def _check_arg_type(kind: str, v: str | None) -> bool:
+    from swiftnb.engine.builtins.numbers import parse_java_double, parse_java_int
+
+    if v is None:
+        return True
+    try:
+        if kind == "int":
+            parse_java_int(v)
+        elif kind == "float":
+            parse_java_double(v)
+        elif kind == "boolean":
+            return v in ("true", "false")
+    except BuiltinError:
+        return False
+    return True
+
+
+_ALLOWED = {"int": "an integer", "float": "a number", "boolean": "either 'true' or 'false'"}
+
+
+def _parse_args_spec(spec: str) -> dict[str, dict]:
+    """Swift's ``FnArgs`` option grammar: ``opt, opt, ...`` where ``opt`` is ``key``
+    ``sep`` ``<type[:default]>`` (sep one of space ``:`` ``=``) or ``[...]`` for an
+    optional one; an optional bare ``[key]`` is a flag.  A spec without commas is split
+    on whitespace instead (``"-min:<int> -bins:<int:10> [-normalize]"``)."""
+    if "," in spec:
+        parts = [p for p in re.split(r"\s*,\s*", spec.strip()) if p]
+    else:
+        parts = []
+        for tok in spec.split():
+            if parts and tok.startswith("<"):
+                parts[-1] += " " + tok
+            else:
+                parts.append(tok)
+    opts: dict[str, dict] = {}
+    for s in parts:
+        crt = s
+        mandatory = True
+        if s.startswith("["):
+            if not s.endswith("]"):
+                raise BuiltinError(f"Invalid option specification: '{s}'. Should end with ']'")
+            mandatory = False
+            crt = s[1:-1]
+        m = re.search(r"[ :=]", crt)
+        o = {"mandatory": mandatory, "flag": False, "default": None, "type": "boolean"}
+        if m is None:
+            if mandatory:
+                raise BuiltinError(f"Missing required option type in '{s}'")
+            o.update(name=crt, sep=" ", flag=True)
+        else:
+            o.update(name=crt[: m.start()], sep=m.group(0))
+            typespec = crt[m.end():].strip()
+            if not typespec:
+                raise BuiltinError(f"Missing required option type in '{s}'")
+            if not (typespec.startswith("<") and typespec.endswith(">")):
+                raise BuiltinError(f"Invalid option type specification: '{typespec}'. Missing '<' and '>'")
+            kind, colon, default = typespec[1:-1].partition(":")
+            if kind.lower() not in _ARG_TYPES:
+                raise BuiltinError(f"Invalid option type '{kind}' in '{s}'")
+            o.update(type=kind.lower(), default=default if colon else None)
+            if not _check_arg_type(o["type"], o["default"]):
+                raise BuiltinError(f"Invalid default value for option '{o['name']}': '{o['default']}'")
+        opts[o["name"]] = o
+    return opts
+
+
 @register("args")
 def args(ctx: Any, spec: str) -> dict[str, str]:
-    """args(string spec) -> string[string]. Parses the script arguments by a spec like
-    ``"-min:<int> -max:<int> -bins:<int:10> [-normalize]"``: ``-name:<type>`` is
-    required, ``-name:<type:default>`` has a default, ``[...]`` is optional, a bare
-    ``-flag`` is a boolean (``"true"``/``"false"``).  Keys are names without ``-``."""
-    out: dict[str, str] = {}
-    for tok in spec.split():
-        optional = tok.startswith("[") and tok.endswith("]")
-        if optional:
-            tok = tok[1:-1]
-        name, _, typ = tok.lstrip("-").partition(":")
-        given = ctx.script_args.get(name)
-        if not typ:
-            out[name] = "true" if given is not None and given.lower() != "false" else "false"
-            continue
-        typ = typ.strip("<>")
-        kind, _, default = typ.partition(":")
-        if given is None:
-            if default:
-                given = default
-            elif optional:
-                continue
+    """args(string spec) -> string[string]. Parses the script's command line by an
+    option spec, as Swift's ``FnArgs``: ``"-min:<int>, -max:<int>, -bins:<int:10>,
+    [-normalize]"`` (commas, or whitespace when there are none).  Each option is a key
+    (with its dash, which is also the key of the result), a separator (``:``, ``=`` or a
+    space: the command line must use the same one, ``-min:3`` / ``-min=3`` /
+    ``-min 3``) and ``<type[:default]>``; ``[...]`` is optional; an optional bare key
+    is a flag (``"true"`` when given).  Errors: ``Invalid option: '-x'``, ``Missing
+    mandatory option '-min'``, ``Invalid value 'x' for option '-min'. Must be an
+    integer``."""
+    opts = _parse_args_spec(spec)
+    argv = getattr(ctx, "script_argv", None)
+    if argv is None:
+        argv = [f"-{k}={v}" for k, v in ctx.script_args.items()]
+    parsed: dict[str, str] = {}
+    pending: dict | None = None
+
+    def check_key(k: str, sep: str) -> dict:
+        if k in parsed:
+            raise BuiltinError(f"Duplicate option '{k}'")
+        o = opts.get(k)
+        if o is None:
+            raise BuiltinError(f"Invalid option: '{k}'")
+        if o["sep"] != sep:
+            raise BuiltinError(f"Invalid separator ('{sep}' for '{k}'. Expected '{o['sep']}'")
+        return o
+
+    def check_value(o: dict, v: str) -> str:
+        if not _check_arg_type(o["type"], v):
+            raise BuiltinError(f"Invalid value '{v}' for option '{o['name']}'. Must be "
+                               f"{_ALLOWED.get(o['type'], 'a string')}")
+        return v
+
+    for a in argv:
+        if pending is None:
+            m = re.search(r"[:=]", a)
+            if m:
+                o = check_key(a[: m.start()], m.group(0))
+                parsed[o["name"]] = check_value(o, a[m.end():])
             else:
-                raise BuiltinError(f"Missing command line argument: {name}")
-        if kind == "int":
-            from swiftnb.engine.builtins.numbers import parse_java_int
-            try:
-                parse_java_int(given.strip())
-            except BuiltinError:
-                raise BuiltinError(f"Invalid value for argument {name}: expected an int, got {given!r}") from None
-        elif kind == "float":
-            from swiftnb.engine.builtins.numbers import parse_java_double
-            try:
-                parse_java_double(given)
-            except BuiltinError:
-                raise BuiltinError(f"Invalid value for argument {name}: expected a float, got {given!r}") from None
-        out[name] = given
-    return out
+                o = check_key(a, " ")
+                if o["flag"]:
+                    parsed[o["name"]] = "true"
+                else:
+                    pending = o
+        else:
+            parsed[pending["name"]] = check_value(pending, a)
+            pending = None
+    if pending is not None:
+        raise BuiltinError(f"Missing value for option '{pending['name']}'")
+    for name, o in opts.items():
+        if o["default"] is not None and name not in parsed:
+            parsed[name] = o["default"]
+    for name, o in opts.items():
+        if o["mandatory"] and name not in parsed:
+            raise BuiltinError(f"Missing mandatory option '{name}'")
+    return parsed
 
 
 @register("getEnv")
