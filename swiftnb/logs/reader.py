@@ -27,6 +27,7 @@ import lzma
 import os
 import re
 import warnings
+from dataclasses import dataclass
 from operator import methodcaller
 from collections.abc import Iterable
 from typing import IO, Any
@@ -59,7 +60,7 @@ _STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
 #: one record: time stamp, zone, level, logger, optional TAG, rest of the message and
 #: every following line that does not start with a time stamp.
 _RECORD = re.compile(
-    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}(?:[+-]\d{4}|Z)? ?\w+ +\S+) ?"
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}(?:[+-]\d{4}|Z)?) ?(\w+ +\S+) ?"
     r"(?:([A-Z][A-Z0-9_]+)(?: |$))?"
     r"([^\n]*)((?:\n(?!" + _STAMP + r")[^\n]*)*)",
     re.M,
@@ -222,7 +223,7 @@ def parse_text(text: str, *, name: str = "<log>", first_line: int = 1,
         _check_damage(text, name)
     pos = first.start()
     line = first_line + body.count("\n", 0, pos)
-    pieces = []
+    pieces: list[_Piece] = []
     while pos < len(body):
         end = len(body)
         if pos + CHUNK_CHARS < len(body):
@@ -232,33 +233,63 @@ def parse_text(text: str, *, name: str = "<log>", first_line: int = 1,
         chunk = body[pos:end]
         records = _RECORD.findall(chunk)
         if records:
-            pieces.append(_build(records, line, name))
+            pieces.append(_build(records, line))
         del records
         line += chunk.count("\n") + 1
         pos = end + 1
     if not pieces:
         return _empty_frame()
-    return pieces[0] if len(pieces) == 1 else _concat_pieces(pieces)
+    return _assemble(pieces, name)
 
 
-def _concat_pieces(pieces: list[pd.DataFrame]) -> pd.DataFrame:
-    from pandas.api.types import union_categoricals
+@dataclass
+class _Piece:
+    """The columns of one piece of a log, before they become one DataFrame."""
 
-    categorical = ("kind", "level", "logger", "tag")
-    cats = {}
-    for col in categorical:
-        union = union_categoricals([p[col].array for p in pieces])
-        cats[col] = pd.Categorical.from_codes(
-            union.codes, categories=pd.Index(union.categories, dtype=object))
-    out = pd.concat([p.drop(columns=list(categorical)) for p in pieces], ignore_index=True)
-    for i, col in enumerate(categorical):
-        out.insert(2 + i, col, cats[col])
-    widths = {len(p.columns) for p in pieces}
-    if len(widths) > 1 or any(list(p.columns) != list(pieces[0].columns) for p in pieces):
-        for col in out.columns:
-            if out[col].dtype == object:
-                values = out[col]
-                out[col] = values.where(values.notna(), None)
+    n: int
+    line: np.ndarray
+    time: np.ndarray
+    cats: dict[str, tuple[np.ndarray, np.ndarray]]  # column -> (codes, uniques)
+    text: np.ndarray
+    fields: dict[str, tuple[np.ndarray, np.ndarray]]  # column -> (rows, values)
+
+
+def _assemble(pieces: list[_Piece], name: str) -> pd.DataFrame:
+    """One DataFrame from the pieces: categories merged by code maps, field columns
+    filled slice by slice (no per-row work)."""
+    total = sum(p.n for p in pieces)
+    starts = np.cumsum([0] + [p.n for p in pieces])
+    time = np.concatenate([p.time for p in pieces])
+    line = np.concatenate([p.line for p in pieces])
+    data: dict[str, Any] = {"line": line, "time": time}
+    for col in ("kind", "level", "logger", "tag"):
+        merged: dict[str, int] = {}
+        codes = np.empty(total, dtype="int64")
+        for p, start in zip(pieces, starts):
+            piece_codes, uniques = p.cats[col]
+            remap = np.array([merged.setdefault(u, len(merged)) for u in uniques], dtype="int64")
+            codes[start:start + p.n] = remap[piece_codes] if len(remap) else piece_codes
+        data[col] = pd.Categorical.from_codes(
+            codes, categories=pd.Index(list(merged), dtype=object))
+    data["text"] = pd.Series(np.concatenate([p.text for p in pieces]), dtype=object, copy=False)
+    names: list[str] = []
+    for p in pieces:
+        names.extend(c for c in p.fields if c not in names)
+    for col in names:
+        values = np.full(total, None, dtype=object)
+        for p, start in zip(pieces, starts):
+            if col in p.fields:
+                rows, vals = p.fields[col]
+                values[rows + start] = vals
+        data[col] = _to_int(values) if col in _INT_COLUMNS else pd.Series(
+            values, dtype=object, copy=False)
+    out = pd.DataFrame(data, copy=False)
+    bad = np.isnan(time)
+    if bad.any():
+        first_bad = int(line[bad][0])
+        warnings.warn(f"{name}:{first_bad}: {int(bad.sum())} records with an impossible date "
+                      "ignored", LogWarning, stacklevel=3)
+        out = out[~bad].reset_index(drop=True)
     return out
 
 
@@ -308,17 +339,6 @@ def _epoch_seconds(uniques: np.ndarray) -> np.ndarray:
     return result
 
 
-def _split_head(head: str) -> tuple[str, str, str]:
-    """'2016-01-25 01:08:24,537+0000 INFO  Loader' -> (stamp, level, logger)."""
-    stamp_end = 23
-    if len(head) > 23 and head[23] in "+-":
-        stamp_end = 28
-    elif len(head) > 23 and head[23] == "Z":
-        stamp_end = 24
-    level, _, logger = head[stamp_end:].strip().partition(" ")
-    return head[:stamp_end], level, logger.strip()
-
-
 def _kind_of_tag(tag: str) -> str:
     if tag in _TAGGED_KINDS or tag == "RUN_START":
         return tag
@@ -329,19 +349,21 @@ def _kind_of_tag(tag: str) -> str:
     return "MESSAGE"
 
 
-def _build(records: list[tuple[str, ...]], first_line: int, name: str) -> pd.DataFrame:
+def _build(records: list[tuple[str, ...]], first_line: int) -> _Piece:
     n = len(records)
-    heads, tags, firsts, conts = zip(*records)
+    stamps, levlogs, tags, firsts, conts = zip(*records)
     del records
-    # the head (stamp, level, logger) repeats a lot: split each distinct one once
-    head_codes, head_uniques = pd.factorize(np.asarray(heads, dtype=object), sort=False)
-    del heads
-    cut = [_split_head(h) for h in head_uniques]
-    time = _epoch_seconds(np.array([c[0] for c in cut], dtype=object))[head_codes]
+    stamp_codes, stamp_uniques = pd.factorize(np.asarray(stamps, dtype=object), sort=False)
+    del stamps
+    time = _epoch_seconds(stamp_uniques)[stamp_codes]
+    # level and logger: few distinct pairs, split each once
+    ll_codes, ll_uniques = pd.factorize(np.asarray(levlogs, dtype=object), sort=False)
+    del levlogs
+    split = [u.split(None, 1) + [""] for u in ll_uniques]
     level_codes, level_uniques = pd.factorize(
-        np.array([c[1] for c in cut], dtype=object)[head_codes], sort=False)
+        np.array([p[0] for p in split], dtype=object)[ll_codes], sort=False)
     logger_codes, logger_uniques = pd.factorize(
-        np.array([c[2] for c in cut], dtype=object)[head_codes], sort=False)
+        np.array([p[1] for p in split], dtype=object)[ll_codes], sort=False)
     rest = np.asarray(firsts, dtype=object)
     del firsts
     # continuation lines: rare (configuration dump, script source, stack traces)
@@ -400,51 +422,33 @@ def _build(records: list[tuple[str, ...]], first_line: int, name: str) -> pd.Dat
     if len(config):
         text[config] = [r.lstrip(" \n") for r in rest[config]]
 
-    columns: dict[str, np.ndarray] = {}
+    fields: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for code, tag_name in enumerate(tag_uniques):
         if tag_name not in _TAGGED_KINDS:
             continue
         rows = np.flatnonzero((tag_codes == code) & tagged_kinds)
         if not len(rows):
             continue
-        pattern = FIELD_PATTERNS.get(tag_name)
-        extracted = _extract(rest[rows], pattern)
+        extracted = _extract(rest[rows], FIELD_PATTERNS.get(tag_name))
         if "thread2" in extracted:
-            extracted["thread"] = extracted["thread"].fillna(extracted.pop("thread2"))
-        extracted = extracted.rename(columns=_RENAME)
-        for col in extracted.columns:
-            target = columns.get(col)
-            if target is None:
-                target = columns[col] = np.full(n, None, dtype=object)
-            values = extracted[col].to_numpy(dtype=object, copy=True)
-            values[pd.isna(values)] = None
-            target[rows] = values
-
-    def categorical(codes: np.ndarray, uniques: Any) -> pd.Categorical:
-        return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
-
-    data: dict[str, Any] = {
-        "line": line,
-        "time": time,
-        "kind": categorical(kind_codes, kind_uniques),
-        "level": categorical(level_codes, level_uniques),
-        "logger": categorical(logger_codes, logger_uniques),
-        "tag": categorical(tag_codes, tag_uniques),
-        "text": pd.Series(text, dtype=object, copy=False),
-    }
-    for col, values in columns.items():
-        data[col] = pd.Series(values, dtype=object, copy=False)
-    out = pd.DataFrame(data, copy=False)
-    for col in _INT_COLUMNS:
-        if col in out:
-            out[col] = _to_int(out[col].to_numpy())
-    bad = np.isnan(time)
-    if bad.any():
-        first_bad = int(line[bad][0])
-        warnings.warn(f"{name}:{first_bad}: {int(bad.sum())} records with an impossible date "
-                      "ignored", LogWarning, stacklevel=3)
-        out = out[~bad].reset_index(drop=True)
-    return out
+            thread2 = extracted.pop("thread2")
+            extracted["thread"] = np.where(pd.isna(extracted["thread"]), thread2,
+                                           extracted["thread"])
+        for col, values in extracted.items():
+            col = _RENAME.get(col, col)
+            if col in fields:
+                old_rows, old_values = fields[col]
+                fields[col] = (np.concatenate([old_rows, rows]),
+                               np.concatenate([old_values, values]))
+            else:
+                fields[col] = (rows, values)
+    return _Piece(
+        n=n, line=line, time=time,
+        cats={"kind": (kind_codes, np.asarray(kind_uniques, dtype=object)),
+              "level": (level_codes, np.asarray(level_uniques, dtype=object)),
+              "logger": (logger_codes, np.asarray(logger_uniques, dtype=object)),
+              "tag": (tag_codes, np.asarray(tag_uniques, dtype=object))},
+        text=text, fields=fields)
 
 
 def _to_int(values: np.ndarray) -> pd.arrays.IntegerArray:
@@ -464,29 +468,36 @@ def _join_tag(tag: str, rest: str) -> str:
 _COMPILED: dict[str, re.Pattern[str]] = {}
 
 
-def _extract(values: np.ndarray, pattern: str | None) -> pd.DataFrame:
-    """Fields of the rows of one tag: one regex pass over the rows joined by newlines
-    (C speed); rows that do not all match once each fall back to ``str.extract``."""
+def _extract(values: np.ndarray, pattern: str | None) -> dict[str, np.ndarray]:
+    """Fields of the rows of one tag (object arrays, None where absent): one regex pass
+    over the rows joined by newlines (C speed); rows that do not all match exactly once
+    fall back to ``str.extract``."""
     if pattern is None:
-        return _generic_fields(pd.Series(values, dtype=object))
-    compiled = _COMPILED.get(pattern)
-    if compiled is None:
-        compiled = _COMPILED[pattern] = re.compile(pattern, re.M)
-    names = list(compiled.groupindex)
-    joined = "\n".join(values)
-    if joined.count("\n") == len(values) - 1:
-        found = compiled.findall(joined)
-        if len(found) == len(values):
-            if len(names) == 1:
-                found = [(v,) for v in found]
-            cols = {}
-            for name, column in zip(names, zip(*found)):
-                arr = np.asarray(column, dtype=object)
-                arr[arr == ""] = None
-                cols[name] = arr
-            return pd.DataFrame(cols, copy=False)
-    series = pd.Series(values, dtype=object)
-    return series.str.extract(pattern, flags=re.S, expand=True).reset_index(drop=True)
+        frame = _generic_fields(pd.Series(values, dtype=object))
+    else:
+        compiled = _COMPILED.get(pattern)
+        if compiled is None:
+            compiled = _COMPILED[pattern] = re.compile(pattern, re.M)
+        names = list(compiled.groupindex)
+        joined = "\n".join(values)
+        if joined.count("\n") == len(values) - 1:
+            found = compiled.findall(joined)
+            if len(found) == len(values):
+                if len(names) == 1:
+                    found = [(v,) for v in found]
+                out = {}
+                for name, column in zip(names, zip(*found)):
+                    arr = np.asarray(column, dtype=object)
+                    arr[arr == ""] = None
+                    out[name] = arr
+                return out
+        frame = pd.Series(values, dtype=object).str.extract(pattern, flags=re.S, expand=True)
+    out = {}
+    for col in frame.columns:
+        arr = frame[col].to_numpy(dtype=object, copy=True)
+        arr[pd.isna(arr)] = None
+        out[str(col)] = arr
+    return out
 
 
 def _generic_fields(sub: pd.Series) -> pd.DataFrame:
