@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from grid import Grid, max_concurrency, task_hosts
-from swiftnb.engine.task import Task
+from swiftnb.engine.task import Task, TaskResult
 from swiftnb.events import EventBus
 from swiftnb.scheduling.clustering import ClusteringSettings
 
@@ -294,3 +294,61 @@ def test_max_submit_rate_paces_submissions():
     assert starts == pytest.approx([0.5 * i for i in range(10)])
     assert ("maxSubmitRate", "a", "off", 2) in [
         (e["name"], e["host"], e["old"], e["new"]) for e in grid.kinds("THROTTLE")]
+
+
+class _MkdirProvider:
+    """A real provider that prepares job directories (file operations), then finishes."""
+
+    def __init__(self, name, root, clock):
+        self.name = name
+        self.root = root
+        self.clock = clock
+        self.inside = 0
+        self.peak = 0
+
+    async def start(self):
+        pass
+
+    async def shutdown(self):
+        pass
+
+    def state(self):
+        return {}
+
+    async def execute(self, task, report):
+        report(1)
+        for part in ("in", "out"):
+            async with report.file_operation():
+                self.inside += 1
+                self.peak = max(self.peak, self.inside)
+                (self.root / task.jobid / part).mkdir(parents=True)
+                await self.clock.sleep(1)
+                self.inside -= 1
+        report(2)
+        return TaskResult(ok=True)
+
+
+def test_file_operations_throttle_holds_for_providers_that_stage(tmp_path):
+    from swiftnb.scheduling.clock import VirtualClock
+    from swiftnb.scheduling.scheduler import Scheduler
+    from swiftnb.scheduling.sites import Site
+
+    clock = VirtualClock(start=0.0)
+    bus = EventBus(clock=clock.now)
+    providers = [_MkdirProvider(f"p{i}", tmp_path, clock) for i in range(3)]
+    sched = Scheduler([Site(p.name, p, max_parallel_tasks=10, initial_parallel_tasks=10)
+                       for p in providers], bus, clock=clock, file_operations_throttle=3,
+                      host_job_submit_throttle="off", job_submit_throttle="off")
+
+    async def main():
+        tasks = [Task(f"j{i}", "mk", [], str(tmp_path), str(tmp_path)) for i in range(24)]
+        results = await asyncio.gather(*(sched.submit(t) for t in tasks))
+        await sched.close()
+        return results
+
+    results = asyncio.run(main())
+    assert all(r.ok for r in results)
+    assert sum(1 for _ in tmp_path.glob("j*/out")) == 24
+    assert sched.file_operations.peak == 3
+    assert sum(p.peak for p in providers) >= 3
+    assert clock.now() == pytest.approx(16.0)  # 48 operations of 1 s, 3 at a time
