@@ -56,10 +56,17 @@ def register_provider(exec_type: str, factory: ProviderFactory) -> None:
 
 
 def _local(site: Any, ctx: BuildContext) -> Any:
+    import os
+
     from swiftnb.execution.local import LocalProvider
 
+    kwargs: dict[str, Any] = {}
+    scratch = getattr(site, "scratch", None)
+    if scratch:  # node-local copies of inputs (LocalProvider takes an absolute path)
+        kwargs["scratch"] = scratch if os.path.isabs(scratch) else os.path.abspath(scratch)
     return LocalProvider(site.name, work_dir=site.work_directory, site_run=ctx.site_run,
-                         keep=ctx.keep_site_dir)
+                         keep=ctx.keep_site_dir or bool(getattr(site, "keep_site_dir", False)),
+                         **kwargs)
 
 
 def _sim(site: Any, ctx: BuildContext) -> Any:
