@@ -622,7 +622,7 @@ class Run:
             if self.dry_run:
                 ok = True
                 return
-            emit("PROCEDURE", {"line": call.pos.line, "thread": thread, "name": info.name},
+            emit("PROCEDURE", {"line": info.proc.pos.line, "thread": thread, "name": info.name},
                  level="DEBUG")
             result = None
             for attempt in range(1 + self.retries):
@@ -634,7 +634,7 @@ class Run:
                 emit("APPLICATION_EXCEPTION", {"jobid": task.jobid, "message": result.message})
             assert result is not None
             emit("JOB_END", {"jobid": task.jobid})
-            emit("PROCEDURE_END", {"line": call.pos.line, "thread": thread, "name": info.name},
+            emit("PROCEDURE_END", {"line": info.proc.pos.line, "thread": thread, "name": info.name},
                  level="DEBUG")
             if result.ok:
                 ok = True
