@@ -285,7 +285,8 @@ def swift_format(spec: str, args: Sequence[Any], names: Sequence[str | None] | N
             elif d == "\\":
                 out.append("\\")
             else:
-                raise BuiltinError(f"tracef(): unknown backslash escape sequence! (\\{d})")
+                raise BuiltinError(f"tracef(): unknown backslash escape sequence! (\\{d})\n"
+                                   f"\t in {spec} character: {i}")
         else:
             out.append(c)
         i += 1

@@ -107,8 +107,9 @@ def test_swift_format_specifiers():
 def test_swift_format_escapes_processed_again():
     # the Swift string "\\n" is backslash + n after lexing; tracef turns it into a newline
     assert swift_format("a\\nb\\tc\\\\d", []) == "a\nb\tc\\d"
-    with pytest.raises(BuiltinError):
+    with pytest.raises(BuiltinError) as e:
         swift_format("bad \\q", [])
+    assert e.value.message == "tracef(): unknown backslash escape sequence! (\\q)\n\t in bad \\q character: 5"
 
 
 @pytest.mark.parametrize(
