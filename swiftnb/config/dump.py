@@ -43,11 +43,17 @@ def _object(config: "Config", tree: dict[str, Any], path: tuple[str, ...], depth
             lines.append(text + " " * max(1, COMMENT_COLUMN - len(text)) + "# " + note)
 
 
+def _label(key: str) -> str:
+    import re
+
+    return key if re.fullmatch(r"[A-Za-z0-9_*-]+", key) else json.dumps(key)
+
+
 def _collapse(key: str, value: Any, path: tuple[str, ...]):
-    label = key
+    label = _label(key)
     while isinstance(value, dict) and len(value) == 1:
         (sub_key, sub_value), = value.items()
-        label += "." + sub_key
+        label += "." + _label(sub_key)
         path += (sub_key,)
         value = sub_value
     return label, path, value

@@ -7,6 +7,8 @@ resolved once, so ``${env.X}`` and references into earlier files work as in Swif
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import re
 from collections import OrderedDict
@@ -20,6 +22,10 @@ from pyhocon.exceptions import ConfigException
 
 from swiftnb.config.locate import IncludeMissing, Origins, Scanner
 from swiftnb.config.model import ConfigError
+
+# Includes are checked here (a missing one is an error with file and line); pyhocon's
+# own "Cannot include file" warnings would only be noise on the console.
+logging.getLogger("pyhocon.config_parser").setLevel(logging.ERROR)
 
 _PROPS_IN_INCLUDE = re.compile(r"\$\{\??([^}]*)\}")
 
@@ -94,6 +100,13 @@ def parse_hocon_text(text: str, path: str, display: str, tag: str, origins: Orig
                           f"{_clean_parse_message(exc)}") from None
     except ConfigException as exc:
         raise ConfigError(f"{display}: {exc}") from None
+    except (AttributeError, TypeError, ValueError, KeyError, RecursionError) as exc:
+        # pyhocon trips over some malformed input (e.g. `a += b` on nothing)
+        raise ConfigError(f"{display}: cannot read this configuration "
+                          f"({type(exc).__name__}: {exc}); check the syntax") from None
+    if not isinstance(tree, ConfigTree):
+        raise ConfigError(f"{display}: a configuration must be an object of keys, "
+                          "not a list")
     sources = [(display, text)] + [(inc.path, _read(inc.path)) for inc in includes]
     return Layer(tag, display, tree, text, path, sources, list(scanner.nulls))
 
@@ -108,6 +121,8 @@ def _read(path: str) -> str:
 
 def _clean_parse_message(exc: pyparsing.ParseBaseException) -> str:
     msg = exc.msg or "unexpected text"
+    if len(msg) > 60 or "Suppress" in msg:  # pyparsing printed its whole grammar
+        msg = "cannot read this"
     found = ""
     if exc.loc < len(exc.pstr):
         found = exc.pstr[exc.loc:exc.loc + 20].split("\n")[0]
@@ -116,10 +131,28 @@ def _clean_parse_message(exc: pyparsing.ParseBaseException) -> str:
     return f"{msg}, found {found!r}" if found else f"{msg}, found end of file"
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_*-]+")
+
+
+def _tree_key(key: str) -> str:
+    """A key as pyhocon stores it: quoted when it is not a plain word (``"a.b"``)."""
+    return key if _PLAIN_KEY.fullmatch(key) else json.dumps(key)
+
+
+def _plain_key(key: str) -> str:
+    if len(key) >= 2 and key[0] == '"' and key[-1] == '"':
+        try:
+            return json.loads(key)
+        except ValueError:
+            return key[1:-1]
+    return key
+
+
 def tree_from_dict(data: Mapping[str, Any]) -> ConfigTree:
     """A ConfigTree from nested dicts, keys taken literally (dots kept in keys)."""
     tree = ConfigTree()
     for key, value in data.items():
+        key = _tree_key(key)
         if isinstance(value, Mapping):
             value = tree_from_dict(value)
         elif isinstance(value, list):
@@ -148,6 +181,10 @@ def merge_and_resolve(layers: list[Layer], env: Mapping[str, str],
         ConfigParser.resolve_substitutions(merged)
     except ConfigException as exc:
         raise ConfigError(_substitution_error(str(exc), layers, origins)) from None
+    except (AttributeError, TypeError, ValueError, KeyError, RecursionError) as exc:
+        where = ", ".join(layer.display for layer in layers if layer.tag != "[D]")
+        raise ConfigError(f"{where or '<configuration>'}: cannot resolve the configuration "
+                          f"({type(exc).__name__}: {exc}); check substitutions and +=") from None
     plain = _plain(merged)
     plain.pop("env", None)
     for name in props:
@@ -163,11 +200,13 @@ def merge_and_resolve(layers: list[Layer], env: Mapping[str, str],
 def _delete(tree: ConfigTree, path: tuple[str, ...]) -> None:
     node: Any = tree
     for part in path[:-1]:
+        part = part if part in node else _tree_key(part) if isinstance(node, dict) else part
         if not isinstance(node, dict) or part not in node:
             return
         node = node[part]
-    if isinstance(node, dict) and path[-1] in node:
-        del node[path[-1]]
+    last = path[-1] if isinstance(node, dict) and path[-1] in node else _tree_key(path[-1])
+    if isinstance(node, dict) and last in node:
+        del node[last]
 
 
 def _plain(value: Any) -> Any:
@@ -177,7 +216,7 @@ def _plain(value: Any) -> Any:
             sub = _plain(sub)
             if sub is None:
                 continue  # `key: null` deletes
-            result[key] = sub
+            result[_plain_key(key)] = sub  # pyhocon keeps the quotes of "a.b"
         return result
     if isinstance(value, list):
         return [_plain(v) for v in value]

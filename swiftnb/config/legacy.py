@@ -41,8 +41,15 @@ class _Tree:
         self.file = file
 
     def set(self, path: tuple[str, ...], value: Any, line: int | None) -> None:
-        # Dotted names (pbs.aprun, mpi.processes) nest, as they do in HOCON.
-        path = tuple(p for part in path for p in part.split(".") if p)
+        # Dotted option names (pbs.aprun, mpi.processes) nest, as they do in HOCON;
+        # site and application names are kept whole.
+        split: list[str] = []
+        for part in path:
+            if "options" in split or "jobOptions" in split:
+                split += [p for p in part.split(".") if p]
+            else:
+                split.append(part)
+        path = tuple(split)
         node = self.data
         for part in path[:-1]:
             nxt = node.get(part)
@@ -80,6 +87,15 @@ def typed(path: tuple[str, ...], value: Any) -> Any:
         except BadValue:
             return value
     return value
+
+
+_BAD_NAME = re.compile(r'[\s"\\${}\[\],=;#]')
+
+
+def _check_name(name: str, what: str, display: str, line: int) -> None:
+    if not name or _BAD_NAME.search(name):
+        raise ConfigError(f"{display}:{line}: {name!r}: not a valid {what} name "
+                          "(no spaces, quotes or any of $ {{ }} [ ] , = ; #)")
 
 
 # ------------------------------------------------------------------ sites.xml
@@ -168,6 +184,7 @@ def convert_sites_xml(path: str, display: str, origins: Origins,
         if not handle:
             raise ConfigError(f"{display}:{pool.line}: <pool>: missing the handle attribute "
                               "(the site name)")
+        _check_name(handle, "site", display, pool.line)
         handles.append(handle)
         _convert_pool(pool, handle, tree, display, warnings)
     return tree.data, handles, root.line
@@ -322,6 +339,8 @@ def convert_tc_data(path: str, display: str, origins: Origins, site_names: list[
                               "TRANSFORMATION PATH [TYPE SYSINFO PROFILES], found "
                               f"{len(columns)}")
         site_name, tr, exe = columns[:3]
+        _check_name(site_name, "site", display, number)
+        _check_name(tr, "transformation", display, number)
         if site_name not in site_names and site_name == "localhost" and default_local:
             site_name = "local"  # 0.95's localhost is 0.96's built-in local site
         if site_names and site_name not in site_names:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pathlib
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from swiftnb.config import ConfigError, load_config
 
@@ -73,3 +75,44 @@ def test_wrong_type_inside_user_home_file(tmp_path, clean_env):
         load_config(cwd=tmp_path, env=clean_env)
     assert str(info.value) == (f"{user}:1: replicationLimit: invalid value \"none\", "
                                "expected an integer")
+
+
+PIECES = ["site", ".", "local", "{", "}", "[", "]", ":", "=", "+=", ",", "\n", '"x"',
+          "${env.A}", "${?env.B}", "${site.local}", "null", "1", "-3", "true", "sites",
+          "maxJobs", "execution", "type", "app", "ALL", "include", '"nope.conf"', "#c",
+          "//c", '"""t"""', "off", "00:10:00", " ", "workDirectory", "${sites}", "$", '"']
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=25))
+def test_any_text_gives_a_config_or_a_config_error(pieces):
+    from swiftnb.config import load_config_text
+
+    try:
+        load_config_text(" ".join(pieces), env={"A": "a"})
+    except ConfigError as exc:
+        assert str(exc) and "Traceback" not in str(exc)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(["localhost", "echo", "/bin/echo", "INSTALLED", "null",
+                                 'env::A="b"', ";", "GLOBUS::maxwalltime=", '"0:1"', "\t",
+                                 " ", "\n", "#", "*", "globus::", "=", '"', "a.b"]),
+                min_size=1, max_size=20))
+def test_any_tc_data_gives_a_config_or_a_config_error(tmp_path_factory, pieces):
+    folder = tmp_path_factory.mktemp("tc")
+    (folder / "tc.data").write_text("".join(pieces))
+    try:
+        load_config(tc_file="tc.data", cwd=folder, env={"HOME": str(folder)})
+    except ConfigError as exc:
+        assert str(exc).startswith("tc.data") or "site." in str(exc), str(exc)
+
+
+def test_quoted_site_names(clean_env):
+    from swiftnb.config import load_config_text
+
+    config = load_config_text('site { "my.site" { execution.type: local, workDirectory: w } }\n'
+                              'sites: "my.site"\n')
+    assert config.selected_sites == ["my.site"]
+    assert config.origin('site."my.site".workDirectory') == "[R] line 1"
+    assert '\t\t"my.site" {' in config.dump()
