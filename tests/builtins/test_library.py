@@ -207,6 +207,7 @@ def test_args_errors(spec, argv, message):
         ("java", ("java.lang.Math", "round", 2.5), 3),
         ("java", ("java.lang.Integer", "parseInt", "42"), 42),
         ("java", ("Math", "sqrt", 9.0), 3.0),
+        ("java", ("java.lang.String", "format", "%.2f", 3.14159), "3.14"),
         ("filename", (FileValue("f", "file", "data/in.txt"),), "data/in.txt"),
         ("filename", ({0: FileValue("a[0]", "file", "x"), 1: FileValue("a[1]", "file", "y")},), "x y"),
         ("filename", (StructValue("S", "s", {"l": FileValue("s.l", "file", "l.txt"),

@@ -9,6 +9,7 @@ from typing import Any
 
 from swiftnb.engine.builtins.registry import register
 from swiftnb.engine.data import BuiltinError, sorted_items
+from swiftnb.engine.formatting import java_format as _java_format
 from swiftnb.engine.formatting import java_str, trace_str
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -306,6 +307,7 @@ _JAVA_STATICS: dict[str, dict[str, Any]] = {
     },
     "java.lang.String": {
         "valueOf": lambda v: java_str(v),
+        "format": lambda fmt, *a: _java_format(fmt, a),
     },
     "java.lang.System": {
         "getenv": lambda name: __import__("os").environ.get(name),
