@@ -137,9 +137,9 @@ class VirtualClock:
 
     # -- advancing -------------------------------------------------------------------
     def _wake(self) -> None:
-        if self._scheduled:
-            return
         loop = asyncio.get_running_loop()
+        if self._scheduled and self._loop is loop:
+            return
         self._loop = loop
         self._scheduled = True
         self._busy_looks = 0
@@ -147,7 +147,8 @@ class VirtualClock:
 
     def _tick(self) -> None:
         loop = self._loop
-        assert loop is not None
+        if loop is None or loop is not asyncio.get_running_loop():
+            return  # a tick left over from a loop that was replaced
         ready = getattr(loop, "_ready", None)
         if ready is not None:
             busy = len(ready) > 0

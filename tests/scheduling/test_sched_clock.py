@@ -112,3 +112,17 @@ def test_parse_throttle():
         parse_throttle(0, "jobSubmitThrottle")
     with pytest.raises(ValueError, match="jobSubmitThrottle"):
         parse_throttle("lots", "jobSubmitThrottle")
+
+
+def test_clock_survives_a_new_event_loop():
+    clock = VirtualClock(start=0.0)
+
+    async def leave_a_timer():
+        clock.call_later(1000, lambda: None)  # still pending when this loop ends
+
+    async def sleep_a_bit():
+        await clock.sleep(5)
+        return clock.now()
+
+    asyncio.run(leave_a_timer())
+    assert asyncio.run(sleep_a_bit()) == 5.0
