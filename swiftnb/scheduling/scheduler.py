@@ -59,6 +59,17 @@ THROTTLE_NAMES = (
 )
 
 
+#: swift.properties spellings (Swift <= 0.95) accepted by set_throttle
+THROTTLE_ALIASES = {
+    "throttle.submit": "jobSubmitThrottle",
+    "throttle.host.submit": "hostJobSubmitThrottle",
+    "throttle.transfers": "fileTransfersThrottle",
+    "throttle.file.operations": "fileOperationsThrottle",
+    "replication.limit": "replicationLimit",
+    "replication.min.queue.time": "replicationMinQueueTime",
+}
+
+
 class SchedulerError(Exception):
     """A request the scheduler cannot honour (unknown site or throttle name, bad value)."""
 
@@ -367,6 +378,7 @@ class Scheduler:
         delayBase) apply to ``site``, or to every site when ``site`` is None.  Every
         change is a ``THROTTLE name= host= old= new=`` event.
         """
+        name = THROTTLE_ALIASES.get(name, name)
         if name not in THROTTLE_NAMES:
             import difflib
 

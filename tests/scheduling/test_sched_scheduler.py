@@ -123,6 +123,8 @@ def test_bad_throttle_names_and_values():
     with pytest.raises(ValueError, match="at least 1"):
         grid.sched.set_throttle("hostJobSubmitThrottle", 0)
     assert grid.sched.throttles()["sites"]["a"]["parallelTasks"] == 2
+    grid.sched.set_throttle("throttle.host.submit", 5)  # the swift.properties name
+    assert grid.sched.throttles()["sites"]["a"]["hostJobSubmitThrottle"] == 5
 
 
 def test_slow_queue_site_triggers_replication_and_the_replica_wins():
