@@ -70,7 +70,7 @@ THROTTLE_ALIASES = {
 }
 
 
-class SchedulerError(Exception):
+class SchedulerError(ValueError):
     """A request the scheduler cannot honour (unknown site or throttle name, bad value)."""
 
 
@@ -386,6 +386,15 @@ class Scheduler:
             hint = f"; did you mean {near[0]}?" if near else ""
             raise SchedulerError(f"unknown throttle {name!r}{hint}")
         targets = self.sites if site is None else [self._site(site)]
+        try:
+            self._set_throttle(name, value, site, targets)
+        except SchedulerError:
+            raise
+        except ValueError as exc:
+            raise SchedulerError(str(exc)) from None
+        self._pump()
+
+    def _set_throttle(self, name: str, value: Any, site: str | None, targets: list[Site]) -> None:
         emit = self.bus.emit
         if name in ("jobSubmitThrottle", "fileTransfersThrottle", "fileOperationsThrottle"):
             throttle = {"jobSubmitThrottle": self.job_submit,
@@ -445,7 +454,6 @@ class Scheduler:
             self.replication_min_queue_time = _positive(value, name, low=0)
             emit("THROTTLE", {"name": name, "host": None, "old": _num(old),
                               "new": _num(self.replication_min_queue_time)})
-        self._pump()
 
     def throttles(self) -> dict[str, Any]:
         """Current throttle values (global, and per site)."""
