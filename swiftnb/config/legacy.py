@@ -8,6 +8,7 @@ it came from (``# [R] sites.xml line 12`` in the dump).
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 import re
@@ -392,6 +393,7 @@ def read_properties(path: str, display: str) -> list[tuple[int, str, str]]:
     except OSError as exc:
         raise ConfigError(f"{display}: cannot read properties: {exc.strerror}") from None
     entries = []
+    group = ""  # 0.95: `site.NAME {` ... `}` prefixes the lines inside
     i = 0
     while i < len(raw_lines):
         start = i + 1
@@ -402,11 +404,18 @@ def read_properties(path: str, display: str) -> list[tuple[int, str, str]]:
         i += 1
         if not line or line[0] in "#!":
             continue
+        opening = re.match(r"([^=:\s{]+)\s*\{\s*$", line)
+        if opening and not group:
+            group = opening.group(1) + "."
+            continue
+        if line.rstrip() == "}" and group:
+            group = ""
+            continue
         match = re.match(r"([^=:\s]+)\s*[=:\s]\s*(.*)$", line)
         if not match:
-            entries.append((start, line.strip(), ""))
+            entries.append((start, group + line.strip(), ""))
             continue
-        entries.append((start, match.group(1), match.group(2).strip()))
+        entries.append((start, group + match.group(1), match.group(2).strip()))
     return entries
 
 
@@ -425,10 +434,22 @@ def convert_properties(path: str, display: str, origins: Origins, env: Mapping[s
                 return env.get(name[4:], "")
             return props.get(name, env.get(name, match.group(0)))
 
-        return _VAR.sub(one, value)
+        value = _VAR.sub(one, value)
+        # 0.95 files also used shell-style $USER
+        return re.sub(r"\$([A-Za-z_][A-Za-z0-9_]*)",
+                      lambda m: env.get(m.group(1), m.group(0)), value)
 
     for line, key, value in read_properties(path, display):
         value = expand(value)
+        if key.startswith(("site.", "app.")) and key.count(".") >= 2:
+            try:
+                _flat_site_property(tree, key, value, line)
+            except ValueError as exc:
+                errors.append(f"{display}:{line}: {key}: {exc}")
+            continue
+        if key in ("site", "sites"):
+            tree.set(("sites",), value, line)
+            continue
         if key in ("sites.file", "tc.file"):
             files[key] = value
             continue
@@ -456,9 +477,86 @@ def convert_properties(path: str, display: str, origins: Origins, env: Mapping[s
         near = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
         errors.append(f"{display}:{line}: {key}: unknown property"
                       + (f", did you mean {near[0]}?" if near else ""))
+    # 0.95: apps are found on $PATH unless swift.properties defines some app.SITE.NAME
+    flat_sites = tree.data.get("site") or {}
+    if flat_sites and not any("app" in body and set(body["app"]) - {"ALL"}
+                              for body in flat_sites.values()):
+        for name in flat_sites:
+            first = min((o.line or 0 for k, o in origins.leaves.items()
+                         if k[:2] == ("site", name) and o.file == display), default=None)
+            tree.set(("site", name, "app", "ALL", "executable"), "*", first)
     if errors:
         raise ConfigError(errors)
     return tree.data, files
+
+
+# 0.95's flat site properties (docs/userguide/configuration.old) -> swift.conf paths.
+_FLAT_SITE = {
+    "tasksperworker": ("execution", "options", "tasksPerNode"),
+    "taskspernode": ("execution", "options", "tasksPerNode"),
+    "jobspernode": ("execution", "options", "tasksPerNode"),
+    "jobqueue": ("execution", "options", "jobQueue"),
+    "queue": ("execution", "options", "jobQueue"),
+    "jobproject": ("execution", "options", "jobProject"),
+    "project": ("execution", "options", "jobProject"),
+    "jobwalltime": ("execution", "options", "maxJobTime"),
+    "maxjobs": ("execution", "options", "maxJobs"),
+    "maxnodesperjob": ("execution", "options", "maxNodesPerJob"),
+    "jobgranularity": ("execution", "options", "nodeGranularity"),
+    "userhomeoverride": ("execution", "options", "userHomeOverride"),
+    "taskwalltime": ("app", "ALL", "maxWallTime"),
+    "maxwalltime": ("app", "ALL", "maxWallTime"),
+    "workdir": ("workDirectory",),
+    "taskdir": ("scratch",),
+    "initialscore": ("initialScore",),
+    "jobthrottle": ("jobThrottle",),
+}
+
+
+def _flat_site_property(tree: "_Tree", key: str, value: str, line: int) -> None:
+    """``site.NAME.prop=value`` and ``app.SITE.NAME=/path`` of 0.95 swift.properties."""
+    head, name, prop = key.split(".", 2)
+    site = ("site", name)
+    if head == "app":
+        tree.set(site + ("app", prop, "executable"), value, line)
+        return
+    lower = prop.lower()
+    if lower in ("jobmanager", "provider"):
+        manager = value if ":" in value else f"local:{value}"
+        if manager == "local:local" and lower == "jobmanager":
+            tree.set(site + ("execution", "type"), "local", line)
+            return
+        tree.set(site + ("execution", "type"), "coaster", line)
+        tree.set(site + ("execution", "URL"), "localhost", line)
+        tree.set(site + ("execution", "jobManager"), manager, line)
+    elif lower == "filesystem":
+        tree.set(site + ("filesystem", "type"), value, line)
+    elif lower == "taskthrottle":
+        tree.set(site + ("maxParallelTasks",), value, line)
+        tree.set(site + ("initialParallelTasks",), value, line)
+    elif lower == "providerattributes":
+        for item in value.split(";"):
+            if item.strip():
+                attr, eq, val = item.partition("=")
+                tree.set(site + ("execution", "options", "jobOptions", attr.strip()),
+                         val.strip() if eq else True, line)
+    elif lower.split(".")[0] in ("slurm", "condor", "pbs", "cobalt"):
+        tree.set(site + ("execution", "options", "jobOptions") + (prop,), value, line)
+    elif lower in _FLAT_SITE:
+        tree.set(site + _FLAT_SITE[lower], value, line)
+    else:
+        names = {n.lower(): n for n in _FLAT_SITE_NAMES}
+        near = difflib.get_close_matches(lower, list(names), n=1, cutoff=0.6)
+        raise ValueError("unknown site property" + (f", did you mean {names[near[0]]}?"
+                                                     if near else ""))
+
+
+_FLAT_SITE_NAMES = (
+    "tasksPerWorker", "tasksPerNode", "jobsPerNode", "jobQueue", "queue", "jobProject",
+    "project", "jobWalltime", "maxJobs", "maxNodesPerJob", "jobGranularity",
+    "userHomeOverride", "taskWalltime", "maxWalltime", "workdir", "taskDir", "initialScore",
+    "jobThrottle", "jobManager", "provider", "filesystem", "taskThrottle",
+    "providerAttributes")
 
 
 # -------------------------------------------------------------------- driving

@@ -183,3 +183,40 @@ def test_selected_site_with_only_applications_is_an_error(tmp_path, clean_env):
                     properties={"sites": "cluster"})
     assert str(info.value) == ("tc.data:1: site.cluster.execution.type: missing mandatory "
                                "key (the execution provider, e.g. local, coaster, slurm, sim)")
+
+
+def test_swift_095_properties_with_site_definitions(data, clean_env):
+    env = dict(clean_env, USER="alice")
+    config = load_config(properties_file=data / "legacy095" / "swift.properties", env=env)
+    assert config.selected_sites == ["sandyb", "westmere"]
+    assert config.keep_site_dir is True and config.always_transfer_wrapper_log is True
+    sandyb, westmere = config.sites["sandyb"], config.sites["westmere"]
+    assert (sandyb.execution.type, sandyb.execution.job_manager) == ("coaster", "local:slurm")
+    assert sandyb.work_directory == "/scratch/midway/alice/work"  # $USER expanded
+    assert sandyb.filesystem.type == "local"
+    opts = sandyb.coaster_options()
+    assert (opts.tasksPerNode, opts.jobQueue, opts.maxJobs) == (16, "sandyb", 1)
+    assert westmere.coaster_options().jobOptions == {
+        "slurm": {"mail-user": "alice"}, "pbs": {"aprun": True}, "depth": "12"}
+    assert (westmere.max_parallel_tasks, westmere.initial_parallel_tasks) == (24, 24)
+    assert westmere.initial_score == 10000
+    echo = config.app_for("sandyb", "echo")
+    assert echo.executable == "/bin/echo" and echo.max_wall_time == 300
+    # an app is defined, so 0.95 turned the $PATH wildcard off
+    assert config.app_for("westmere", "cat") is None
+    assert config.origin("site.sandyb.execution.options.maxJobs") == (
+        "[R] swift.properties line 7")
+
+
+def test_swift_095_properties_without_apps_use_path(tmp_path, clean_env):
+    (tmp_path / "swift.properties").write_text(
+        "site.westmere.jobManager=slurm\nsite.westmere.workdir=/w\nsite=westmere\n"
+        "site.westmere.tasksPerWorkr=4\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(properties_file="swift.properties", cwd=tmp_path, env=clean_env)
+    assert str(info.value) == ("swift.properties:4: site.westmere.tasksPerWorkr: unknown "
+                               "site property, did you mean tasksPerWorker?")
+    (tmp_path / "swift.properties").write_text(
+        "site.westmere.jobManager=slurm\nsite.westmere.workdir=/w\nsite=westmere\n")
+    config = load_config(properties_file="swift.properties", cwd=tmp_path, env=clean_env)
+    assert config.app_for("westmere", "cat").executable_for("cat") == "cat"
