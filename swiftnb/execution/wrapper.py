@@ -240,7 +240,8 @@ class Job:
         self.rel_dir = job_dir_relative(spec)
         scratch = spec.get("scratch")
         self.copy_inputs = bool(scratch)
-        self.dir = os.path.join(scratch or self.work_dir, self.rel_dir)
+        self._root = scratch or self.work_dir
+        self.dir = os.path.join(self._root, self.rel_dir)
         self.site = spec.get("site") or "local"
         self.keep = bool(spec.get("keep"))
         extra = spec.get("env") or {}
@@ -275,13 +276,7 @@ class Job:
     def prepare(self) -> "Job":
         spec = self.spec
         try:
-            try:
-                os.mkdir(self.dir)
-            except FileExistsError:
-                shutil.rmtree(self.dir, ignore_errors=True)
-                os.mkdir(self.dir)
-            except FileNotFoundError:
-                os.makedirs(self.dir)
+            self._make_job_dir()
             for path in spec.get("inputs") or ():
                 source = self._resolve_input(path)
                 if not os.path.lexists(source):
@@ -320,6 +315,33 @@ class Job:
             return self
         self.argv = [exe] + [str(a) for a in spec.get("args") or ()]
         return self
+
+    def _make_job_dir(self) -> None:
+        """Create a job directory no other job uses.  A directory of that name may exist:
+        left by an earlier run with the same run id, or a concurrent job with the same
+        jobid.  It is never removed (it may be in use); this job takes the next free
+        ``<name>.<n>`` instead, so every attempt has a workspace of its own."""
+        base_rel = self.rel_dir
+        for n in range(1, 10000):
+            rel = base_rel if n == 1 else f"{base_rel}.{n}"
+            path = os.path.join(self._root, rel)
+            try:
+                os.mkdir(path)
+            except FileNotFoundError:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                try:
+                    os.mkdir(path)
+                except FileExistsError:
+                    continue
+            except FileExistsError:
+                continue
+            if n > 1:
+                self.rel_dir, self.dir = rel, path
+                spec = self.spec
+                self.stdout_path = self._stream_path(spec.get("stdout"), _STDOUT_SUFFIX)
+                self.stderr_path = self._stream_path(spec.get("stderr"), _STDERR_SUFFIX)
+            return
+        raise OSError(errno.EEXIST, "no free job directory name", self.dir)
 
     def _make_inside(self, directory: str) -> None:
         """Create a directory inside the job dir, remembering it for a cheap clean-up."""

@@ -199,3 +199,19 @@ def test_scratch_puts_the_job_there_and_copies_inputs(tmp_path):
     assert result["ok"], result["message"]
     assert (tmp_path / "where").read_text().strip().startswith(str(scratch))
     assert (tmp_path / "o.txt").read_text() == "x\n"
+
+
+def test_two_jobs_with_the_same_jobid_at_once_do_not_disturb_each_other(tmp_path):
+    import subprocess as sp
+
+    first = wrapper.prepare(make_spec(tmp_path, tr="sh", args=["-c", "sleep 0.3; echo one > a.txt"],
+                                      outputs=["a.txt"]))
+    proc = sp.Popen(first.argv, **first.popen_kwargs())
+    first.close_streams()
+    second = make_spec(tmp_path, tr="sh", args=["-c", "echo two > b.txt"], outputs=["b.txt"])
+    result2 = wrapper.run_job(second)
+    result1 = first.finish(proc.wait())
+    assert result1["ok"], result1["message"]
+    assert result2["ok"], result2["message"]
+    assert result2["directory"].endswith("cat-k0qzzmvr.2")
+    assert (tmp_path / "a.txt").read_text() == "one\n" and (tmp_path / "b.txt").read_text() == "two\n"
