@@ -480,6 +480,8 @@ class Scheduler:
         """A snapshot for people and panels."""
         return {
             "policy": self.policy.name,
+            "time": self.clock.now(),
+            "virtual_time": bool(getattr(self.clock, "virtual", False)),
             "waiting": self._waiting,
             "sites": [s.snapshot() for s in self.sites],
             "policy_state": self.policy.state(),
