@@ -11,8 +11,8 @@ Knows nothing of execution (imports nothing of swiftnb outside ``swiftnb.lang``)
   against ``base_dir``.
 
 Imports: ``import "name";`` loads ``name.swift`` from, in order, each directory of
-``$SWIFT_LIB`` (as the User Guide says), the importing file's folder, and the current
-directory; each module is loaded once (cycles are fine).  ``stdlib.v1`` and
+``$SWIFT_LIB`` (as the User Guide says), the importing file's folder, the main script's
+folder and the current directory; each module is loaded once (cycles are fine).  ``stdlib.v1`` and
 ``stdlib.v2`` are accepted and ignored (every builtin is always available).
 """
 
@@ -36,11 +36,11 @@ def check(program: ast.Program, sources: dict[str, str] | None = None) -> Checke
     return _check(program, sources)
 
 
-def _search_dirs(base_dir: str, search_path: list[str] | None) -> list[str]:
+def _search_dirs(folder: str, root: str, search_path: list[str] | None) -> list[str]:
     if search_path is None:
         lib = os.environ.get("SWIFT_LIB", "")
         search_path = [d for d in lib.split(os.pathsep) if d]
-    return [*search_path, base_dir, os.getcwd()]
+    return list(dict.fromkeys([*search_path, folder, root, os.getcwd()]))
 
 
 def _find_module(name: str, dirs: list[str]) -> str | None:
@@ -75,7 +75,7 @@ def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
             imports.append(imp)
             if imp.path in _STDLIB:
                 continue
-            path = _find_module(imp.path, _search_dirs(folder, search_path))
+            path = _find_module(imp.path, _search_dirs(folder, base_dir, search_path))
             if path is None:
                 errors.append(Diagnostic(
                     imp.pos.file, imp.pos.line, imp.pos.column,

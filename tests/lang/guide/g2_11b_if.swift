@@ -1,0 +1,3 @@
+// User Guide 2.11.2
+boolean predicate = 1 < 2;
+if(predicate) { trace("yes"); } else { trace("no"); }

@@ -1,0 +1,4 @@
+// User Guide 2.13
+global string greeting = "hello";
+(string r) greet() { r = greeting; }
+trace(greet());

@@ -1,0 +1,2 @@
+// User Guide 2.14: import "defs"; file f;  (defs.swift declares type file)
+import "defs"; file f;

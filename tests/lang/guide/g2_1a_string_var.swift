@@ -1,0 +1,2 @@
+// User Guide 2.1: atomic variable
+string astring = "hello";

@@ -1,0 +1,2 @@
+// User Guide 2.2: array of strings
+string pets[] = ["shane", "noddy", "leo"];

@@ -1,0 +1,3 @@
+// User Guide 3.7
+type file;
+string s = "picture.gif"; file f <regexp_mapper; source=s, match="(.*)gif", transform="\\1jpg">;

@@ -1,0 +1,2 @@
+// User Guide 8.1
+trace(@arg("myparam")); trace(@arg("optionalparam", "defaultvalue"));

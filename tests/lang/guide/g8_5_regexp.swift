@@ -1,0 +1,2 @@
+// User Guide 8.5
+string v = @regexp("abcdefghi", "c(def)g","monkey");

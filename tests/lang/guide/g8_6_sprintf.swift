@@ -1,0 +1,2 @@
+// User Guide 8.6
+string s = @sprintf("\t%s\n", "hello");
