@@ -100,8 +100,22 @@ BATCH_OPTIONS: dict[str, Any] = {
     "exclusive": T("bool"),
 }
 
+# EXTENSION: options of swiftnb's own providers, declared here too so a configuration
+# using them loads before those modules are imported (they register the same keys).
+PROVIDER_EXTRA_OPTIONS: dict[str, Any] = {
+    # sim
+    "submitTime": T("distribution"), "stageInTime": T("distribution"),
+    "writeOutputs": T("bool"), "failureMessage": T("string"),
+    # coasters
+    "parallelism": interval(0.0, 1.0), "maxWorkerIdleTime": T("posfloat"),
+    "suspendDelay": T("float"), "planInterval": T("posfloat"),
+    "listenAddress": T("string"), "servicePort": T("int"), "workerRetries": T("int"),
+    "prefetch": T("int"), "defaultWalltime": T("time"), "maxtime": T("posint"),
+}
+
 EXECUTION_OPTIONS: dict[str, Any] = {
     **COASTER_OPTIONS, **SIM_OPTIONS, **SSH_OPTIONS, **BATCH_OPTIONS,
+    **PROVIDER_EXTRA_OPTIONS,
 }
 
 SITE: dict[str, Any] = {
