@@ -655,13 +655,31 @@ def _reserved_check(tok: Token) -> Token:
     return tok
 
 
+def _cache_path() -> str | bool:
+    """Where lark may cache the analysed grammar (loading it is several times faster
+    than building the LALR table); lark keys the file by grammar and options."""
+    import os
+    import tempfile
+
+    folder = os.environ.get("SWIFTNB_CACHE_DIR") or os.path.join(
+        tempfile.gettempdir(), f"swiftnb-{os.getuid() if hasattr(os, 'getuid') else 'u'}")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return False
+    import hashlib
+
+    digest = hashlib.sha256(_GRAMMAR.read_bytes()).hexdigest()[:16]
+    return os.path.join(folder, f"swift-grammar-{digest}.lark.cache")
+
+
 def _get_parser() -> tuple[Lark, _Builder]:
     global _parser, _builder
     if _parser is None:
         _builder = _Builder()
         _parser = Lark(_GRAMMAR.read_text(), parser="lalr", lexer="contextual",
                        transformer=_builder, maybe_placeholders=False,
-                       lexer_callbacks={"ID": _reserved_check}, cache=False)
+                       lexer_callbacks={"ID": _reserved_check}, cache=_cache_path())
     assert _builder is not None
     return _parser, _builder
 
