@@ -48,6 +48,9 @@ def load_config(path: str | os.PathLike | None = None, *,
     the [D]..[R] search with the listed files.
     """
     cwd = os.fspath(cwd)
+    if path is not None and os.fspath(path).endswith(".properties") and \
+            properties_file is None:
+        path, properties_file = None, path  # -config swift.properties, as in 0.95
     origins = Origins()
     layers: list[Layer] = []
     files: list[tuple[str, str]] = []

@@ -220,3 +220,9 @@ def test_swift_095_properties_without_apps_use_path(tmp_path, clean_env):
         "site.westmere.jobManager=slurm\nsite.westmere.workdir=/w\nsite=westmere\n")
     config = load_config(properties_file="swift.properties", cwd=tmp_path, env=clean_env)
     assert config.app_for("westmere", "cat").executable_for("cat") == "cat"
+
+
+def test_config_option_naming_a_properties_file(data, clean_env):
+    config = load_config(data / "legacy095" / "swift.properties",
+                         env=dict(clean_env, USER="alice"))
+    assert config.selected_sites == ["sandyb", "westmere"]
