@@ -82,8 +82,19 @@ _LEVEL_PAD = {"INFO": "INFO ", "WARN": "WARN ", "DEBUG": "DEBUG", "ERROR": "ERRO
               "TRACE": "TRACE", "FATAL": "FATAL", "WARNING": "WARN "}
 
 
+#: " LEVEL logger " of the kinds written as plain ``KIND k=v ...`` (the hot path)
+_FAST_HEAD = {kind: f" {_LEVEL_PAD[level]} {logger} "
+              for kind, (level, logger, style) in LINE_SPEC.items()
+              if style == "kv" or kind == "TASK_STATUS_CHANGE"}
+
+
 def format_value(value: Any) -> str:
     """Render a field value as Java's toString did (lists ``[a, b]``, ``null``, booleans)."""
+    kind = type(value)
+    if kind is str:
+        return value
+    if kind is int:
+        return str(value)
     if value is None:
         return "null"
     if value is True:
@@ -98,7 +109,8 @@ def format_value(value: Any) -> str:
 
 
 def _kv(fields: dict[str, Any], sep: str) -> str:
-    return sep.join(f"{k}={format_value(v)}" for k, v in fields.items())
+    return sep.join([f"{k}={v}" if type(v) is str else f"{k}={format_value(v)}"
+                     for k, v in fields.items()])
 
 
 def format_message(event: Event) -> tuple[str, str, str]:
@@ -226,12 +238,23 @@ class LogWriter:
         """Write one event (the bus subscriber)."""
         if self.closed:
             return
-        level, logger, msg = format_message(event)
-        self._stream.write(
-            f"{self._stamp(event.time)} {_LEVEL_PAD.get(level, level)} {logger} {msg}\n")
-        self.lines += 1
         kind = event.kind
-        if kind in ("RUN_SUCCESS", "RUN_FAILURE") or level == "WARN":
+        head = _FAST_HEAD.get(kind)
+        if head is not None and event.text is None and (
+                kind != "JOB_START" or event.fields.get("arguments", True)):
+            # the common case (job, task and coaster lines): no special layout
+            fields = event.fields
+            if kind == "TASK_STATUS_CHANGE":
+                msg = format_message(event)[2]
+            else:
+                msg = f"{kind} {_kv(fields, ' ')}" if fields else kind
+            level = ""
+        else:
+            level, logger, msg = format_message(event)
+            head = f" {_LEVEL_PAD.get(level, level)} {logger} "
+        self._stream.write(f"{self._stamp(event.time)}{head}{msg}\n")
+        self.lines += 1
+        if level == "WARN" or kind in ("RUN_SUCCESS", "RUN_FAILURE"):
             self.flush()
         elif self._flush_interval >= 0:
             now = _time.monotonic()
