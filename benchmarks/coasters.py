@@ -9,7 +9,9 @@ output moved into place).  Three ways, in the same run, on the same machine:
 * ``local``: swiftnb's plain LocalProvider, at most 2 tasks at a time (the baseline the
   coaster path must stay close to on one machine; coasters pay off on clusters, where a
   batch submission per task costs seconds to minutes);
-* ``xargs -P 2``: ``sh -c 'echo I > out/I.txt'`` per task, no swiftnb at all.
+* ``xargs -P 2``: ``sh -c 'echo I > out/I.txt'`` per task, no swiftnb at all;
+* ``coaster+pf1``: the coaster site with ``prefetch: 1`` (each worker holds one task
+  ahead, hiding the service round trip between tasks).
 
 Prints tasks/s for each and the coaster figure's ratio to the other two.
 
@@ -69,9 +71,9 @@ async def run_provider(provider, base: str, n: int) -> float:
     return elapsed
 
 
-def coaster(base: str, n: int) -> float:
+def coaster(base: str, n: int, prefetch: int = 0) -> float:
     options = {"maxJobs": 1, "maxNodesPerJob": 2, "tasksPerNode": 1, "allocationStepSize": 1,
-               "planInterval": 0.05}
+               "planInterval": 0.05, "prefetch": prefetch}
     provider = CoasterProvider("coast", options, bus=EventBus())
     elapsed = asyncio.run(run_provider(provider, base, n))
     blocks = provider.state()["blocks"]
@@ -101,7 +103,9 @@ def xargs(base: str, n: int) -> float:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     figures: dict[str, float | None] = {}
-    for name, fn in (("xargs -P 2", xargs), ("local", local), ("coaster", coaster)):
+    runs = (("xargs -P 2", xargs), ("local", local), ("coaster", coaster),
+            ("coaster+pf1", lambda base, n: coaster(base, n, prefetch=1)))
+    for name, fn in runs:
         base = tempfile.mkdtemp(prefix=f"swiftnb-bench-{name.split()[0]}-")
         try:
             elapsed = fn(base, n)
@@ -110,11 +114,12 @@ def main() -> None:
         figures[name] = None if elapsed is None else n / elapsed
         rate = "n/a (LocalProvider missing)" if elapsed is None else f"{n / elapsed:8.1f} tasks/s ({elapsed:.2f} s)"
         print(f"{name:12s} {n} tasks: {rate}")
-    c = figures["coaster"]
-    for base_name in ("local", "xargs -P 2"):
-        b = figures[base_name]
-        if c and b:
-            print(f"ratio coaster / {base_name}: {c / b:.2f}")
+    for name in ("coaster", "coaster+pf1"):
+        c = figures[name]
+        for base_name in ("local", "xargs -P 2"):
+            b = figures[base_name]
+            if c and b:
+                print(f"ratio {name} / {base_name}: {c / b:.2f}")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 It owns one :class:`~swiftnb.coasters.service.CoasterService` (started on first use) and
 turns each ``execute(task, report)`` into a queued coaster task.  Status reports follow a
 Swift 0.96 coaster run (seed 002): 8 (submitting), 1 (submitted, queued in the service),
-16 ``workerid=B:W`` (sent to a worker), 2 ``workerid=B:W`` (the app started), 17 (stage
+16 ``workerid=B:W`` (a worker began it), 2 ``workerid=B:W`` (the app started), 17 (stage
 out), then 7 (completed) or 5 with a message.  A task whose worker dies is reported
 ``5`` with a message saying why, then ``1`` again, and runs elsewhere.
 
@@ -45,6 +45,7 @@ try:  # let swift.conf validation accept swiftnb's own coaster options
         "listenAddress": T("string"),
         "servicePort": T("int"),
         "workerRetries": T("int"),
+        "prefetch": T("int"),
         "defaultWalltime": T("time"),
         "maxtime": T("posint"),
         "slots": T("posint"),

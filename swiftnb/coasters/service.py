@@ -56,6 +56,7 @@ class CoasterJob:
     retries: int = 0
     worker: "WorkerConn | None" = None
     dispatched: float = 0.0
+    started: float | None = None   # when the worker began it (stage in)
     size: float = 0.0
     canceled: bool = False
 
@@ -150,10 +151,20 @@ class WorkerConn:
     running: dict[int, CoasterJob] = field(default_factory=dict)
     connected: float = 0.0
     closing: bool = False
+    prefetch: int = 0
 
     @property
     def free(self) -> int:
-        return self.cores - len(self.running)
+        return self.cores + self.prefetch - len(self.running)
+
+    def start_delay(self, now: float) -> float:
+        """How long a task sent now may wait in the worker before a slot takes it: 0 while
+        a slot is free, else the expected end of the running task it queues behind."""
+        waiting = len(self.running) - self.cores
+        if waiting < 0:
+            return 0.0
+        ends = sorted(max(0.0, j.walltime - (now - (j.started or now))) for j in self.running.values())
+        return ends[min(waiting, len(ends) - 1)]
 
     @property
     def workerid(self) -> str:
@@ -341,17 +352,19 @@ class CoasterService:
             self._idle.pop(conn, None)
             return
         now = self.clock()
-        limit = block.time_left(now)
         while conn.free > 0:
+            # the task must fit what is left of the block when it can start (at once, or
+            # behind a running task when prefetching)
+            limit = block.time_left(now) - conn.start_delay(now)
             job = self.queued.pop_fitting(limit) or self.holding.pop_fitting(limit)
             if job is None:
                 break
             job.worker = conn
             job.dispatched = now
+            job.started = None
             conn.running[job.n] = job
             self.running[job.n] = job
             block.last_used = now
-            job.report(TaskStatus.STAGE_IN, workerid=conn.workerid)
             conn.send({"op": "run", "n": job.n, "spec": job.spec})
         if conn.free > 0:
             self._idle[conn] = None
@@ -418,7 +431,7 @@ class CoasterService:
             return None
         conn = WorkerConn(block, str(hello.get("id")), str(hello.get("node", "")),
                           int(hello.get("cores", 1)), int(hello.get("pid", 0)), writer,
-                          connected=self.clock())
+                          connected=self.clock(), prefetch=self.settings.prefetch)
         block.conns[conn.id] = conn
         block.ever_connected = True
         self._start_failures = 0
@@ -436,14 +449,19 @@ class CoasterService:
         job = conn.running.get(int(message.get("n", -1)))
         if job is None:
             return
-        if op == "active":
-            job.report(TaskStatus.ACTIVE, workerid=conn.workerid)
+        if op == "start":
+            job.started = self.clock()
+            if not job.canceled:
+                job.report(TaskStatus.STAGE_IN, workerid=conn.workerid)
+        elif op == "active":
+            if not job.canceled:
+                job.report(TaskStatus.ACTIVE, workerid=conn.workerid)
         elif op == "done":
             now = self.clock()
             del conn.running[job.n]
             self.running.pop(job.n, None)
             block = conn.block
-            block.busy += now - job.dispatched
+            block.busy += now - (job.started or now)
             block.last_used = now
             block.tasks_done += 1
             result = message.get("result") or {}
@@ -488,10 +506,17 @@ class CoasterService:
         self.bus.emit("WORKER_LOST", {"blockid": block.id, "id": conn.id})
         for job in list(conn.running.values()):
             self.running.pop(job.n, None)
-            block.busy += now - job.dispatched
+            block.busy += now - (job.started or now)
             if job.canceled:
                 self._finish(job, TaskResult(ok=False, message="Canceled", site=self.site,
                                              canceled=True))
+                continue
+            job.worker = None
+            if job.started is None and not self._closing:
+                # sent ahead (prefetch) but never begun: nothing failed, just run it elsewhere
+                self._note(f"re-queued {job.taskid} ({job.spec.get('jobid', '')}): worker "
+                           f"{conn.workerid} lost ({why}) before the task started")
+                self._enqueue(job)
                 continue
             message = (f"Worker lost: {conn.workerid} on {conn.node or 'unknown node'} "
                        f"({why}) while running the task")
@@ -631,7 +656,7 @@ class CoasterService:
     def _running_size(self, now: float, left: bool) -> float:
         p = self.settings.parallelism
         if left:
-            return sum(planner.job_size(max(0, j.walltime - (now - j.dispatched)), p)
+            return sum(planner.job_size(max(0, j.walltime - (now - (j.started or now))), p)
                        for j in self.running.values())
         return sum(j.size for j in self.running.values())
 

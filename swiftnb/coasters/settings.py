@@ -85,6 +85,7 @@ class CoasterSettings:
     internal_hostname: str | None = None     # what workers connect to
     service_port: int = 0                    # 0 = any free port
     worker_retries: int = 3                  # re-queues of a task after lost workers
+    prefetch: int = 0                        # tasks sent to a worker beyond its free slots
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | None, *, prefix: str = "execution.options") -> "CoasterSettings":
@@ -124,6 +125,8 @@ class CoasterSettings:
             raise bad("parallelism", "must be in [0, 1]")
         if self.reserve < 0:
             raise bad("reserve", "must not be negative")
+        if self.prefetch < 0:
+            raise bad("prefetch", "must not be negative")
         if self.maxtime <= self.reserve:
             raise bad("maxJobTime", f"must be longer than reserve ({self.reserve} s)")
 
@@ -210,6 +213,7 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "internalhostname": ("internal_hostname", "str"),
     "servicePort": ("service_port", "int"),
     "workerRetries": ("worker_retries", "int"),
+    "prefetch": ("prefetch", "int"),
     "defaultWalltime": ("default_walltime", "time"),
 }
 
@@ -223,7 +227,7 @@ _CANONICAL = {
     "max_worker_idle_time": "maxWorkerIdleTime", "suspend_delay": "suspendDelay",
     "plan_interval": "planInterval", "listen_address": "listenAddress",
     "internal_hostname": "internalHostName", "service_port": "servicePort",
-    "worker_retries": "workerRetries",
+    "worker_retries": "workerRetries", "prefetch": "prefetch",
 }
 
 #: Valid swift.conf options that matter only to batch block providers (queue, project,

@@ -10,6 +10,7 @@ Protocol: one JSON object per line over TCP (``\\n``-terminated UTF-8), worker f
                         "cores": N, "walltime": SECONDS, "node": HOST, "pid": PID}
     service -> worker  {"op": "welcome"}          (or the connection is closed)
     service -> worker  {"op": "run", "n": K, "spec": {job spec of wrapper.py}}
+    worker -> service  {"op": "start", "n": K}    (a slot took it: stage in begins)
     worker -> service  {"op": "active", "n": K}   (the app process has started)
     worker -> service  {"op": "done", "n": K, "result": {wrapper result dict}}
     service -> worker  {"op": "cancel", "n": K}   (kill that app's process group)
@@ -151,8 +152,14 @@ class Worker:
             if item is None or self._closing:
                 return
             n, spec = item
+            with self._lock:
+                canceled = n in self._canceled
             try:
-                result = self._run(n, spec)
+                if canceled:  # withdrawn while it waited here
+                    result = {"ok": False, "exit_code": None, "canceled": True, "message": "Canceled"}
+                else:
+                    self.send({"op": "start", "n": n})
+                    result = self._run(n, spec)
             except Exception as exc:  # a worker bug must not lose the task silently
                 result = {"ok": False, "exit_code": None, "retryable": True,
                           "message": f"Coaster worker error: {type(exc).__name__}: {exc}"}

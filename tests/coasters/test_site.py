@@ -50,8 +50,9 @@ def test_500_tasks_through_two_blocks(make_site, tmp_path):
     assert {(e["blockid"], e["id"]) for e in site.kinds("WORKER_SHUTDOWN")} == active
 
 
-def test_killed_worker_loses_nothing(make_site, tmp_path):
-    site = make_site(TWO_BLOCKS)
+@pytest.mark.parametrize("prefetch", [0, 1])
+def test_killed_worker_loses_nothing(make_site, tmp_path, prefetch):
+    site = make_site({**TWO_BLOCKS, "prefetch": prefetch})
 
     async def main():
         tasks = [site.task(i, tr="sh", args=["-c", f"sleep 0.4; echo {i}"],
@@ -74,6 +75,9 @@ def test_killed_worker_loses_nothing(make_site, tmp_path):
     # the tasks it ran were reported failed with the reason, then ran again elsewhere
     retried = [seq for seq in site.statuses.values() if any(s == 5 for s, _ in seq)]
     assert retried
+    for seq in site.statuses.values():
+        if seq not in retried:
+            assert [s for s, _ in seq] == [8, 1, 16, 2, 17, 7]
     for seq in retried:
         codes = [s for s, _ in seq]
         failed = codes.index(5)
@@ -390,3 +394,31 @@ def test_worker_logging_options(tmp_path):
     assert worker_log_dir(options) == str(logs)
     provider = CoasterProvider("c", options)
     assert provider.log_dir == str(logs) and provider._block_provider.log_dir == str(logs)
+
+
+def test_prefetch_keeps_statuses_and_cancels_waiting_tasks(make_site):
+    site = make_site({"maxJobs": 1, "tasksPerNode": 1, "maxNodesPerJob": 1, "prefetch": 1,
+                      "planInterval": 0.1})
+
+    async def main():
+        provider = site.provider
+        first = asyncio.ensure_future(site.run(site.task(0, tr="sh", args=["-c", "sleep 0.5"])))
+        await site.wait_for(lambda: any(s == 2 for s, _ in site.statuses["sh-00000"]))
+        waiting = asyncio.ensure_future(site.run(site.task(1)))
+        # sent ahead to the busy worker (prefetch 1), not begun: no 16 yet
+        await site.wait_for(lambda: provider.state()["running"] == 2)
+        assert [s for s, _ in site.statuses["echo-00001"]] == [8, 1]
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        rest = await asyncio.gather(*(site.run(site.task(i)) for i in range(2, 12)))
+        state = provider.state()
+        await provider.shutdown()
+        return await first, rest, state
+
+    first, rest, state = asyncio.run(main())
+    assert first.ok and all(r.ok for r in rest)
+    assert [s for s, _ in site.statuses["echo-00001"]] == [8, 1, 6]
+    for i in range(2, 12):
+        assert [s for s, _ in site.statuses[f"echo-{i:05d}"]] == [8, 1, 16, 2, 17, 7]
+    assert all(0 <= b["utilization"] <= 100 for b in state["blocks"])
