@@ -49,7 +49,7 @@ class AppConfig:
     options: dict[str, Any] = field(default_factory=dict)
     attributes: dict[str, Any] = field(default_factory=dict)  # other keys: job attributes
     site: str | None = None  # None = global definition
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def executable_for(self, tr: str) -> str:
         """The program to run for app ``tr``: ``"*"`` means the app's own name."""
@@ -169,7 +169,7 @@ class SiteConfig:
     job_throttle: float | None = None  # from sites.xml karajan:jobThrottle
     resources: dict[str, Any] = field(default_factory=dict)
     apps: dict[str, AppConfig] = field(default_factory=dict)
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -266,8 +266,13 @@ class Config:
     site_selection_options: dict[str, Any] = field(default_factory=dict)
     files: list[tuple[str, str]] = field(default_factory=list)  # (tag, path) loaded
     warnings: list[str] = field(default_factory=list)
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
     origins: Origins = field(default_factory=Origins, repr=False)
+
+    def __repr__(self) -> str:
+        sites = ", ".join(f"{name}:{site.execution.type}" for name, site in self.sites.items())
+        return (f"Config(selected_sites={self.selected_sites!r}, sites=[{sites}], "
+                f"files={[path for _, path in self.files]!r})")
 
     # -- lookups
     def get(self, path: str, default: Any = None) -> Any:
