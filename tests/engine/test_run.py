@@ -240,3 +240,20 @@ def test_cancel_stops_running_apps(swift) -> None:
     finally:
         run_mod.Run.execute = orig
     assert not r.outcome.ok
+
+
+def test_pure_dataflow_creates_no_asyncio_tasks(swift, monkeypatch) -> None:
+    import swiftnb.engine.run as run_mod
+
+    spawned: list = []
+    orig = run_mod.Run.spawn
+
+    def spawn(self, coro):
+        spawned.append(coro)
+        return orig(self, coro)
+
+    monkeypatch.setattr(run_mod.Run, "spawn", spawn)
+    r = swift("int a[];\nforeach i in [1:5000] { a[i] = i * 2; }\n"
+              "(int r) f(int x) { r = x + 1; }\nint s = f(a[5000]);\ntrace(s, length(a));\n")
+    assert r.outcome.ok and r.lines == ["SwiftScript trace: 10001, 5000"]
+    assert spawned == []
