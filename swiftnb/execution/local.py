@@ -67,6 +67,21 @@ async def wait_process(proc: subprocess.Popen) -> int:
     return proc.wait()
 
 
+def _start_job(spec: dict[str, Any]) -> tuple[wrapper.Job, subprocess.Popen | None, str | None]:
+    """Prepare the job directory and start the app (run on a spawner thread)."""
+    job = wrapper.prepare(spec)
+    if job.failure is not None:
+        return job, None, None
+    try:
+        proc = subprocess.Popen(job.argv, **job.popen_kwargs())
+    except OSError as exc:
+        job.close_streams()
+        job.cleanup()
+        return job, None, str(exc.strerror or exc)
+    job.close_streams()
+    return job, proc, None
+
+
 class LocalProvider:
     """Runs tasks on this machine.
 
@@ -95,6 +110,8 @@ class LocalProvider:
         self.scratch = scratch
         self._running: dict[int, subprocess.Popen] = {}
         self._site_dirs: set[str] = set()
+        self._janitor: Any = None
+        self._spawner: Any = None
         self.submitted = 0
         self.completed = 0
         self.failed = 0
@@ -121,17 +138,22 @@ class LocalProvider:
         self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
         if spec.get("scratch"):
             self._site_dirs.add(os.path.join(spec["scratch"], spec["site_run"]))
-        job = wrapper.prepare(spec)
+        loop = asyncio.get_running_loop()
+        start = loop.run_in_executor(self._spawner_pool(), _start_job, spec)
+        try:
+            job, proc, error = await asyncio.shield(start)
+        except asyncio.CancelledError:
+            job, proc, error = await start  # it may have started: kill it, do not leak it
+            if proc is not None:
+                wrapper.kill_group(proc.pid)
+                proc.wait()
+                job.finish(None, canceled=True)
+            raise
         if job.failure is not None:
             return self._ended(job.failure, report, task, spec)
-        try:
-            proc = subprocess.Popen(job.argv, **job.popen_kwargs())
-        except OSError as exc:
-            job.cleanup()
-            return self._ended(job._result(False, None, f"Cannot execute {job.argv[0]}: {exc.strerror or exc}"),
+        if proc is None:
+            return self._ended(job._result(False, None, f"Cannot execute {job.argv[0]}: {error}"),
                                report, task, spec)
-        finally:
-            job.close_streams()
         self._running[proc.pid] = proc
         report(TaskStatus.SUBMITTED)
         report(TaskStatus.ACTIVE)
@@ -154,7 +176,29 @@ class LocalProvider:
             raise
         finally:
             self._running.pop(proc.pid, None)
-        return self._ended(job.finish(returncode, timed_out=timed_out), report, task, spec)
+        result = job.finish(returncode, timed_out=timed_out, cleanup=False)
+        self._janitor_submit(job.cleanup)
+        return self._ended(result, report, task, spec)
+
+    def _spawner_pool(self) -> Any:
+        """Threads that prepare job directories and start processes.  ``fork_exec``
+        waits for the child's ``exec`` and mkdir waits for the file system; on a busy
+        machine both take milliseconds, which must not stall the event loop (and
+        several spawns overlap)."""
+        if self._spawner is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._spawner = ThreadPoolExecutor(4, thread_name_prefix="swiftnb-spawn")
+        return self._spawner
+
+    def _janitor_submit(self, fn: Any) -> None:
+        """Remove job directories on one background thread: on a busy file system an
+        rmdir costs milliseconds, which would otherwise stall the event loop."""
+        if self._janitor is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._janitor = ThreadPoolExecutor(1, thread_name_prefix="swiftnb-jobdir-cleanup")
+        self._janitor.submit(fn)
 
     def _ended(self, result: dict[str, Any], report: StatusReporter, task: Task,
                spec: dict[str, Any]) -> TaskResult:
@@ -196,6 +240,12 @@ class LocalProvider:
         for proc in list(self._running.values()):
             proc.wait()
         self._running.clear()
+        if self._spawner is not None:
+            spawner, self._spawner = self._spawner, None
+            spawner.shutdown(wait=False)
+        if self._janitor is not None:
+            janitor, self._janitor = self._janitor, None
+            await asyncio.get_running_loop().run_in_executor(None, janitor.shutdown, True)
         if self.keep:
             return
         for site_dir in self._site_dirs:

@@ -444,8 +444,13 @@ class Job:
 
     # -- ending -----------------------------------------------------------------------
 
-    def finish(self, returncode: int | None, *, timed_out: bool = False, canceled: bool = False) -> dict[str, Any]:
-        """Check the outcome, move outputs (on success), clean up; the result dict."""
+    def finish(self, returncode: int | None, *, timed_out: bool = False, canceled: bool = False,
+               cleanup: bool = True) -> dict[str, Any]:
+        """Check the outcome, move outputs (on success), clean up; the result dict.
+
+        ``cleanup=False`` leaves removing the job directory to the caller (``cleanup()``),
+        e.g. on a background thread: the outputs are already in place by then.
+        """
         self.close_streams()
         try:
             if canceled:
@@ -470,7 +475,10 @@ class Job:
                 return self._result(False, 0, f"Could not move output {src} to {dest}: {exc}")
             return self._result(True, 0, "")
         finally:
-            self.cleanup()
+            if cleanup:
+                self.cleanup()
+            else:
+                self.close_streams()
 
     def _check_outputs(self) -> tuple[list[str], list[tuple[str, str]]]:
         missing: list[str] = []
