@@ -60,9 +60,9 @@ _STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}"
 #: one record: time stamp, zone, level, logger, optional TAG, rest of the message and
 #: every following line that does not start with a time stamp.
 _RECORD = re.compile(
-    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}(?:[+-]\d{4}|Z)?) ?(\w+ +\S+) ?"
+    r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}(?:[+-]\d{4}|Z)? ?\w+ +\S+) ?"
     r"(?:([A-Z][A-Z0-9_]+)(?: |$))?"
-    r"([^\n]*)((?:\n(?!" + _STAMP + r")[^\n]*)*)",
+    r"([^\n]*(?:\n(?!" + _STAMP + r")[^\n]*)*)",
     re.M,
 )
 _STAMP_AT_START = re.compile(_STAMP)
@@ -191,6 +191,7 @@ def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) 
     """
     data, name = _read_bytes(source)
     text = data.decode("utf-8", errors="replace")
+    del data  # the decoded text is all we keep
     if strict:
         with warnings.catch_warnings():
             warnings.simplefilter("error", LogWarning)
@@ -232,10 +233,12 @@ def parse_text(text: str, *, name: str = "<log>", first_line: int = 1,
                 end = nxt.start() - 1  # the newline before the next record
         chunk = body[pos:end]
         records = _RECORD.findall(chunk)
+        newlines = chunk.count("\n")
         if records:
-            pieces.append(_build(records, line))
+            # lines that are not records: continuation lines (or stray lines skipped)
+            pieces.append(_build(records, line, newlines + 1 - len(records)))
         del records
-        line += chunk.count("\n") + 1
+        line += newlines + 1
         pos = end + 1
     if not pieces:
         return _empty_frame()
@@ -349,34 +352,54 @@ def _kind_of_tag(tag: str) -> str:
     return "MESSAGE"
 
 
-def _build(records: list[tuple[str, ...]], first_line: int) -> _Piece:
+def _split_heads(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct heads ``'2016-01-25 01:08:24,537+0000 INFO  Loader'`` -> epoch seconds,
+    level and logger of each, with array operations (the few distinct level+logger
+    pairs are split in Python)."""
+    time = _epoch_seconds(heads)
+    fixed = np.asarray(heads, dtype=str)
+    width = fixed.dtype.itemsize // 4
+    chars = fixed.view(np.uint32).reshape(len(fixed), width)
+    sign = chars[:, 23] if width > 23 else np.zeros(len(fixed), np.uint32)
+    stamp_len = np.where((sign == ord("+")) | (sign == ord("-")), 28,
+                         np.where(sign == ord("Z"), 24, 23))
+    rest = np.empty(len(fixed), dtype=object)
+    for k in np.unique(stamp_len):
+        idx = np.flatnonzero(stamp_len == k)
+        sub = np.ascontiguousarray(fixed[idx])
+        tail = np.ndarray(shape=(len(idx),), dtype=f"<U{width - k}", buffer=sub,
+                          offset=4 * int(k), strides=sub.strides)
+        rest[idx] = tail.astype(object)
+    codes, uniques = pd.factorize(rest, sort=False)
+    split = [u.split(None, 1) + [""] for u in uniques]
+    levels = np.array([p[0] for p in split], dtype=object)[codes]
+    loggers = np.array([p[1].strip() for p in split], dtype=object)[codes]
+    return time, levels, loggers
+
+
+def _build(records: list[tuple[str, ...]], first_line: int, continuation_lines: int) -> _Piece:
     n = len(records)
-    stamps, levlogs, tags, firsts, conts = zip(*records)
+    heads, tags, bodies = zip(*records)
     del records
-    stamp_codes, stamp_uniques = pd.factorize(np.asarray(stamps, dtype=object), sort=False)
-    del stamps
-    time = _epoch_seconds(stamp_uniques)[stamp_codes]
-    # level and logger: few distinct pairs, split each once
-    ll_codes, ll_uniques = pd.factorize(np.asarray(levlogs, dtype=object), sort=False)
-    del levlogs
-    split = [u.split(None, 1) + [""] for u in ll_uniques]
-    level_codes, level_uniques = pd.factorize(
-        np.array([p[0] for p in split], dtype=object)[ll_codes], sort=False)
-    logger_codes, logger_uniques = pd.factorize(
-        np.array([p[1] for p in split], dtype=object)[ll_codes], sort=False)
-    rest = np.asarray(firsts, dtype=object)
-    del firsts
+    head_codes, head_uniques = pd.factorize(np.asarray(heads, dtype=object), sort=False)
+    del heads
+    head_time, head_level, head_logger = _split_heads(np.asarray(head_uniques, dtype=object))
+    time = head_time[head_codes]
+    level_codes, level_uniques = pd.factorize(head_level[head_codes], sort=False)
+    logger_codes, logger_uniques = pd.factorize(head_logger[head_codes], sort=False)
+    rest = np.asarray(bodies, dtype=object)
+    del bodies
     # continuation lines: rare (configuration dump, script source, stack traces)
-    cont = np.asarray(conts, dtype=object)
-    del conts
-    multi = np.flatnonzero(cont != "")
     line = first_line + np.arange(n, dtype="int64")
-    if len(multi):
-        rest[multi] = rest[multi] + cont[multi]
-        extra = np.zeros(n, dtype="int64")
-        extra[multi] = [c.count("\n") for c in cont[multi]]
+    if continuation_lines:
+        # find the few newlines inside records: positions in the joined bodies -> rows
+        lengths = np.fromiter(map(len, rest), np.int64, n) + 1
+        starts = np.cumsum(lengths) - lengths
+        joined = "\x00".join(rest)
+        at = np.fromiter((m.start() for m in re.finditer("\n", joined)), np.int64)
+        del joined
+        extra = np.bincount(np.searchsorted(starts, at, side="right") - 1, minlength=n)
         line[1:] += np.cumsum(extra)[:-1]
-    del cont
 
     tag_codes, tag_uniques = pd.factorize(np.asarray(tags, dtype=object), sort=False)
     del tags
