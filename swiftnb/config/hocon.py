@@ -12,6 +12,7 @@ import logging
 import os
 import re
 from collections import OrderedDict
+from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -93,8 +94,8 @@ def parse_hocon_text(text: str, path: str, display: str, tag: str, origins: Orig
         rewritten = rewritten[:inc.start] + '"' + inc.path.replace("\\", "\\\\").replace(
             '"', '\\"') + '"' + rewritten[inc.end:]
     try:
-        tree = ConfigFactory.parse_string(rewritten, basedir=os.path.dirname(
-            os.path.abspath(path)), resolve=False)
+        tree = _parse_cached(rewritten, os.path.dirname(os.path.abspath(path)),
+                             [inc.path for inc in includes])
     except pyparsing.ParseBaseException as exc:
         raise ConfigError(f"{display}:{exc.lineno}:{exc.col}: syntax error: "
                           f"{_clean_parse_message(exc)}") from None
@@ -109,6 +110,31 @@ def parse_hocon_text(text: str, path: str, display: str, tag: str, origins: Orig
                           "not a list")
     sources = [(display, text)] + [(inc.path, _read(inc.path)) for inc in includes]
     return Layer(tag, display, tree, text, path, sources, list(scanner.nulls))
+
+
+_PARSED: "OrderedDict[tuple, ConfigTree]" = OrderedDict()
+
+
+def _parse_cached(text: str, basedir: str, included: list[str]) -> ConfigTree:
+    """pyhocon's parse (slow: pyparsing), remembered for the same text and includes.
+
+    Notebooks and tests load the same files again and again; the key holds the text,
+    its directory and the state of every included file, and callers get a copy.
+    """
+    try:
+        stamps = tuple((p, os.stat(p).st_mtime_ns, os.stat(p).st_size) for p in included)
+    except OSError:
+        stamps = None
+    key = (text, basedir, stamps)
+    if stamps is not None and key in _PARSED:
+        _PARSED.move_to_end(key)
+        return deepcopy(_PARSED[key])
+    tree = ConfigFactory.parse_string(text, basedir=basedir, resolve=False)
+    if stamps is not None and isinstance(tree, ConfigTree):
+        _PARSED[key] = deepcopy(tree)
+        while len(_PARSED) > 64:
+            _PARSED.popitem(last=False)
+    return tree
 
 
 def _read(path: str) -> str:
