@@ -698,15 +698,19 @@ _PUNCT_TYPES = {"||": "OR", "&&": "AND", "==": "EQ", "!=": "NE", "<=": "LE", ">=
                 "/": "SLASH", "<": "LT", ">": "GT", "!": "NOT", "@": "AT", "(": "LPAR",
                 "[": "LSQB", "{": "LBRACE", ")": "RPAR", "]": "RSQB", "}": "RBRACE",
                 ";": "SEMICOLON", ",": "COMMA", ":": "COLON", "=": "EQUAL", ".": "DOT"}
+# Blanks before a token are part of its match (one regex step per token, not two);
+# a newline run is its own match so that lines can be counted.
 _TOKEN_RE = re.compile(r"""
- (?P<WS>[ \t\r\n\f]+)
+[ \t\r\f]*
+(?:
+ (?P<NL>\n[ \t\r\n\f]*)
 |(?P<COMMENT>//[^\n]*|\#[^\n]*|/\*[\s\S]*?\*/)
 |(?P<FLOAT>[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?)
 |(?P<INT>[0-9]+)
 |(?P<ID>[A-Za-z_][A-Za-z0-9_]*)
 |(?P<STRING>"(?:\\.|[^"\\\r\n])*")
 |(?P<OP>\|\||&&|==|!=|<=|>=|<<|%/|%%|[-+*/<>!@()\[\]{};,:=.])
-""", re.X)
+)""", re.X)
 # filtered punctuation carries no position: one shared token each
 _SHARED = {";", ",", ")", "]", "}", ":", "=", ".", "<<"}
 
@@ -743,7 +747,7 @@ class _Fast:
                     row[str(ttype)] = (2, len(arg.expansion), str(arg.origin.name),
                                        callbacks[arg])
             states[st] = row
-        self.states = states
+        self.states = [states.get(i, {}) for i in range(max(states) + 1)]
         self.start = table.start_states["start"]
         self.end = table.end_states["start"]
 
@@ -756,17 +760,18 @@ class _Fast:
         line_start = 0
         pos = 0
         for m in _TOKEN_RE.finditer(text):
-            start = m.start()
-            if start != pos:
+            if m.start() != pos:
                 raise _FastPathMiss
-            kind = m.lastgroup
-            value = m.group()
             pos = m.end()
-            if kind == "WS" or kind == "COMMENT":
+            kind = m.lastgroup
+            if kind is None:  # trailing blanks
+                continue
+            value = m.group(kind)
+            if kind == "NL" or kind == "COMMENT":
                 nl = value.count("\n")
                 if nl:
                     line += nl
-                    line_start = start + value.rfind("\n") + 1
+                    line_start = m.start(kind) + value.rfind("\n") + 1
                 continue
             if kind == "OP":
                 tok = shared.get(value)
@@ -780,7 +785,7 @@ class _Fast:
             tok.type = kind
             tok.value = value
             tok.line = line
-            tok.column = start - line_start + 1
+            tok.column = pos - len(value) - line_start + 1
             yield tok
         if pos != len(text):
             raise _FastPathMiss
@@ -796,25 +801,26 @@ class _Fast:
 
     def _parse(self, text: str) -> Any:
         states = self.states
-        state_stack = [self.start]
+        state = self.start
+        state_stack = [state]
         value_stack: list = []
         push_state = state_stack.append
         push_value = value_stack.append
-        pop_state = state_stack.pop
         for tok in self.tokens(text):
             ttype = tok.type
             while True:
-                act = states[state_stack[-1]].get(ttype)
+                act = states[state].get(ttype)
                 if act is None:
                     raise _FastPathMiss
                 kind = act[0]
-                if kind == 0:
-                    push_state(act[1])
+                if kind == 0:  # shift
+                    state = act[1]
+                    push_state(state)
                     push_value(tok)
                     break
-                if kind == 1:
-                    pop_state()
-                    push_state(states[state_stack[-1]][act[2]][1])
+                if kind == 1:  # pass-through reduction of a one-symbol ?rule
+                    state = states[state_stack[-2]][act[2]][1]
+                    state_stack[-1] = state
                     continue
                 size = act[1]
                 if size:
@@ -824,16 +830,17 @@ class _Fast:
                 else:
                     args = []
                 value = act[3](args)
-                push_state(states[state_stack[-1]][act[2]][1])
+                state = states[state_stack[-1]][act[2]][1]
+                push_state(state)
                 push_value(value)
         end = self.end
         while True:
-            act = states[state_stack[-1]].get("$END")
+            act = states[state].get("$END")
             if act is None or act[0] == 0:
                 raise _FastPathMiss
             if act[0] == 1:
-                pop_state()
-                push_state(states[state_stack[-1]][act[2]][1])
+                state = states[state_stack[-2]][act[2]][1]
+                state_stack[-1] = state
             else:
                 size = act[1]
                 if size:
@@ -843,9 +850,10 @@ class _Fast:
                 else:
                     args = []
                 value = act[3](args)
-                push_state(states[state_stack[-1]][act[2]][1])
+                state = states[state_stack[-1]][act[2]][1]
+                push_state(state)
                 push_value(value)
-            if state_stack[-1] == end:
+            if state == end:
                 return value_stack[-1]
 
 
