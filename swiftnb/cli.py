@@ -537,8 +537,14 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
         except (NotImplementedError, RuntimeError, ValueError):
             pass
 
-        ticker = ProgressTicker(bus, stream=sys.stderr,
-                                prefix=config.ticker_prefix or "Progress: ") if ticker_on else None
+        ticker = None
+        if ticker_on:
+            from swiftnb.logs.ticker import java_date_format, ticker_date
+
+            date = (java_date_format(config.ticker_date_format)
+                    if config.ticker_date_format else ticker_date)
+            ticker = ProgressTicker(bus, stream=sys.stderr, date=date,
+                                    prefix=config.ticker_prefix or "Progress: ")
         if ticker:
             ticker.start()
         settings = _make_settings(run_mod.RunSettings, settings_values)

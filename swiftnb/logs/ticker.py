@@ -34,6 +34,60 @@ _STATUS_STATE = {
 }
 
 
+_JAVA_FIELDS = (
+    ("EEEE", "%A"), ("EEE", "%a"), ("E", "%a"), ("yyyy", "%Y"), ("yy", "%y"),
+    ("MMMM", "%B"), ("MMM", "%b"), ("MM", "%m"), ("dd", "%d"), ("d", "%-d"), ("HH", "%H"),
+    ("hh", "%I"), ("mm", "%M"), ("ss", "%S"), ("SSS", "{ms}"), ("a", "%p"), ("ZZZZZ", "%z"),
+    ("Z", "%z"), ("z", "%Z"),
+)
+
+
+def java_date_format(pattern: str) -> Callable[[float | None], str]:
+    """A formatter for a Java SimpleDateFormat pattern (``tickerDateFormat``).
+
+    Letters map to strftime fields; text in single quotes is literal, ``''`` a quote.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "'":
+            if pattern.startswith("''", i):
+                out.append("'")
+                i += 2
+                continue
+            i += 1
+            literal = []
+            while i < len(pattern):
+                if pattern.startswith("''", i):
+                    literal.append("'")
+                    i += 2
+                elif pattern[i] == "'":
+                    i += 1
+                    break
+                else:
+                    literal.append(pattern[i])
+                    i += 1
+            out.append("".join(literal).replace("%", "%%").replace("{", "{{").replace("}", "}}"))
+            continue
+        for java, py in _JAVA_FIELDS:
+            if pattern.startswith(java, i):
+                out.append(py)
+                i += len(java)
+                break
+        else:
+            out.append(ch.replace("%", "%%").replace("{", "{{").replace("}", "}}"))
+            i += 1
+    fmt = "".join(out)
+
+    def format_date(t: float | None = None) -> str:
+        now = time.time() if t is None else t
+        text = time.strftime(fmt, time.localtime(now))
+        return text.format(ms=f"{int(now * 1000) % 1000:03d}") if "{" in text else text
+
+    return format_date
+
+
 def ticker_date(t: float | None = None) -> str:
     """Java ``E, dd MMM yyyy HH:mm:ssZ``: ``Sun, 22 Nov 2026 10:14:09+0000`` (local time)."""
     return time.strftime("%a, %d %b %Y %H:%M:%S%z", time.localtime(time.time() if t is None else t))

@@ -92,3 +92,15 @@ def test_ticker_runs_on_the_loop_and_date_format():
     assert lines[-1].startswith("Final status: ")
     import re
     assert re.fullmatch(r"\w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d[+-]\d{4}", ticker_date(0))
+
+
+def test_java_ticker_date_formats():
+    from swiftnb.logs.ticker import java_date_format
+
+    t = 1795385119.143
+    import time as _t
+    local = _t.localtime(t)
+    assert java_date_format("E, dd MMM yyyy HH:mm:ssZ")(t) == ticker_date(t)
+    assert java_date_format("yyyy-MM-dd'T'HH:mm:ss.SSS")(t) == (
+        _t.strftime("%Y-%m-%dT%H:%M:%S", local) + ".143")
+    assert java_date_format("'at' HH 'o''clock' 100%")(t) == _t.strftime("at %H o'clock 100%%", local)
