@@ -87,7 +87,7 @@ def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
                 continue
             seen.add(real)
             try:
-                sub_text = Path(path).read_text(encoding="utf-8", errors="replace")
+                sub_text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
             except OSError as exc:
                 errors.append(Diagnostic(imp.pos.file, imp.pos.line, imp.pos.column,
                                          f"When processing import {imp.path}: {exc}",
@@ -126,7 +126,7 @@ def load(path: str | os.PathLike, search_path: list[str] | None = None) -> Check
     (syntax or semantic) and :class:`OSError` when the file cannot be read.
     """
     path = os.fspath(path)
-    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
     return compile_source(text, path, os.path.dirname(path) or ".", search_path)
 
 

@@ -91,8 +91,10 @@ class Checker:
     # ================================================================== types
     def _declare_types(self) -> None:
         for td in self.program.types:
+            prev = self.type_decls.get(td.name)
+            if prev is not None and _same_type_decl(prev, td):
+                continue  # `type file;` in a script and in a module it imports
             if td.name in self.type_decls or td.name in T.BUILTIN_TYPES:
-                prev = self.type_decls.get(td.name)
                 where = f" on line {prev.pos.line}" if prev else " as a builtin type"
                 self.error(td.pos, f"Type {td.name} is already defined{where}")
                 continue
@@ -1022,6 +1024,26 @@ class _Nested:
     def __exit__(self, *exc: object) -> None:
         self.c._stmt_stack.pop()
         self.c._branch = self.saved
+
+
+def _type_text(te: ast.TypeExpr | None) -> str:
+    if te is None:
+        return ""
+    return te.name + "".join(f"[{k.name if k else ''}]" for k in te.dims)
+
+
+def _same_type_decl(a: ast.TypeDecl, b: ast.TypeDecl) -> bool:
+    """Identical re-declarations are harmless (the same ``type file;`` in two modules)."""
+    mapped = ("mapped", "struct")
+    if a.kind in mapped and b.kind in mapped and not a.fields and not b.fields:
+        return True
+    if a.kind != b.kind:
+        return False
+    if a.kind == "alias":
+        return _type_text(a.alias_of) == _type_text(b.alias_of)
+    fa = [(f.name, _type_text(f.type), len(f.dims)) for f in a.fields]
+    fb = [(f.name, _type_text(f.type), len(f.dims)) for f in b.fields]
+    return fa == fb
 
 
 def _exclusive(a: tuple, b: tuple) -> bool:

@@ -213,3 +213,15 @@ def test_environment_does_not_leak_into_search(tmp_path: Path,
     assert "file" in c.types
     with pytest.raises(lang.CompileError):
         lang.compile_source('import "x"; file f;', "cell", base_dir="/", search_path=[])
+
+
+def test_same_type_declared_in_script_and_import(tmp_path: Path) -> None:
+    (tmp_path / "defs.swift").write_text("type file;\ntype P { int a; file f; }\n")
+    main = tmp_path / "m.swift"
+    main.write_text('\ufeffimport "defs";\ntype file;\ntype P { int a; file f; }\nfile f;\n')
+    c = lang.load(main, search_path=[])
+    assert isinstance(c.types["P"], T.StructType)
+    main.write_text('import "defs";\ntype P { int b; }\n')
+    with pytest.raises(lang.CompileError) as info:
+        lang.load(main, search_path=[])
+    assert "Type P is already defined on line 2" in info.value.render()
