@@ -10,8 +10,9 @@ output moved into place).  Three ways, in the same run, on the same machine:
   coaster path must stay close to on one machine; coasters pay off on clusters, where a
   batch submission per task costs seconds to minutes);
 * ``xargs -P 2``: ``sh -c 'echo I > out/I.txt'`` per task, no swiftnb at all;
-* ``coaster+pf1``: the coaster site with ``prefetch: 1`` (each worker holds one task
-  ahead, hiding the service round trip between tasks).
+* ``coaster pf0``: the same coaster site with ``prefetch: 0`` (Swift's behaviour: a
+  worker gets its next task only after reporting the last one); ``coaster`` uses the
+  default ``prefetch: auto`` (one task held ahead while tasks are short).
 
 Prints tasks/s for each and the coaster figure's ratio to the other two.
 
@@ -71,7 +72,7 @@ async def run_provider(provider, base: str, n: int) -> float:
     return elapsed
 
 
-def coaster(base: str, n: int, prefetch: int = 0) -> float:
+def coaster(base: str, n: int, prefetch: int | str = 0) -> float:
     options = {"maxJobs": 1, "maxNodesPerJob": 2, "tasksPerNode": 1, "allocationStepSize": 1,
                "planInterval": 0.05, "prefetch": prefetch}
     provider = CoasterProvider("coast", options, bus=EventBus())
@@ -103,8 +104,8 @@ def xargs(base: str, n: int) -> float:
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
     figures: dict[str, float | None] = {}
-    runs = (("xargs -P 2", xargs), ("local", local), ("coaster", coaster),
-            ("coaster+pf1", lambda base, n: coaster(base, n, prefetch=1)))
+    runs = (("xargs -P 2", xargs), ("local", local), ("coaster pf0", coaster),
+            ("coaster", lambda base, n: coaster(base, n, prefetch="auto")))
     for name, fn in runs:
         base = tempfile.mkdtemp(prefix=f"swiftnb-bench-{name.split()[0]}-")
         try:
@@ -114,7 +115,7 @@ def main() -> None:
         figures[name] = None if elapsed is None else n / elapsed
         rate = "n/a (LocalProvider missing)" if elapsed is None else f"{n / elapsed:8.1f} tasks/s ({elapsed:.2f} s)"
         print(f"{name:12s} {n} tasks: {rate}")
-    for name in ("coaster", "coaster+pf1"):
+    for name in ("coaster pf0", "coaster"):
         c = figures[name]
         for base_name in ("local", "xargs -P 2"):
             b = figures[base_name]

@@ -42,6 +42,9 @@ StatusReporter = Callable[..., None]
 #: blocks in a row that end before any worker connects, before queued tasks are failed
 START_FAILURE_LIMIT = 3
 
+#: automatic prefetch is on while the average task runs shorter than this (s)
+AUTO_PREFETCH_BELOW = 0.5
+
 
 @dataclass(eq=False, slots=True)
 class CoasterJob:
@@ -258,6 +261,7 @@ class CoasterService:
         self._wake: asyncio.Event | None = None
         self._closing = False
         self._start_failures = 0
+        self._run_time: float | None = None   # moving average of task run times (s)
         self._conn_tasks: set[asyncio.Task[Any]] = set()
         self.host = settings.contact_host
         self.port = 0
@@ -352,6 +356,7 @@ class CoasterService:
             self._idle.pop(conn, None)
             return
         now = self.clock()
+        conn.prefetch = self.prefetch()
         while conn.free > 0:
             # the task must fit what is left of the block when it can start (at once, or
             # behind a running task when prefetching)
@@ -370,6 +375,13 @@ class CoasterService:
             self._idle[conn] = None
         else:
             self._idle.pop(conn, None)
+
+    def prefetch(self) -> int:
+        """Tasks a worker may hold ahead: the ``prefetch`` option, or (auto) one while tasks
+        take under half a second, when the round trip between tasks matters."""
+        if self.settings.prefetch is not None:
+            return self.settings.prefetch
+        return 1 if self._run_time is not None and self._run_time < AUTO_PREFETCH_BELOW else 0
 
     def _finish(self, job: CoasterJob, result: TaskResult) -> None:
         self._by_future.pop(job.future, None)
@@ -431,7 +443,7 @@ class CoasterService:
             return None
         conn = WorkerConn(block, str(hello.get("id")), str(hello.get("node", "")),
                           int(hello.get("cores", 1)), int(hello.get("pid", 0)), writer,
-                          connected=self.clock(), prefetch=self.settings.prefetch)
+                          connected=self.clock(), prefetch=self.prefetch())
         block.conns[conn.id] = conn
         block.ever_connected = True
         self._start_failures = 0
@@ -464,6 +476,9 @@ class CoasterService:
             block.busy += now - (job.started or now)
             block.last_used = now
             block.tasks_done += 1
+            if job.started is not None:
+                took = now - job.started
+                self._run_time = took if self._run_time is None else 0.9 * self._run_time + 0.1 * took
             result = message.get("result") or {}
             if job.canceled:  # the provider has reported it canceled already
                 self._finish(job, TaskResult(ok=False, message="Canceled", site=self.site,
@@ -774,6 +789,8 @@ class CoasterService:
             "holding": len(self.holding),
             "queued": len(self.queued),
             "running": len(self.running),
+            "prefetch": self.prefetch(),
+            "mean_run_time": self._run_time,
             "counts": dict(self.counts),
             "blocks": blocks,
             "workers": workers,

@@ -85,7 +85,7 @@ class CoasterSettings:
     internal_hostname: str | None = None     # what workers connect to
     service_port: int = 0                    # 0 = any free port
     worker_retries: int = 3                  # re-queues of a task after lost workers
-    prefetch: int = 0                        # tasks sent to a worker beyond its free slots
+    prefetch: int | None = None              # tasks sent ahead to a worker; None = auto
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | None, *, prefix: str = "execution.options") -> "CoasterSettings":
@@ -125,7 +125,7 @@ class CoasterSettings:
             raise bad("parallelism", "must be in [0, 1]")
         if self.reserve < 0:
             raise bad("reserve", "must not be negative")
-        if self.prefetch < 0:
+        if self.prefetch is not None and self.prefetch < 0:
             raise bad("prefetch", "must not be negative")
         if self.maxtime <= self.reserve:
             raise bad("maxJobTime", f"must be longer than reserve ({self.reserve} s)")
@@ -178,6 +178,10 @@ def _convert(raw: Any, kind: str, key: str) -> Any:
             return value
         if kind == "str":
             return str(raw)
+        if kind == "prefetch":
+            if str(raw).strip().lower() == "auto":
+                return None
+            return _convert(raw, "int", key)
     except (TypeError, ValueError):
         expected = {"int": "an integer", "float": "a number", "time": "a time (HH:MM:SS)"}[kind]
         raise CoasterConfigError(f"invalid value '{raw}' for property '{key}'. Expected {expected}") from None
@@ -213,7 +217,7 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "internalhostname": ("internal_hostname", "str"),
     "servicePort": ("service_port", "int"),
     "workerRetries": ("worker_retries", "int"),
-    "prefetch": ("prefetch", "int"),
+    "prefetch": ("prefetch", "prefetch"),
     "defaultWalltime": ("default_walltime", "time"),
 }
 

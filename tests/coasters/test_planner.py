@@ -257,3 +257,11 @@ def test_service_addresses():
     assert (s.bind_address, s.contact_host) == ("10.0.0.5", "10.0.0.5")
     s = CoasterSettings.from_options({"listenAddress": "0.0.0.0", "internalHostName": "head"})
     assert (s.bind_address, s.contact_host) == ("0.0.0.0", "head")
+
+
+def test_prefetch_option():
+    assert CoasterSettings().prefetch is None
+    assert CoasterSettings.from_options({"prefetch": "auto"}).prefetch is None
+    assert CoasterSettings.from_options({"prefetch": 2}).prefetch == 2
+    with pytest.raises(CoasterConfigError, match="prefetch"):
+        CoasterSettings.from_options({"prefetch": -1})

@@ -42,6 +42,8 @@ def test_500_tasks_through_two_blocks(make_site, tmp_path):
         used_blocks.add(seq[2][1]["workerid"].split(":")[0])
     assert used_blocks == set(requested)
     assert sum(b["tasks_done"] for b in state["blocks"]) == 500
+    # echo takes milliseconds: automatic prefetch is on
+    assert state["prefetch"] == 1 and state["mean_run_time"] < 0.5
     active = {(e["blockid"], e["id"]) for e in site.kinds("WORKER_ACTIVE")}
     assert {b for b, _ in active} == set(requested)
     # shutdown ends every block with the 0.96 sequence
