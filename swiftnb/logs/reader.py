@@ -379,16 +379,20 @@ def _split_heads(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def _build(records: list[tuple[str, ...]], first_line: int, continuation_lines: int) -> _Piece:
     n = len(records)
-    heads, tags, bodies = zip(*records)
+    table = np.empty((n, 3), dtype=object)
+    table[:] = records  # one C pass; cheaper than zip(*records)
     del records
-    head_codes, head_uniques = pd.factorize(np.asarray(heads, dtype=object), sort=False)
+    heads = np.ascontiguousarray(table[:, 0])
+    tags = np.ascontiguousarray(table[:, 1])
+    bodies = np.ascontiguousarray(table[:, 2])
+    del table
+    head_codes, head_uniques = pd.factorize(heads, sort=False)
     del heads
     head_time, head_level, head_logger = _split_heads(np.asarray(head_uniques, dtype=object))
     time = head_time[head_codes]
     level_codes, level_uniques = pd.factorize(head_level[head_codes], sort=False)
     logger_codes, logger_uniques = pd.factorize(head_logger[head_codes], sort=False)
-    rest = np.asarray(bodies, dtype=object)
-    del bodies
+    rest = bodies
     # continuation lines: rare (configuration dump, script source, stack traces)
     line = first_line + np.arange(n, dtype="int64")
     if continuation_lines:
