@@ -269,10 +269,16 @@ class _Tee:
             self._copy.write(text)
         except (OSError, ValueError):
             pass
-        return self._stream.write(text)
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:  # `swiftnb run x.swift | head`: the run goes on
+            return len(text)
 
     def flush(self) -> None:
-        self._stream.flush()
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            pass
         try:
             self._copy.flush()
         except (OSError, ValueError):
