@@ -219,6 +219,7 @@ def build_executor(
         replication_min_queue_time=config.replication_min_queue_time,
         replication_limit=config.replication_limit,
         clustering=clustering,
+        site_run=site_run,
     )
     sched.resolve_app = app_resolver(config)
     return sched

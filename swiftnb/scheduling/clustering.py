@@ -157,7 +157,7 @@ class Clusterer:
             if s.resolve_app is not None:
                 tasks = [s.resolve_app(site, t) for t in tasks]
             for t in tasks:
-                tmpdir = _tmpdir(site.provider, t)
+                tmpdir = _tmpdir(site.provider, t, s.site_run)
                 args = [str(a) for a in t.args]
                 emit("THREAD_ASSOCIATION", {"jobid": t.jobid, "thread": getattr(t, "thread", None)
                                             or "R", "host": site.name, "replicationGroup": None})

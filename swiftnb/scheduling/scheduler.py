@@ -284,11 +284,14 @@ class Scheduler:
         replication_sweep: float = 10.0,
         factors: ScoreFactors | None = None,
         clustering: Any = None,
+        site_run: str | None = None,
     ) -> None:
         self.sites: list[Site] = list(sites)
         if not self.sites:
             raise SchedulerError("no sites to schedule on")
         self.by_name = {s.name: s for s in self.sites}
+        #: SCRIPT-RUNID, the run's directory name on sites (JOB_START tmpdir=)
+        self.site_run = site_run
         self.bus = bus
         self.clock: Clock = clock or RealClock()
         self.rng = random.Random(seed)
@@ -544,7 +547,7 @@ class Scheduler:
             "replicationGroup": ref and _group_of(self, ref)})
         if ref is not None and ref.replica:
             emit("REPLICA_START", {"jobid": jobid, "taskid": att.taskid, "host": site.name})
-        tmpdir = _tmpdir(site.provider, task)
+        tmpdir = _tmpdir(site.provider, task, self.site_run)
         args = [str(a) for a in task.args]
         emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
                            "tmpdir": tmpdir, "host": site.name})
@@ -883,7 +886,8 @@ def _group_of(sched: Scheduler, ref: _Ref) -> str | None:
     return group.id if group is not None else None
 
 
-def _tmpdir(provider: Any, task: Task) -> str:
+def _tmpdir(provider: Any, task: Task, site_run: str | None = None) -> str:
+    """Swift's ``SCRIPT-RUNID/jobs/X/JOBID`` (the provider's own layout when it has one)."""
     spec_of = getattr(provider, "spec", None)
     if spec_of is not None:
         try:
@@ -892,7 +896,8 @@ def _tmpdir(provider: Any, task: Task) -> str:
             return job_dir_relative(spec_of(task))
         except Exception:
             pass
-    return f"jobs/{task.jobid[:1]}/{task.jobid}"
+    prefix = f"{site_run}/" if site_run else ""
+    return f"{prefix}jobs/{task.jobid[:1]}/{task.jobid}"
 
 
 def _num(value: float | int | None) -> Any:
