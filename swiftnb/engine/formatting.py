@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Sequence
 
@@ -64,6 +65,30 @@ def _digits_exp(d: float) -> tuple[str, int]:
     return ds, e10
 
 
+def _long_digits(a: float) -> tuple[str, int] | None:
+    """Java's ``FloatingDecimal`` fast path for integral doubles in [2^53, 2^63): it prints
+    the exact integer less floor(log10(2^(binExp-54))) low digits (rounded half up), which
+    gives one or two more digits than the shortest form (``5.9990774174588646E17``
+    where the shortest is ``5.999077417458865E17``).  Swift ran on Java 7/8, so traces of
+    such values carry those digits.  Returns (digits, exponent of the first digit) or
+    None when the general (shortest) algorithm applies."""
+    bits = struct.unpack("<Q", struct.pack("<d", a))[0]
+    bin_exp = ((bits >> 52) & 0x7FF) - 1023
+    if not 53 <= bin_exp <= 62:
+        return None
+    lvalue = ((bits & ((1 << 52) - 1)) | (1 << 52)) << (bin_exp - 52)
+    p2 = bin_exp - 53 - 1
+    insignificant = len(str(1 << p2)) - 1 if p2 > 1 else 0
+    if insignificant:
+        pow10 = 10**insignificant
+        lvalue, residue = divmod(lvalue, pow10)
+        if residue >= pow10 >> 1:
+            lvalue += 1
+    digits = str(lvalue)
+    e10 = len(digits) - 1 + insignificant
+    return digits.rstrip("0") or "0", e10
+
+
 def java_double(d: float) -> str:
     """Java ``Double.toString(d)``.
 
@@ -82,7 +107,8 @@ def java_double(d: float) -> str:
         # in this range, so it is Java's text already ("3.0", "0.001", "12345.5")
         return repr(d)
     sign = "-" if d < 0 else ""
-    digits, e10 = _digits_exp(a)
+    long_path = _long_digits(a)
+    digits, e10 = long_path if long_path is not None else _digits_exp(a)
     if 1e-3 <= a < 1e7:
         if e10 >= 0:
             intpart = digits[: e10 + 1].ljust(e10 + 1, "0")
@@ -440,11 +466,18 @@ def java_format(fmt: str, args: Sequence[Any]) -> str:
             else:
                 p = 1 if p == 0 else p
                 a = abs(v)
-                if a != 0 and (a < 1e-4 or a >= 10**p):
+                # Java rounds to p significant digits first, then chooses the form
+                # from the rounded magnitude (99.99 with %.3g is "100")
+                r = (Decimal(repr(a)).scaleb(-Decimal(repr(a)).adjusted())
+                     .quantize(Decimal(1).scaleb(-(p - 1)), rounding=ROUND_HALF_UP)
+                     .scaleb(Decimal(repr(a)).adjusted())) if a and math.isfinite(a) else Decimal(0)
+                if a != 0 and math.isfinite(a) and (r < Decimal("1e-4") or r >= Decimal(10) ** p):
                     body = _sci_half_up(v, p - 1, False)
+                elif not math.isfinite(a):
+                    body = _round_half_up(v, 0)
                 else:
                     # Java: digits after the point = precision - (exponent + 1)
-                    e = Decimal(repr(a)).adjusted() if a else 0
+                    e = r.adjusted() if r else 0
                     body = _round_half_up(v, max(p - e - 1, 0))
             if upper:
                 body = body.upper()
