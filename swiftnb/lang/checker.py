@@ -315,21 +315,27 @@ class Checker:
             # writes to array-typed parts are partial (arrays are monotonic)
             writes = [w for w in all_writes if not self._leaf_is_array(sym, w[3])]
             reported = False
-            for i in range(len(writes)):
-                for j in range(i + 1, len(writes)):
-                    a, b = writes[i], writes[j]
-                    pa, pb = a[3], b[3]
-                    if pa[:len(pb)] != pb and pb[:len(pa)] != pa:
-                        continue  # different members
-                    if _exclusive(a[1], b[1]):
-                        continue
-                    wa, wb = a[0], b[0]
-                    self.error(wb.stmt.pos,
-                               f"Variable {sym.name} is written to in two different "
-                               f"locations: 1. {_describe(wa.kind)}, line {wa.line}; "
-                               f"2. {_describe(wb.kind)}, line {wb.line}")
-                    reported = True
-                    break
+            by_path: dict[tuple, list] = {}
+            for w in writes:
+                by_path.setdefault(w[3], []).append(w)
+            for path, group in by_path.items():
+                # the same member written twice, or a member and one of its ancestors
+                others = [w for k in range(len(path)) for w in by_path.get(path[:k], ())]
+                candidates = group + others
+                for i in range(len(group)):
+                    a = group[i]
+                    for b in candidates[i + 1:]:
+                        if _exclusive(a[1], b[1]):
+                            continue
+                        wa, wb = (a[0], b[0]) if a[0].line <= b[0].line else (b[0], a[0])
+                        self.error(wb.stmt.pos,
+                                   f"Variable {sym.name} is written to in two different "
+                                   f"locations: 1. {_describe(wa.kind)}, line {wa.line}; "
+                                   f"2. {_describe(wb.kind)}, line {wb.line}")
+                        reported = True
+                        break
+                    if reported:
+                        break
                 if reported:
                     break
             if not reported:

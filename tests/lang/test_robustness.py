@@ -1,0 +1,48 @@
+"""Broken input of any shape gives a CompileError with a position, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from swiftnb import lang
+
+HERE = Path(__file__).parent
+TEXTS = [p.read_text() for p in sorted((HERE / "corpus" / "valid").glob("*.swift"))]
+PIECES = [";", "}", "{", "(", ")", "[", "]", "=", "<", ">", "@", "int", "file", "x", '"s"',
+          "1", "1.5", ",", ".", "*", "app", "foreach", "in", "if", "type", "<<", ":", "#",
+          "/*", '"', "\\", "true", "-", "!", "global", "import", "iterate", "until",
+          "switch", "case", "default", "\n", "%%", "&&"]
+
+
+def _compile(src: str) -> None:
+    try:
+        lang.compile_source(src, "f.swift", search_path=[str(HERE / "corpus" / "valid")])
+    except lang.CompileError as err:
+        assert err.diagnostics
+        text = err.render()
+        assert text.startswith("f.swift:") or "lib/defs.swift:" in text.splitlines()[0]
+        assert "Token(" not in text and "__ANON" not in text
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(TEXTS), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(PIECES),
+                                                  st.booleans()), min_size=1, max_size=3))
+def test_mutated_scripts_fail_cleanly(text: str, edits: list) -> None:
+    chars = list(text)
+    for where, piece, delete in edits:
+        i = int(where * len(chars))
+        if delete and chars:
+            del chars[min(i, len(chars) - 1)]
+        else:
+            chars.insert(i, f" {piece} ")
+    _compile("".join(chars))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("abint =;{}()[]<>\"'@.,:+-*/%!&|#\n\\0123")),
+               max_size=60))
+def test_arbitrary_text_fails_cleanly(src: str) -> None:
+    _compile(src)
