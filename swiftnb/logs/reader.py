@@ -510,14 +510,14 @@ def _extract(values: np.ndarray, pattern: str | None) -> dict[str, np.ndarray]:
         if joined.count("\n") == len(values) - 1:
             found = compiled.findall(joined)
             if len(found) == len(values):
+                table = np.empty((len(found), len(names)), dtype=object)
                 if len(names) == 1:
-                    found = [(v,) for v in found]
-                out = {}
-                for name, column in zip(names, zip(*found)):
-                    arr = np.asarray(column, dtype=object)
-                    arr[arr == ""] = None
-                    out[name] = arr
-                return out
+                    table[:, 0] = found
+                else:
+                    table[:] = found
+                del found
+                table[table == ""] = None
+                return {name: np.ascontiguousarray(table[:, i]) for i, name in enumerate(names)}
         frame = pd.Series(values, dtype=object).str.extract(pattern, flags=re.S, expand=True)
     out = {}
     for col in frame.columns:
