@@ -1,0 +1,2 @@
+string a[string] = args("-n=<int>, -name=<string:world>, [-v]");
+trace(a["-n"], a["-name"]);
