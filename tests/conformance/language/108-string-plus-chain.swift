@@ -1,0 +1,3 @@
+int n = 3;
+string s = "n=" + n + ", half=" + (n / 2) + ", sq=" + n * n;
+trace(s);
