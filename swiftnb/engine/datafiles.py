@@ -30,7 +30,6 @@ from typing import Any
 from swiftnb.engine.data import (
     ArrayType,
     BuiltinError,
-    Field,
     FileValue,
     Index,
     MappedType,

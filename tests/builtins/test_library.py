@@ -1,7 +1,6 @@
 """Builtins called through the registry with plain data, as the engine calls them."""
 
 import asyncio
-import os
 
 import pytest
 

@@ -21,9 +21,8 @@ absolute (Swift resolved them against its working directory).  See docs/mappers.
 
 from __future__ import annotations
 
-import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from swiftnb.engine.data import (
