@@ -68,12 +68,9 @@ class PolicyContext:
     replication_enabled: bool = False
     #: the scheduler's "something changed, offer waiting jobs again" (e.g. after a revival)
     wake: Callable[[], None] = lambda: None
-
-    def adjust_score(self, site: "Site", delta: float) -> None:  # replaced by the scheduler
-        site.score += delta
-
-    def set_score(self, site: "Site", value: float) -> None:  # replaced by the scheduler
-        site.score = value
+    #: change a site's score through the scheduler (clamped, limits and events follow)
+    adjust_score: Callable[["Site", float], None] = lambda site, delta: None
+    set_score: Callable[["Site", float], None] = lambda site, value: None
 
 
 class Policy:

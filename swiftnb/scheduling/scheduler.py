@@ -315,9 +315,8 @@ class Scheduler:
             clock=self.clock, rng=self.rng, emit=self.bus.emit, sites=self.sites,
             factors=self.factors, queue_stats=self.queue_stats,
             replication_enabled=self.replication_enabled, wake=self._pump,
+            adjust_score=self._adjust, set_score=self._set_score,
         )
-        self.ctx.adjust_score = self._adjust  # type: ignore[method-assign]
-        self.ctx.set_score = self._set_score  # type: ignore[method-assign]
         self.policy.bind(self.ctx)
         self._ids = itertools.count(1)
         self._epoch_ms = int(self.clock.now() * 1000)
