@@ -491,17 +491,19 @@ class Checker:
             if p.name in seen:
                 self.error(p.pos, f"Duplicate mapper parameter '{p.name}'")
             seen.add(p.name)
+        # Swift instantiated mappers when the run started: `swift -typecheck` accepted
+        # unknown mappers and parameters, so these are warnings here (the run fails).
         if found is None:
-            self.error(m.pos, f"unknown mapper type: '{m.mapper}'")
+            self.warn(f"{m.pos}: unknown mapper type: '{m.mapper}'")
             return
         canonical, params, required = found
         if params is not None:
             for p in m.params:
                 if p.name not in params:
-                    self.error(p.pos, f"{m.mapper} does not support a '{p.name}' parameter")
+                    self.warn(f"{p.pos}: {m.mapper} does not support a '{p.name}' parameter")
         for r in required:
             if r not in seen and params is not None:
-                self.error(m.pos, f"{m.mapper} requires a '{r}' parameter")
+                self.warn(f"{m.pos}: {m.mapper} requires a '{r}' parameter")
 
     def _is_proc_call(self, e: ast.Expr) -> bool:
         return isinstance(e, ast.Call) and e.name in self.procs

@@ -35,6 +35,11 @@ def test_valid_script_checks(path: Path) -> None:
     checked = lang.load(path, search_path=[])
     assert checked.program.statements or checked.program.procedures
     assert "program is valid" in checked.summary()
+    # `// warns: TEXT` lines: warnings the script must give
+    for line in path.read_text().splitlines():
+        if line.startswith("// warns:"):
+            text = line[len("// warns:"):].strip()
+            assert any(text in w for w in checked.warnings), (text, checked.warnings)
 
 
 @pytest.mark.parametrize("path", GUIDE, ids=lambda p: p.name)
