@@ -282,6 +282,17 @@ def test_ext_mapper_params_and_paths(tmp_path):
         m.map((Index(5),))
 
 
+def test_ext_mapper_runs_a_script_without_execute_bit(tmp_path):
+    (tmp_path / "m.sh.in").write_text('#!/bin/bash\necho "eerste a.out"\necho "derde.links cl.out"\n')
+    (tmp_path / "plain").write_text('echo "[0] p0"\n')
+    m = mk("ext", {"exec": "./m.sh.in"}, tmp_path)
+    asyncio.run(asyncio.wait_for(m.prepare(), 20))
+    assert m.map((Field("derde"), Field("links"))) == "cl.out"
+    m = mk("ext", {"exec": "plain"}, tmp_path)
+    asyncio.run(asyncio.wait_for(m.prepare(), 20))
+    assert m.map((Index(0),)) == "p0"
+
+
 def test_ext_mapper_failure(tmp_path):
     exe = _script(tmp_path, "bad.sh", "echo broken >&2; exit 4\n")
     m = mk("ext", {"exec": exe}, tmp_path)

@@ -12,6 +12,22 @@ from swiftnb.engine.formatting import java_str
 from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
 
 
+def _interpreted(cmd: str) -> list[str]:
+    """``[cmd]``, or, for a script file that lost its execute bit (test suites copied
+    without modes, ``.sh.in`` templates), the interpreter of its ``#!`` line (``/bin/sh``
+    without one) followed by the script."""
+    if not os.path.isfile(cmd) or os.access(cmd, os.X_OK):
+        return [cmd]
+    try:
+        with open(cmd, "rb") as fh:
+            first = fh.readline(256).decode("utf-8", "replace").strip()
+    except OSError:
+        return [cmd]
+    if first.startswith("#!"):
+        return first[2:].split() + [cmd]
+    return ["/bin/sh", cmd]
+
+
 @register_mapper
 class ExtMapper(Mapper):
     """``<ext; exec="mapper.sh", a=1, b="x">``: runs ``exec -a 1 -b x`` (every parameter
@@ -19,7 +35,8 @@ class ExtMapper(Mapper):
     the base directory and
     reads its stdout: one ``PATH FILE`` line per leaf, PATH being ``$`` (the variable),
     ``[2]``, ``[0].f``, ``fld``, ``a.b``, ``[0][1]``.  The script runs once, in
-    ``prepare()``, without blocking the event loop."""
+    ``prepare()``, without blocking the event loop.  A script without its execute bit
+    is run through its ``#!`` interpreter (Swift would have failed to start it)."""
 
     name = "Ext"
     aliases = ("ext",)
@@ -43,7 +60,7 @@ class ExtMapper(Mapper):
             cmd = os.path.abspath(local)
         else:
             cmd = shutil.which(exe) or exe
-        argv = [cmd]
+        argv = _interpreted(cmd)
         # Swift kept the other parameters in a java.util.HashMap: same order here
         from swiftnb.engine.datafiles import java_hash_order
 
