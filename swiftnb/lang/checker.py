@@ -428,10 +428,12 @@ class Checker:
             for a in cmd.args:
                 t = self.expr(a, scope)
                 leaf = t.leaf()
-                if not (leaf.is_primitive or leaf.is_any or leaf == T.AUTO):
-                    self.error(a.pos, f"cannot pass type '{t}' as a parameter to application "
-                                      f"'{cmd.executable}' (use @{_lv_text(a)} for its "
-                                      "file name)")
+                # 0.96 compiled file arguments (scripts in its own test suite pass them
+                # bare) and failed structures only when the job was built
+                if isinstance(leaf, T.StructType):
+                    self.warn(f"{a.pos}: cannot pass type '{t}' as a parameter to "
+                              f"application '{cmd.executable}' (a structure; the call "
+                              "will fail)")
             for stream, e in (("stdin", cmd.stdin), ("stdout", cmd.stdout),
                               ("stderr", cmd.stderr)):
                 if e is not None:
