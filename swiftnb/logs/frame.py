@@ -158,7 +158,8 @@ class LogFrame:
         """One row per jobid: state times, tr, host, first task id, attempts, outcome."""
         if "jobs" in self._cache:
             return self._cache["jobs"]
-        ev = self._of(*JOB_STATES, "THREAD_ASSOCIATION", "END_SUCCESS", "END_FAILURE")
+        ev = self._of(*JOB_STATES, "THREAD_ASSOCIATION", "END_SUCCESS", "END_FAILURE",
+                      "TASK_STATUS_CHANGE")
         index = pd.Index(_first(ev[ev["kind"] == "JOB_INIT"], "jobid").index, name="jobid") \
             if "jobid" in ev else pd.Index([], name="jobid")
         # jobs seen only after JOB_INIT-less starts (truncated head) still count
@@ -196,9 +197,24 @@ class LogFrame:
                     done_threads = set(ends["thread"].dropna())
                     outcome = outcome.where(~jobs["thread"].isin(done_threads) |
                                             outcome.notna(), word)
-            # threads may not match (an emitter without the procedure's thread): a job
-            # that logged JOB_END succeeded; one that failed and never ended, once the
-            # run is over, failed
+            # threads may not match (an emitter without the procedure's thread): then
+            # the job's last attempt decides (completed / failed or canceled); else a
+            # job that logged JOB_END succeeded; one that failed and never ended, once
+            # the run is over, failed
+            if len(tasks) and "taskid" in tasks:
+                last = tasks.drop_duplicates("jobid", keep="last").set_index("jobid")["taskid"]
+                status = ev[ev["kind"] == "TASK_STATUS_CHANGE"]
+                if len(status) and "status" in status:
+                    done = set(status.loc[(status["status"] == 7).fillna(False).to_numpy(),
+                                          "taskid"])
+                    bad = set(status.loc[status["status"].isin([5, 6]).fillna(False).to_numpy(),
+                                         "taskid"])
+                    last_of = jobs.index.map(last)
+                    ok = pd.Series([t in done for t in last_of], index=jobs.index)
+                    ko = pd.Series([t in bad and t not in done for t in last_of],
+                                   index=jobs.index)
+                    outcome = outcome.where(outcome.notna() | ~ok, "success")
+                    outcome = outcome.where(outcome.notna() | ~ko, "failure")
             outcome = outcome.where(outcome.notna() | jobs["end"].isna(), "success")
             run_over = self.events["kind"].isin(["RUN_SUCCESS", "RUN_FAILURE"]).any()
             if run_over:
