@@ -3,6 +3,7 @@ and the common library-v2 names (``substring``, ``indexOf``, ``toUpper``, ``spli
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from swiftnb.engine.builtins.jregex import compile_java, java_split, replace_all, replace_first
@@ -149,24 +150,11 @@ def split(ctx: Any, s: str, delim: str, maxsplit: int = 0) -> dict[int, str]:
     delimiter; consecutive delimiters count as one; at most ``max`` pieces if > 0."""
     if delim == "":
         raise BuiltinError("split: empty delimiter")
-    pieces = [p for p in s.split(delim) if p != ""]
-    if maxsplit > 0 and len(pieces) > maxsplit:
-        # re-split keeping the remainder intact
-        out: list[str] = []
-        rest = s
-        while len(out) < maxsplit - 1:
-            rest = rest.lstrip(delim[0]) if len(delim) == 1 else rest
-            while rest.startswith(delim):
-                rest = rest[len(delim):]
-            k = rest.find(delim)
-            if k < 0:
-                break
-            out.append(rest[:k])
-            rest = rest[k + len(delim):]
-        while rest.startswith(delim):
-            rest = rest[len(delim):]
-        out.append(rest)
-        pieces = out
+    runs = "(?:" + re.escape(delim) + ")+"
+    body = re.sub("^" + runs, "", s)
+    pieces = re.split(runs, body, maxsplit=maxsplit - 1 if maxsplit > 0 else 0)
+    if pieces and pieces[-1] == "":
+        pieces.pop()
     return _array(pieces)
 
 
