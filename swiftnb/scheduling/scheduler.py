@@ -30,7 +30,7 @@ import itertools
 import math
 import random
 from collections import deque
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 from swiftnb.engine.task import Task, TaskResult
