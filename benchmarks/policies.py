@@ -148,6 +148,10 @@ def main() -> int:
                       f"{m['replica_wins']:5.0f} {m['blackhole']:8.1%} "
                       f"{m['longqueue']:8.1%} {m['wall']:6.2f}")
     print(f"total wall time {total_wall:.1f} s for {4 * len(POLICIES) * seeds} simulations")
+    print("makespan: virtual seconds until the last job ended; failed att: failed attempts; "
+          "failed jobs: jobs that failed all attempts;\nreplicas/won: replicas started / "
+          "replicas that became active first; to bhole / to longq: share of attempts sent "
+          "to the failing site / the long-queue site")
     return 0
 
 
