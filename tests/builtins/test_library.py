@@ -1,6 +1,7 @@
 """Builtins called through the registry with plain data, as the engine calls them."""
 
 import asyncio
+import os
 
 import pytest
 
@@ -295,6 +296,26 @@ def test_system_does_not_block_the_loop(tmp_path):
     out, ticks = asyncio.run(asyncio.wait_for(main(), 20))
     assert out == {0: "done"}
     assert ticks > 3
+
+
+def test_system_is_killed_when_cancelled(tmp_path):
+    async def main():
+        ctx = SimpleContext(base_dir=str(tmp_path))
+        t = asyncio.ensure_future(lookup("system").fn(ctx, "echo $$ > pid; exec sleep 30"))
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+            if (tmp_path / "pid").exists() and (tmp_path / "pid").read_text().strip():
+                break
+        t.cancel()
+        try:
+            await t
+        except asyncio.CancelledError:
+            pass
+        return int((tmp_path / "pid").read_text())
+
+    pid = asyncio.run(asyncio.wait_for(main(), 20))
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 def test_read_write_data_roundtrip(tmp_path):

@@ -367,7 +367,14 @@ async def system(ctx: Any, cmd: str) -> dict[int, str]:
         )
     except OSError as e:
         raise BuiltinError(f"system: cannot run bash: {e.strerror}") from None
-    out, err = await proc.communicate()
+    try:
+        out, err = await proc.communicate()
+    except asyncio.CancelledError:
+        # the run was cancelled: do not leave the command running behind it
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        raise
     if proc.returncode != 0:
         msg = f"{cmd} returned exit code {proc.returncode}"
         tail = err.decode("utf-8", "replace").rstrip()
