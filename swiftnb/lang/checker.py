@@ -406,9 +406,10 @@ class Checker:
             self._check_app(proc, sig, scope)
         else:
             assert isinstance(proc, ast.CompoundProcedure)
-            self._predeclare(proc.body.statements, scope)
-            for st in proc.body.statements:
-                self.stmt(st, scope)
+            with self._nested(proc.body):  # writes_in(body): the outputs it writes
+                self._predeclare(proc.body.statements, scope)
+                for st in proc.body.statements:
+                    self.stmt(st, scope)
 
     def _check_app(self, proc: ast.AppProcedure, sig: Signature, scope: _Scope) -> None:
         for p in sig.outputs:

@@ -225,3 +225,11 @@ def test_same_type_declared_in_script_and_import(tmp_path: Path) -> None:
     with pytest.raises(lang.CompileError) as info:
         lang.load(main, search_path=[])
     assert "Type P is already defined on line 2" in info.value.render()
+
+
+def test_writes_in_a_compound_body_are_its_outputs() -> None:
+    c = check("(int a, int b[]) p(int n) { a = n; foreach i in [0:n] { b[i] = i; } }\n"
+              "int x, y[]; (x, y) = p(3);")
+    proc = c.program.procedures[0]
+    assert {s.name for s in c.writes_in(proc.body)} == {"a", "b"}
+    assert {s.kind for s in c.writes_in(proc.body)} == {"output"}
