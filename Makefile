@@ -17,7 +17,9 @@ install-test: $(PY)
 	$(PIP) install --quiet -e '.[test]'
 
 demo: install
-	cd examples && ../$(VENV)/bin/swiftnb run -typecheck hello.swift
+	rm -rf build/demo && mkdir -p build/demo && cp examples/hello.swift build/demo/
+	cd build/demo && ../../$(VENV)/bin/swiftnb run hello.swift
+	@echo "--- build/demo/hello.txt:" && cat build/demo/hello.txt
 
 test: install-test
 	$(PY) -m pytest -q

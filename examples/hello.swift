@@ -2,7 +2,7 @@
 type messagefile;
 
 app (messagefile t) greeting() {
-    echo "Hello, world!" stdout=@filename(t);
+    echo "Hello, world!" stdout=filename(t);
 }
 
 messagefile outfile <"hello.txt">;
