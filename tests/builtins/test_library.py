@@ -228,7 +228,7 @@ def test_pure_builtins(name, args, result):
 @pytest.mark.parametrize(
     "name, args, message",
     [
-        ("strcut", ("abc", "x(y)"), "No match found"),
+        ("strcut", ("abc", "x(y)"), "@strcut could not match pattern x(y) against string abc"),
         ("strcut", ("abc", "b"), "No group 1"),
         ("toInt", ("1.5",), 'java.lang.NumberFormatException: For input string: "1.5"'),
         ("toInt", (" 1 x",), 'java.lang.NumberFormatException: For input string: " 1 x"'),

@@ -26,11 +26,12 @@ def strcat(ctx: Any, *args: Any) -> str:
 @register("strcut")
 def strcut(ctx: Any, s: str, pattern: str) -> str:
     """strcut(string s, string regex) -> string. Group 1 of the first match of the Java
-    regex in ``s``.  No match: ``No match found``; no group: ``No group 1``."""
+    regex in ``s``.  No match: ``@strcut could not match pattern P against string S``;
+    no group: ``No group 1``."""
     rx = compile_java(pattern)
     m = rx.search(s)
     if m is None:
-        raise BuiltinError("No match found")
+        raise BuiltinError(f"@strcut could not match pattern {pattern} against string {s}")
     if rx.groups < 1:
         raise BuiltinError("No group 1")
     return m.group(1) or ""
