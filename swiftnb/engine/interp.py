@@ -49,6 +49,10 @@ from swiftnb.lang import ast as A
 from swiftnb.lang import types as T
 
 GLOBAL = -1
+#: marks the extra last slot of a foreach/iterate iteration frame: (ITER, key)
+ITER = object()
+#: slot 0 of a procedure body frame: (CALL, call position, caller frame)
+CALL = object()
 _INT_MIN = -(2**31)
 _INT_MAX = 2**31 - 1
 
@@ -189,6 +193,8 @@ class BlockExec(Exec):
             ti = sym.tinfo
             node = ti.make(sym.name)
             f[sym.slot] = node
+            if ti.mapped and sym.mapping is None:
+                _tag(node, temp_tag(f, sym.name, sym.pos))
             if ti.kind == "array" or ti.kind == "struct":
                 node.writers = sym.nwriters
             if sym.mapping is not None:
@@ -216,6 +222,40 @@ class BlockExec(Exec):
                 st.run(f, _releaser(f, st.holds, one_done))
             else:
                 st.run(f, one_done)
+
+
+def temp_tag(f: list, name: str, pos: A.Pos) -> str:
+    """A name stem for an unmapped file variable that is the same in every run of the
+    script (so that ``-resume`` finds it): name, declaration line, and the iteration keys
+    and call sites leading to this frame, as Swift's ``VAR-LINE-THREAD``."""
+    parts: list[str] = []
+    fr: Any = f
+    while fr is not None:
+        last = fr[-1]
+        if last.__class__ is tuple and last and last[0] is ITER:
+            parts.append(str(last[1]))
+        head = fr[0]
+        if head.__class__ is tuple and head and head[0] is CALL:
+            parts.append(f"c{head[1].line}.{head[1].column}")
+            fr = head[2]
+        else:
+            fr = head
+    parts.reverse()
+    chain = "-".join(parts)
+    if len(chain) > 80:
+        import hashlib
+
+        chain = hashlib.sha1(chain.encode()).hexdigest()[:16]
+    stem = f"{name}-{pos.line}" if name != "?" else f"tmp-{pos.line}.{pos.column}"
+    text = stem + (f"-{chain}" if chain else "")
+    return "".join(ch if ch.isalnum() or ch in "-_.=" else "_" for ch in text)
+
+
+def _tag(node: Node, tag: str) -> None:
+    if isinstance(node, FileNode):
+        node.temporary = tag  # type: ignore[assignment]
+    elif isinstance(node, Composite):
+        node.tag = tag
 
 
 def _releaser(f: list, holds: tuple[int, ...], then: Done) -> Done:
@@ -616,7 +656,7 @@ class _ForeachRun:
         self.driving = True
         try:
             body = self.body
-            nslots = body.scope.nslots
+            nslots = body.scope.nslots + 1
             vslot = self.vslot
             kslot = self.kslot
             f = self.f
@@ -639,6 +679,7 @@ class _ForeachRun:
                     break
                 fr = [None] * nslots
                 fr[0] = f
+                fr[-1] = (ITER, k)
                 fr[vslot] = v
                 if kslot:
                     fr[kslot] = k
@@ -684,8 +725,9 @@ class IterateExec(Exec):
                 done()
 
         def step(i: int) -> None:
-            fr = [None] * self.body.scope.nslots
+            fr = [None] * (self.body.scope.nslots + 1)
             fr[0] = f
+            fr[-1] = (ITER, i)
             fr[self.vslot] = i
             state["pending"] += 1
             self.body.run_in(fr, body_done)
@@ -737,7 +779,8 @@ class MapExec(Exec):
 
     def _eval(self, f: list, node: Node, pending: Cell, done: Done) -> None:
         try:
-            params = {name: self.rt.plain(ev(f)) for name, ev in self.params}
+            params = {name: self.rt.mapper_param(self.mapper_name, ev(f))
+                      for name, ev in self.params}
         except NotReady as nr:
             nr.wait(lambda: self._eval(f, node, pending, done))
             return

@@ -15,7 +15,7 @@ from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
-from swiftnb.engine.interp import BlockExec, CompileError, Exec, Scope, Sym
+from swiftnb.engine.interp import CALL, _tag, temp_tag, BlockExec, CompileError, Exec, Scope, Sym
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,
@@ -121,7 +121,10 @@ class CallExec(Exec):
             for i, lv in enumerate(self.outs):
                 if lv is None:
                     sym = info.out_syms[i]
-                    outs.append(sym.tinfo.make("?"))
+                    node = sym.tinfo.make("?")
+                    if sym.tinfo.mapped:
+                        _tag(node, temp_tag(f, f"{info.name}.{sym.name}", self.pos))
+                    outs.append(node)
                 else:
                     outs.append(lv(f))
         except NotReady as nr:
@@ -135,6 +138,7 @@ class CallExec(Exec):
             done()
             return
         frame = info.make_frame()
+        frame[0] = (CALL, self.pos, f)  # for stable temporary names only
         for slot, b in zip(info.in_slots, self.ins):
             kind = b[0]
             if kind == "const":

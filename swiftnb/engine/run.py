@@ -15,6 +15,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -370,6 +371,16 @@ class Run:
                                   if not isinstance(x, Cell)})
         return n
 
+    def mapper_param(self, mapper: str, v: Any) -> Any:
+        """A mapper parameter: primitives as they are, files and composites as their
+        mapping (paths, without waiting for the files).  A structured_regexp_mapper
+        source that is still being written is passed as a live view, so the mapper can
+        name each element as it arrives (the outputs of the same foreach)."""
+        if isinstance(v, ArrayNode) and not v.closed and mapper.lower().replace("_", "") in (
+                "structuredregexpmapper",):
+            return _LiveArray(self, v)
+        return self.mapping_data(v)
+
     def filename_of(self, n: Any) -> str:
         data = self.mapping_data(n)
         if isinstance(data, D.FileValue):
@@ -402,14 +413,16 @@ class Run:
             else:
                 raise NotReady(b)
         if b is None:
-            root = n.parent if n.parent.__class__ is str else "temp"
+            tag = n.temporary if n.__class__ is FileNode else getattr(n, "tag", None)
+            if not isinstance(tag, str):
+                root = n.parent if n.parent.__class__ is str else "temp"
+                tag = f"{root}-t{next(self._temp)}".replace("?", "tmp")
             suffix = "".join(
                 f"-{s.name}" if isinstance(s, D.Field) else f"-{s.key}" for s in steps)
             rel = os.path.relpath(self.run_dir, self.base_dir)
             if rel.startswith(".."):
                 rel = self.run_dir
-            path = os.path.join(rel, "_concurrent",
-                                f"{root}-{next(self._temp)}{suffix}".replace("?", "tmp"))
+            path = os.path.join(rel, "_concurrent", f"{tag}{suffix}")
         else:
             try:
                 path = b.map(tuple(steps))
@@ -660,6 +673,29 @@ class Run:
             if not self.aborted or ok:
                 call.finish(ok, message)
             V.drain()
+
+
+class _LiveArray(Mapping):
+    """A read-only view of an array that may still grow; reading a key that has not
+    arrived raises NotReady (the caller waits for it)."""
+
+    def __init__(self, run: Run, node: ArrayNode) -> None:
+        self.run = run
+        self.node = node
+
+    def __getitem__(self, k: Any) -> Any:
+        n = self.node.items.get(k)
+        if n is None:
+            if self.node.closed:
+                raise KeyError(k)
+            raise NotReady(self.node, key=k)
+        return self.run.mapping_data(n)
+
+    def __iter__(self):
+        return iter(list(self.node.items))
+
+    def __len__(self) -> int:
+        return len(self.node.items)
 
 
 def _walltime(text: str) -> float | None:

@@ -309,11 +309,12 @@ class Composite(Node):
     """What arrays and structs share: writer counting and deep-closure tracking."""
 
     __slots__ = ("writers", "closed", "open_children", "tinfo", "key_waiters", "mapper",
-                 "watch")
+                 "watch", "tag")
 
     def _init_composite(self, tinfo: Any) -> None:
         self.mapper: Any = None
         self.watch: Callback | None = None
+        self.tag: str | None = None  # stable name stem for unmapped temporaries
         self.writers = 0
         self.closed = False
         self.open_children = 0
