@@ -46,3 +46,33 @@ def test_mutated_scripts_fail_cleanly(text: str, edits: list) -> None:
                max_size=60))
 def test_arbitrary_text_fails_cleanly(src: str) -> None:
     _compile(src)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(TEXTS), st.lists(st.tuples(st.floats(0, 1), st.sampled_from(
+    PIECES + [">=", "<=", ".5", "1e3", "\t", "// c\n", "/* c */", "stdout", "profile"]),
+    st.booleans()), min_size=1, max_size=3))
+def test_fast_path_never_disagrees_with_lark(text: str, edits: list) -> None:
+    """Whatever the fast parser accepts, lark accepts too, with the same AST."""
+    from swiftnb.lang import parser as P
+
+    chars = list(text)
+    for where, piece, delete in edits:
+        i = int(where * len(chars))
+        if delete and chars:
+            del chars[min(i, len(chars) - 1)]
+        else:
+            chars.insert(i, piece)
+    src = "".join(chars)
+    lark, builder = P._get_parser()
+    lang.parse("int warm;")
+    with P._lock:
+        builder.file = "f"
+        builder.legacy = {}
+        try:
+            fast = P._fast.parse(src)
+        except (P._FastPathMiss, P._Problem):
+            return
+        builder.legacy = {}
+        slow = lark.parse(src)
+        assert repr(fast) == repr(slow)
