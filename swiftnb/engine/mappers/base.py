@@ -22,6 +22,7 @@ absolute (Swift resolved them against its working directory).  See docs/mappers.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -120,7 +121,7 @@ class Mapper:
             return None
         if isinstance(v, FileValue):
             return v.path or ""
-        if isinstance(v, (dict,)):
+        if isinstance(v, Mapping):
             raise MapperError(f"{self.spelled}: parameter '{name}' must be a string")
         return java_str(v)
 
@@ -148,12 +149,12 @@ class Mapper:
         v = self.p.get(name)
         if v is None:
             return []
-        if isinstance(v, dict):
+        if isinstance(v, Mapping):
             out = []
-            for _, x in sorted_items(v):
+            for _, x in sorted_items(dict(v.items())):
                 if isinstance(x, FileValue):
                     out.append(x.path or "")
-                elif isinstance(x, (dict,)):
+                elif isinstance(x, Mapping):
                     out.extend(f.path or "" for f in leaf_files(x))
                 else:
                     out.append(java_str(x))
