@@ -68,6 +68,12 @@ TIMINGS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+#: the field columns the tables use (added, empty, to an event table without them)
+FIELD_COLUMNS = ("text", "jobid", "tr", "taskid", "status", "workerid", "message", "host",
+                 "thread", "id", "blockid", "node", "cores", "coresPerWorker", "walltime",
+                 "u")
+
+
 def _fmt(value: Any) -> Any:
     if isinstance(value, str) or value is None:
         return value
@@ -116,6 +122,8 @@ def _col(frame: pd.DataFrame, name: str) -> pd.Series:
 
 def _first(frame: pd.DataFrame, key: str, value: str = "time") -> pd.Series:
     """First value per key in log order (rows with no key dropped)."""
+    if key not in frame or not len(frame):
+        return pd.Series([], dtype=object)
     sub = frame[[key, value]] if value in frame else frame[[key]].assign(**{value: None})
     sub = sub[sub[key].notna()]
     sub = sub.drop_duplicates(key, keep="first")
@@ -131,6 +139,11 @@ class LogFrame:
     """
 
     def __init__(self, events: pd.DataFrame, *, name: str | None = None) -> None:
+        missing = {col: None for col in FIELD_COLUMNS if col not in events}
+        if missing:  # every table can rely on the columns of the schema
+            events = events.assign(**missing)
+            if "status" in missing:
+                events["status"] = events["status"].astype("Int64")
         self.events = events
         self.name = name
         self._cache: dict[str, Any] = {}

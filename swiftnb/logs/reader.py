@@ -99,8 +99,8 @@ FIELD_PATTERNS: dict[str, str] = {
     "FOREACH_IT_START": r"^line=(?P<line_>\S+) thread=(?P<thread>\S+)",
     "FOREACH_IT_END": r"^line=(?P<line_>\S+) thread=(?P<thread>\S+)",
     "BLOCK_REQUESTED": (
-        r"^id=(?P<id>[^,\s]+),? cores=(?P<cores>\d+),? coresPerWorker=(?P<coresPerWorker>\d+),?"
-        r" walltime=(?P<walltime>\d+)"
+        r"^id=(?P<id>[^,\s]+)(?:,? cores=(?P<cores>\d*))?(?:,? coresPerWorker=(?P<coresPerWorker>\d*))?"
+        r"(?:,? walltime=(?P<walltime>\d*))?"
     ),
     "BLOCK_ACTIVE": r"^id=(?P<id>[^,\s]+)",
     "BLOCK_SHUTDOWN": r"^id=(?P<id>[^,\s]+)",

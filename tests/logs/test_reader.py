@@ -155,3 +155,36 @@ def test_long_logs_are_parsed_in_pieces_with_the_same_result(monkeypatch):
     monkeypatch.setattr(reader, "CHUNK_CHARS", 20_000)
     pieces = read_log(io.StringIO(text))
     pd.testing.assert_frame_equal(whole, pieces)
+
+
+LINE = ("2016-01-25 01:08:24,537+0000 INFO  Execute TASK_STATUS_CHANGE taskid=urn:R-1 "
+        "status=2 workerid=B:000000\n")
+
+
+def test_damaged_text_never_raises_anything_but_log_format_error():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from([
+        LINE, LINE[:40], "\n", "garbage line\n", "2016-13-45 99:99:99,999+0000 INFO  X Y\n",
+        "2016-01-25 01:08:24,537+0000 DEBUG swift JOB_INIT\n",
+        "2016-01-25 01:08:24,537-0500 WARN  trace SwiftScript trace: x\n",
+        "2016-01-25 01:08:24,537 INFO  Loader RUN_START\n", "\tcontinued\n", "\x00\xff",
+        "2016-01-25 01:08:24,537+0000 INFO  RemoteLogHandler BLOCK_REQUESTED id=x, cores=\n",
+    ])
+
+    @settings(max_examples=50, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(st.lists(pieces, max_size=12), st.text(max_size=30))
+    def check(parts, noise):
+        text = "".join(parts) + noise
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LogWarning)
+            try:
+                frame = read_log(io.StringIO(text))
+            except LogFormatError:
+                return
+        LogFrame(frame).run  # the tables build on anything the reader returns
+        LogFrame(frame).timings()
+
+    check()
