@@ -143,7 +143,7 @@ def test_filesys_mapper_sorted_glob(tmp_path):
     for n in ["foo1.txt", "footest.txt", "foo__1.txt", "bar.txt", "foo.dat"]:
         (tmp_path / n).write_text("")
     m = mk("filesys_mapper", {"prefix": "foo", "suffix": ".txt"}, tmp_path, type_=ArrayType(FILE))
-    assert m.fixed
+    assert not m.fixed  # the disk decides the elements (a dynamic output when assigned)
     assert m.existing() == [((Index(0),), "foo1.txt"), ((Index(1),), "foo__1.txt"),
                             ((Index(2),), "footest.txt")]
     assert m.map((Index(1),)) == "foo__1.txt"
@@ -170,6 +170,16 @@ def test_filesys_mapper_location_and_double_star(tmp_path):
     assert [n for _, n in flat.existing()] == ["data/x.csv"]
     q = mk("filesys_mapper", {"location": "data", "pattern": "?.csv"}, tmp_path)
     assert [n for _, n in q.existing()] == ["data/x.csv"]
+
+
+def test_stage_out_globs_for_dynamic_outputs(tmp_path):
+    assert mk("FilesysMapper", {"location": "outs", "pattern": "*.out"}, tmp_path).stage_out_globs() == ["outs/*.out"]
+    assert mk("filesys_mapper", {"prefix": "foo"}, tmp_path).stage_out_globs() == ["foo*"]
+    sm = mk("SimpleMapper", {"location": "outs", "prefix": "foo", "suffix": ".out"}, tmp_path,
+            type_=ArrayType(FILE))
+    assert sm.stage_out_globs() == ["outs/foo*.out"]
+    assert mk("simple_mapper", {"prefix": "one", "suffix": ".txt"}, tmp_path, type_=FILE).stage_out_globs() == ["one.txt"]
+    assert mk("fixed_array_mapper", {"files": "a b"}, tmp_path).stage_out_globs() == []
 
 
 def test_filesys_rescans_for_dynamic_output(tmp_path):

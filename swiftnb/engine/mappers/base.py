@@ -10,8 +10,10 @@ strings, ints, arrays as dicts, :class:`~swiftnb.engine.data.FileValue`) and a
 * ``existing()`` — for inputs and dynamic outputs, the ``(path, filename)`` leaves the
   mapper knows about now (files found on disk, or the fixed list it was given);
 * ``fixed`` — True when the mapper's own parameters fix the element set (fixed_array,
-  array, csv, ext, structured_regexp, filesys): the array is complete with the elements
-  ``existing()`` lists and closes;
+  array, csv, ext, structured_regexp): the array is complete with the elements
+  ``existing()`` lists, for outputs as well as inputs;
+* ``stage_out_globs()`` — for dynamic outputs (filesys, simple), the globs of the files
+  an app may produce, for the wrapper to stage back;
 * ``await prepare()`` — once, before the first ``map``/``existing``, when
   ``needs_prepare`` is true (the ext mapper runs its script there).
 
@@ -99,6 +101,15 @@ class Mapper:
 
     def existing(self) -> list[tuple[tuple, str]]:
         """Leaves (path, filename) known now; default: none."""
+        return []
+
+    def stage_out_globs(self) -> list[str]:
+        """For an output whose elements are only known after the app ran ("dynamic
+        output": filesys_mapper, simple_mapper): globs (relative to the base directory,
+        ``*``/``?`` per path component, ``**`` for directories) of the files the app
+        may create, so that the job wrapper can bring them back from the job directory
+        before ``existing()`` lists them.  Swift's mappers gave the wrapper the same
+        patterns (``getPattern``).  Default: none."""
         return []
 
     async def prepare(self) -> None:

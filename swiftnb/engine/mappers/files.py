@@ -234,6 +234,11 @@ class SimpleMapper(Mapper):
                     steps.append(Index(part))
         return tuple(steps)
 
+    def stage_out_globs(self) -> list[str]:
+        if not self._leaf_shape():
+            return [self.map(())]
+        return [self._dir() + swift_pattern(self.prefix, self.pattern, self.suffix)]
+
     def existing(self) -> list[tuple[tuple, str]]:
         shape = self._leaf_shape()
         if not shape:
@@ -319,13 +324,15 @@ class ConcurrentMapper(Mapper):
 class FilesysMapper(Mapper):
     """``filesys_mapper``: the files in ``location`` matching the Swift glob built from
     prefix, pattern and suffix (:func:`swift_pattern`; ``? * **``), sorted, as elements
-    0, 1, ...  Input-only; re-scans on every ``existing()`` so dynamic outputs are
-    found."""
+    0, 1, ...  For an output it is a dynamic output: ``stage_out_globs()`` says what to
+    bring back from the job and ``existing()`` (re-scanned on every call) lists it."""
 
     name = "FilesysMapper"
     aliases = ("filesys_mapper",)
     params = frozenset({"location", "prefix", "suffix", "pattern"})
-    fixed = True
+    # the element set comes from the disk, not from the parameters: an output array
+    # mapped this way is a dynamic output, listed after the app ran
+    fixed = False
 
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
@@ -336,6 +343,9 @@ class FilesysMapper(Mapper):
 
     def describe(self) -> str:
         return "the existing files matching its pattern, as an array"
+
+    def stage_out_globs(self) -> list[str]:
+        return [_join_location(self.location, self.glob)]
 
     def _scan(self) -> list[str]:
         self._names = list_files(self.ctx.base_dir, self.location, self.glob)
