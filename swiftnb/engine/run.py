@@ -480,12 +480,34 @@ class Run:
         try:
             if mexec.is_input:
                 self._populate_input(node, sym, m)
-            elif isinstance(node, ArrayNode) and getattr(m, "fixed", False):
-                pass
+            elif isinstance(node, Composite) and getattr(m, "fixed", False):
+                # the mapper fixes the elements of an output array: they exist (open)
+                # now, so an app producing the whole array stages every one back
+                self._create_fixed(node, m)
         except SwiftError as e:
             self.runtime_error(e, mexec.pos)
             node.fail(SwiftError(e.message, dependency=True))
         done()
+
+    def _create_fixed(self, node: Composite, m: Any) -> None:
+        try:
+            leaves = m.existing()
+        except NotReady:
+            return  # a live source: elements are named as they arrive
+        except D.BuiltinError as e:
+            raise SwiftError(e.message) from None
+        for steps, fname in leaves:
+            target: Any = node
+            try:
+                for s in steps:
+                    if isinstance(s, D.Field):
+                        target = target.fields[s.name]
+                    else:
+                        target = target.element(s.key)
+            except (SwiftError, KeyError, AttributeError):
+                continue
+            if isinstance(target, FileNode) and target.path is None:
+                target.path = fname
 
     def _populate_input(self, node: Node, sym: Any, m: Any) -> None:
         if isinstance(node, FileNode):
