@@ -53,7 +53,9 @@ def _collapse(key: str, value: Any, path: tuple[str, ...]):
     label = _label(key)
     while isinstance(value, dict) and len(value) == 1:
         (sub_key, sub_value), = value.items()
-        label += "." + _label(sub_key)
+        if '"' in label or _label(sub_key) != sub_key:
+            break  # a quoted part stays its own level (a."b.c" does not parse back)
+        label += "." + sub_key
         path += (sub_key,)
         value = sub_value
     return label, path, value
@@ -75,13 +77,24 @@ def format_value(value: Any) -> str:
 
 
 def _list_item(value: Any) -> str:
-    if isinstance(value, (dict, list)):
-        return format_value(value) if isinstance(value, list) else "{...}"
+    """A list element: plain words unquoted, as Swift printed ``[stampede]``; anything
+    else quoted or written as an object, so the dump stays valid HOCON."""
+    if isinstance(value, list):
+        return format_value(value)
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_label(k)}: {_list_item(v)}" for k, v in value.items()) + "}"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return _java_double(value)
-    return str(value)
+    if isinstance(value, int):
+        return str(value)
+    import re
+
+    text = str(value)
+    plain = re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", text) and text not in (
+        "true", "false", "null") and not re.fullmatch(r"[0-9.eE+-]+", text)
+    return text if plain else json.dumps(text, ensure_ascii=False)
 
 
 def _java_double(value: float) -> str:
@@ -96,11 +109,12 @@ def _java_double(value: float) -> str:
     if magnitude == 0 or 1e-3 <= magnitude < 1e7:
         text = repr(value)
         return text if "." in text else text + ".0"
-    exponent = math.floor(math.log10(magnitude))
-    mantissa = repr(round(value / 10 ** exponent, 15))
-    if "." not in mantissa:
-        mantissa += ".0"
-    return f"{mantissa}E{exponent}"
+    from decimal import Decimal
+
+    sign, digits, exp = Decimal(repr(value)).as_tuple()  # shortest round-trip digits
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    exponent = len(digits) - 1 + exp
+    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{exponent}"
 
 
 def render_swift_conf(config: "Config") -> str:

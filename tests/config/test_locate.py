@@ -89,3 +89,33 @@ def test_null_and_override_rules():
     assert origins.leaves[("d",)].line == 4 and ("d", "x") not in origins.leaves
     assert origins.leaves[("e",)].line == 5
     assert origins.leaves[("f", "g")].line == 7 and origins.leaves[("f", "h")].line == 8
+
+
+JSON_SCALARS = st.one_of(
+    st.integers(-10**9, 10**9), st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False, width=64).filter(lambda f: abs(f) < 1e300),
+    # (pyhocon itself reads [""] as [] and does not decode \\u escapes: avoid those)
+    st.text(st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\\"),
+            min_size=1, max_size=10))
+JSON_TREES = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.text("abcXYZ_-.: 1", min_size=1, max_size=6), inner, min_size=1,
+                        max_size=3)),
+    max_leaves=6)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(options=st.dictionaries(st.text("abcdef", min_size=1, max_size=5), JSON_TREES,
+                               min_size=1, max_size=4))
+def test_dump_parses_back_to_the_same_tree(options):
+    """Any free-form value survives the dump: it is HOCON for exactly the merged tree."""
+    from swiftnb.config import load_config_text
+    from swiftnb.config.hocon import _plain
+
+    config = load_config_text("siteSelectionOptions: " + json.dumps(options, ensure_ascii=False))
+    assert config.site_selection_options == options
+    text = config.dump()
+    body = text[text.index("\n{") + 1:]
+    assert _plain(ConfigFactory.parse_string(body)) == config.raw

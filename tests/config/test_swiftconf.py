@@ -486,3 +486,26 @@ def test_include_forms_and_swift_conf_path(tmp_path, clean_env):
     config = load_config(cwd=tmp_path, env=env)  # replaces [D]..[R]
     assert [tag for tag, _ in config.files] == ["[R]", "[R]", "[C]"]
     assert list(config.sites) == ["x"] and config.job_submit_throttle == 11
+
+
+@pytest.mark.parametrize("which", ["aimes", "midway", "legacy", "guide", "095"])
+def test_dump_is_hocon_for_the_same_tree(data, clean_env, which):
+    """The braces of the dump parse back (as HOCON) to exactly the merged tree."""
+    from pyhocon import ConfigFactory
+
+    from swiftnb.config.hocon import _plain
+
+    env = dict(clean_env, USER="yadunand", SUBMIT_HOST="h", HOME="/home/alice")
+    config = {
+        "aimes": lambda: load_config(data / "aimes-swift.conf", env=env),
+        "midway": lambda: load_config(data / "midway-beagle.conf", env=env),
+        "legacy": lambda: load_config(properties_file=data / "legacy" / "swift.properties",
+                                      env=env),
+        "guide": lambda: load_config(properties_file=data / "guide" / "swift.properties",
+                                     env=env),
+        "095": lambda: load_config(properties_file=data / "legacy095" / "swift.properties",
+                                   env=env),
+    }[which]()
+    text = config.dump()
+    body = text[text.index("\n{") + 1:]
+    assert _plain(ConfigFactory.parse_string(body)) == config.raw
