@@ -124,8 +124,11 @@ class Run:
 
     def __init__(self, checked_program: Any, executor: Any, *, bus: Any, settings: RunSettings,
                  base_dir: str, run_dir: str, runid: str, restart: Any = None,
-                 stdout: Any = None) -> None:
+                 stdout: Any = None, seed: Mapping[str, Any] | None = None) -> None:
         self.checked = checked_program
+        #: top-level values given in advance (the notebook kernel: values of earlier
+        #: cells, Python values); name -> closed Node or plain Python value
+        self.seed = dict(seed or {})
         self.program = _program_of(checked_program)
         self.executor = executor
         self.bus = bus
@@ -201,6 +204,8 @@ class Run:
             return RunOutcome(False, list(self.errors), 2)
         self.top_frame = self.compiler.top_frame
         self.top_frame.extend([None] * block.scope.nslots)
+        if self.seed:
+            self._apply_seed(block)
         try:
             block.run_in(self.top_frame, self._top_done)
             V.drain()
@@ -230,6 +235,19 @@ class Run:
         self.bus.emit("RUN_SUCCESS" if outcome.ok else "RUN_FAILURE", {})
         return outcome
 
+    def _apply_seed(self, block: Any) -> None:
+        """Put the seeded values in their top-level slots; the block does not create
+        those nodes (they are closed already)."""
+        seeded = []
+        for name, value in self.seed.items():
+            sym = self.compiler.top.syms.get(name)
+            if sym is None:
+                continue
+            self.top_frame[sym.slot] = _seed_node(sym, value)
+            seeded.append(sym)
+        if seeded:
+            block.decls = [s for s in block.decls if s not in seeded]
+
     # ------------------------------------------------------------------ ending
 
     def _top_done(self) -> None:
@@ -242,6 +260,7 @@ class Run:
 
     def _finish_abort(self, message: str | None = None) -> None:
         self.aborted = True
+        V._ready.clear()  # the aborted run's pending statements must not run later
         for t in list(self.tasks):
             t.cancel()
         if self._done_fut is not None and not self._done_fut.done():
@@ -692,9 +711,12 @@ class Run:
             raise
         finally:
             self.active -= 1
-            if not self.aborted or ok:
-                call.finish(ok, message)
-            V.drain()
+            try:
+                if not self.aborted or ok:
+                    call.finish(ok, message)
+                V.drain()
+            except Exception as exc:  # noqa: BLE001 - an engine bug must end the run
+                self._engine_bug(exc)
 
 
 class _LiveArray(Mapping):
@@ -718,6 +740,28 @@ class _LiveArray(Mapping):
 
     def __len__(self) -> int:
         return len(self.node.items)
+
+
+def _seed_node(sym: Any, value: Any) -> Any:
+    """A closed node of ``sym``'s type holding ``value`` (a Node is used as it is):
+    numbers/strings/booleans, lists or dicts for arrays, paths for files."""
+    from swiftnb.engine.interp import from_plain
+
+    if isinstance(value, Node):
+        return value
+    kind = sym.tinfo.kind
+    if kind == "file":
+        node = FileNode(sym.name, None, os.fspath(value), sym.tinfo.name)
+        node.state = CLOSED
+        return node
+    if kind == "array":
+        if isinstance(value, (list, tuple)):
+            value = dict(enumerate(value))
+        elem = sym.tinfo.elem
+        if elem is not None and elem.kind == "file":
+            value = {k: D.FileValue("", "file", os.fspath(v)) for k, v in value.items()}
+        return from_plain(dict(value), sym.name, None)
+    return V.closed_cell(value, sym.name, None)
 
 
 def _walltime(text: str) -> float | None:
