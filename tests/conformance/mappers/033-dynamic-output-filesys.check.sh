@@ -1,0 +1,1 @@
+test "$(cat outs/foo0002.out)" = test
