@@ -56,7 +56,7 @@ site.grid2 {
 }
 
 
-def _run(tmp_path, monkeypatch, config: str | None):
+def _run(tmp_path, monkeypatch, config: str | None, *, may_fail: bool = False):
     try:
         from swiftnb.cli import main
         import swiftnb.engine.run  # noqa: F401
@@ -79,7 +79,7 @@ def _run(tmp_path, monkeypatch, config: str | None):
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code = main(argv)
-    assert code == 0, err.getvalue()
+    assert code == 0 or (may_fail and code == 2), err.getvalue()
     logs = glob.glob(str(tmp_path / "run001" / "*.log"))
     assert len(logs) == 1, list(tmp_path.iterdir())
     return recorded, logs[0]
@@ -87,18 +87,22 @@ def _run(tmp_path, monkeypatch, config: str | None):
 
 @pytest.mark.parametrize("kind", list(CONFIGS))
 def test_log_read_back_equals_event_stream(tmp_path, monkeypatch, kind):
-    events, log = _run(tmp_path, monkeypatch, CONFIGS[kind])
+    # the simulated grid fails tasks at random: a job may exhaust its retries
+    events, log = _run(tmp_path, monkeypatch, CONFIGS[kind], may_fail=kind == "sim")
     live = LogFrame.from_events(events)
     back = LogFrame.read(log)
     keys = ("njobs", "ntasks", "nblocks", "nworkers", "tasks_completed", "tasks_failed",
             "jobs_succeeded", "jobs_failed", "hosts", "outcome")
     assert {k: live.run[k] for k in keys} == {k: back.run[k] for k in keys}
-    assert back.run["njobs"] == 10 and back.run["tasks_completed"] == 10
-    assert back.run["outcome"] == "success" and back.run["run_id"] == "run001"
+    assert back.run["njobs"] == 10 and back.run["run_id"] == "run001"
+    assert back.run["jobs_succeeded"] + back.run["jobs_failed"] == 10
+    assert back.run["tasks_completed"] == back.run["jobs_succeeded"]
+    if kind != "sim":
+        assert back.run["tasks_completed"] == 10 and back.run["outcome"] == "success"
     if kind == "coaster":
         assert back.run["nblocks"] >= 1 and back.run["nworkers"] >= 1
     if kind == "sim":
-        assert back.run["ntasks"] == 10 + back.run["tasks_failed"]
+        assert back.run["ntasks"] == back.run["tasks_completed"] + back.run["tasks_failed"]
     for table in ("jobs", "tasks", "blocks", "workers"):
         assert list(getattr(live, table).index) == list(getattr(back, table).index), table
     a = live.timings().query("timing != 'TTC'").set_index(["timing", "id"])
