@@ -38,6 +38,11 @@ class Task:
     attempt: int = 0
     executable: str | None = None    # resolved by the site's app catalogue (None = tr)
     thread: str | None = None        # the engine thread of the call (THREAD_ASSOCIATION thread=)
+    # dynamic outputs (an app producing a whole array mapped by filesys_mapper or
+    # simple_mapper): globs relative to base_dir (`*` `?` per path component, `**` for
+    # directories; mapper.stage_out_globs()) of files the app may create; the wrapper
+    # brings back whatever matches, none is required
+    output_globs: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True)
