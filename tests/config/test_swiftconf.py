@@ -509,3 +509,27 @@ def test_dump_is_hocon_for_the_same_tree(data, clean_env, which):
     text = config.dump()
     body = text[text.index("\n{") + 1:]
     assert _plain(ConfigFactory.parse_string(body)) == config.raw
+
+
+def test_examples_of_the_configuration_doc_load():
+    import pathlib
+
+    from swiftnb.config import load_config_text
+
+    doc = pathlib.Path(__file__).parents[2] / "docs" / "configuration.md"
+    blocks, current, inside, lang = [], [], False, ""
+    for line in doc.read_text().splitlines(keepends=True):
+        if line.startswith("```"):
+            if inside:
+                blocks.append((lang, "".join(current)))
+                current = []
+            else:
+                lang = line[3:].strip()
+            inside = not inside
+        elif inside:
+            current.append(line)
+    examples = [text for lang, text in blocks if lang == "" and "sites:" in text]
+    assert len(examples) >= 2
+    for text in examples:
+        config = load_config_text(text, env={"HOME": "/home/alice"})
+        assert config.selected_sites
