@@ -429,12 +429,11 @@ class Checker:
             for a in cmd.args:
                 t = self.expr(a, scope)
                 leaf = t.leaf()
-                # 0.96 compiled file arguments (scripts in its own test suite pass them
-                # bare) and failed structures only when the job was built
-                if isinstance(leaf, T.StructType):
-                    self.warn(f"{a.pos}: cannot pass type '{t}' as a parameter to "
-                              f"application '{cmd.executable}' (a structure; the call "
-                              "will fail)")
+                if not (leaf.is_primitive or leaf.is_any or leaf == T.AUTO):
+                    hint = (f" (use @{_lv_text(a)} for its file name)" if leaf.is_mapped
+                            else "")
+                    self.error(a.pos, f"Cannot pass type '{t}' as a parameter to application "
+                                      f"'{cmd.executable}'{hint}")
             for stream, e in (("stdin", cmd.stdin), ("stdout", cmd.stdout),
                               ("stderr", cmd.stderr)):
                 if e is not None:
@@ -525,14 +524,14 @@ class Checker:
         vt = self.value(st.value, scope, T.ANY)
         if isinstance(tt, T.ArrayType):
             if tt.key != T.AUTO:
-                self.error(st.pos, f"Append (<<) can only be used on arrays with auto keys; "
-                                   f"{_lv_text(st.target)} has type {tt}")
+                self.error(st.pos, "You can only append to an array with 'auto' index type. "
+                                   f"Current index type: {tt.key}")
             elif not T.assignable(tt.element, vt):
                 self.error(st.value.pos, f"You cannot append value of type {vt} to an "
                                          f"array of type {tt}")
         elif not tt.is_any:
-            self.error(st.pos, f"Append (<<) can only be used on arrays with auto keys; "
-                               f"{_lv_text(st.target)} has type {tt}")
+            self.error(st.pos, "You can only append to an array with 'auto' index type. "
+                               f"{_lv_text(st.target)} is not an array (type {tt})")
         self.record_write(st.target, st, "append")
 
     def st_CallStatement(self, st: ast.CallStatement, scope: _Scope) -> None:
@@ -615,8 +614,8 @@ class Checker:
         elif it.is_any:
             vt, kt = T.ANY, T.ANY
         else:
-            self.error(st.iterable.pos, f"foreach can only iterate over an array, not "
-                                        f"over a value of type {it}")
+            self.error(st.iterable.pos, "You can iterate through an array structure only "
+                                        f"(not {it})")
             vt, kt = T.ANY, T.ANY
         inner = _Scope(scope, scope.owner)
         vs = self.declare(inner, st.var, vt, st, "foreach_value")
@@ -726,13 +725,13 @@ class Checker:
             t = self.expr(e.operand, scope)
             if e.op == "!":
                 if t != T.BOOLEAN and not t.is_any:
-                    self.error(e.pos, "not operation can only be applied to parameter of "
+                    self.error(e.pos, "Not operation can only be applied to parameter of "
                                       "type boolean.")
                 return T.BOOLEAN
             if t == T.AUTO:
                 return T.INT
             if not (t.is_numeric or t.is_any):
-                self.error(e.pos, "negation operation can only be applied to parameter of "
+                self.error(e.pos, "Negation operation can only be applied to parameter of "
                                   "numeric types.")
                 return T.ANY
             return t
@@ -742,32 +741,55 @@ class Checker:
         if cls is ast.ArrayLiteral:
             return self._array_literal(e, scope)
         if cls is ast.Range:
-            ts = [self.expr(x, scope) for x in (e.start, e.stop, e.step) if x is not None]
-            for x, t in zip([x for x in (e.start, e.stop, e.step) if x is not None], ts):
-                if not (t.is_numeric or t.is_any or t == T.AUTO):
-                    self.error(x.pos, f"range bounds must be numeric, not {t}")
-                    return T.ArrayType(T.ANY)
-            elem = T.FLOAT if T.FLOAT in ts else T.INT
-            return T.ArrayType(elem)
+            return self._range(e, scope)
         self.error(e.pos, f"unsupported expression {cls.__name__}")  # pragma: no cover
         return T.ANY
+
+    def _range(self, e: ast.Range, scope: _Scope) -> T.SwiftType:
+        """Swift 0.96 rules: from and to of one type; the step may be left out only for
+        int ranges; float ranges need a float step."""
+        ft = self.expr(e.start, scope)
+        tt = self.expr(e.stop, scope)
+        st = self.expr(e.step, scope) if e.step is not None else None
+        ft = T.INT if ft == T.AUTO else ft
+        tt = T.INT if tt == T.AUTO else tt
+        if ft.is_any or tt.is_any or (st is not None and st.is_any):
+            return T.ArrayType(tt if tt.is_numeric else ft if ft.is_numeric else T.ANY)
+        if ft != tt:
+            self.error(e.pos, "To and from range values must have the same type "
+                              f"({ft} and {tt})")
+            return T.ArrayType(T.ANY)
+        if st is not None and st != ft:
+            self.error(e.step.pos, f"Step ({st}) must be of the same type as from and to "
+                                   f"({tt})")
+            return T.ArrayType(T.ANY)
+        if st is None and ft != T.INT:
+            if ft == T.FLOAT:
+                self.error(e.pos, "Step in range specification can be omitted only when "
+                                  "from and to types are int")
+            else:
+                self.error(e.pos, "Range can only be specified with numeric types")
+            return T.ArrayType(T.ANY)
+        if ft not in (T.INT, T.FLOAT):
+            self.error(e.pos, "Range can only be specified with numeric types")
+            return T.ArrayType(T.ANY)
+        return T.ArrayType(ft)
 
     def _check_key(self, at: T.ArrayType, it: T.SwiftType, e: ast.Index) -> None:
         if it.is_any:
             return
-        if at.key == T.AUTO:
-            if it != T.AUTO:
-                self.error(e.index.pos, f"Items of the auto-keyed array {_lv_text(e.base)} "
-                                        "cannot be accessed with a key of type "
-                                        f"{it}; use keys of another auto array, or '<<' "
-                                        "to add items")
-            return
         key = at.key
+        if key == T.AUTO:
+            # Guide 2.3: an auto array is indexed only by keys of (another) auto array
+            if it != T.AUTO:
+                self.error(e.index.pos, f"Supplied array index type ({it}) does not match "
+                                        "the declared index type (auto)")
+            return
         if it == T.AUTO:
             it = T.INT
-        if not T.assignable(key, it):
-            self.error(e.index.pos, f"Array index of type {it} used on an array with keys "
-                                    f"of type {key} ({_lv_text(e.base)})")
+        if it != key:
+            self.error(e.index.pos, f"Supplied array index type ({it}) does not match the "
+                                    f"declared index type ({key})")
 
     def _member(self, bt: T.SwiftType, e: ast.Member) -> T.SwiftType:
         if bt.is_any or e.field == "*":
@@ -775,14 +797,13 @@ class Checker:
         if isinstance(bt, T.StructType):
             ft = bt.fields.get(e.field)
             if ft is None:
-                self.error(e.pos, f"Type {bt} has no field named '{e.field}'")
+                self.error(e.pos, f"No member {e.field} in type {bt}")
                 return T.ANY
             return ft
         if isinstance(bt, T.ArrayType):  # slice: a.f over an array of structs
             inner = self._member(bt.element, e)
             return T.ArrayType(inner, bt.key) if not inner.is_any else T.ANY
-        self.error(e.pos, f"{_lv_text(e.base)} has type {bt}, which has no fields "
-                          f"('{e.field}')")
+        self.error(e.pos, f"Type {bt} is not a structure ({_lv_text(e.base)}.{e.field})")
         return T.ANY
 
     def _array_literal(self, e: ast.ArrayLiteral, scope: _Scope) -> T.SwiftType:
@@ -795,11 +816,9 @@ class Checker:
                 continue
             if elem.is_any:
                 elem = t
-            elif {t, elem} == {T.INT, T.FLOAT}:
-                elem = T.FLOAT
             else:
-                self.error(x.pos, f"heterogeneous arrays are not supported: item of type {t} "
-                                  f"in an array of {elem}")
+                self.error(x.pos, f"Wrong array element type. (item of type {t} in an "
+                                  f"array of {elem})")
                 break
         return T.ArrayType(elem)
 
@@ -823,13 +842,15 @@ class Checker:
                 return T.STRING
             return other if other.is_numeric else T.ANY
         if op == "+":
+            # 0.96: string + string|int|float (either side); booleans do not concatenate
             if lt == T.STRING or rt == T.STRING:
-                if (lt.is_primitive and rt.is_primitive):
+                other = rt if lt == T.STRING else lt
+                if other in (T.STRING, T.INT, T.FLOAT):
                     return T.STRING
             elif lt.is_numeric and rt.is_numeric:
                 return T.numeric_result(lt, rt)
             self.error(e.pos, f"Operator '+' cannot be applied to '{lt}' and '{rt}'")
-            return T.ANY
+            return T.STRING if T.STRING in (lt, rt) else T.ANY
         if op in ("-", "*"):
             if lt.is_numeric and rt.is_numeric:
                 return T.numeric_result(lt, rt)
@@ -845,23 +866,24 @@ class Checker:
                 return T.INT
             self.error(e.pos, f"Operator '{op}' can only be applied to 'int' and 'int'")
             return T.INT
-        if op in ("==", "!="):
-            if T.same_type(lt, rt) and lt.is_primitive or (lt.is_numeric and rt.is_numeric):
-                return T.BOOLEAN
-            self.error(e.pos, "Conditional operator can only be applied to parameters of same "
-                              f"type ('{lt}' {op} '{rt}').")
-            return T.BOOLEAN
-        if op in ("<", ">", "<=", ">="):
-            if (lt.is_numeric and rt.is_numeric) or (lt == T.STRING and rt == T.STRING):
-                return T.BOOLEAN
-            self.error(e.pos, f"Operator '{op}' cannot be applied to '{lt}' and '{rt}'")
+        if op in ("==", "!=", "<", ">", "<=", ">="):
+            # int and float compare with each other (widening); otherwise same types
+            if not (T.same_type(lt, rt) or (lt.is_numeric and rt.is_numeric)):
+                self.error(e.pos, "Conditional operator can only be applied to parameters of "
+                                  f"same type. ('{lt}' {op} '{rt}')")
+            elif op in ("==", "!=") and not lt.is_primitive:
+                self.error(e.pos, f"Conditional operator {op} can only be applied to "
+                                  "parameters of type int, float, string and boolean.")
+            elif op not in ("==", "!=") and not (lt.is_numeric or lt == T.STRING):
+                self.error(e.pos, f"Conditional operator {op} can only be applied to "
+                                  "parameters of type int, float and string.")
             return T.BOOLEAN
         if op in ("&&", "||"):
             if lt == T.BOOLEAN and rt == T.BOOLEAN:
                 return T.BOOLEAN
-            what = "AND" if op == "&&" else "OR"
+            what = "And" if op == "&&" else "Or"
             self.error(e.pos, f"{what} operation can only be applied to parameters of type "
-                              "boolean")
+                              "boolean.")
             return T.BOOLEAN
         self.error(e.pos, f"unknown operator {op}")  # pragma: no cover
         return T.ANY
@@ -888,7 +910,7 @@ class Checker:
                 return T.FLOAT
             return sig.outputs[0].type
         if len(sig.outputs) != 1:
-            self.error(e.pos, f"procedure '{e.name}' must have exactly one return value to be "
+            self.error(e.pos, f"Procedure {e.name} must have exactly one return value to be "
                               "used in an expression.")
             return T.ANY
         return sig.outputs[0].type
@@ -920,6 +942,7 @@ class Checker:
               canonical: str) -> None:
         formals = sig.inputs
         actual: dict[str, ast.Expr] = {}
+        index: dict[str, int] = {}  # formal name -> position of a positional actual
         extra: list[ast.Expr] = []
         seen_kw = False
         positional = 0
@@ -934,6 +957,7 @@ class Checker:
                 if positional < len(formals) and not (
                         sig.variadic and positional == len(formals) - 1):
                     actual[formals[positional].name] = a.value
+                    index[formals[positional].name] = positional
                 elif sig.variadic:
                     extra.append(a.value)
                 positional += 1
@@ -949,9 +973,8 @@ class Checker:
                     ok = False
                     continue
                 if not any(f.name == a.name for f in formals):
-                    self.error(a.pos, f"Illegal keyword argument: '{a.name}' (procedure "
-                                      f"{e.name} has no input parameter named "
-                                      f"'{a.name}')")
+                    self.error(a.pos, f"Formal argument {a.name} doesn't exist (procedure "
+                                      f"{e.name})")
                     ok = False
                     continue
                 actual[a.name] = a.value
@@ -960,13 +983,13 @@ class Checker:
         missing = [f for f in formals[:nfixed] if f.name not in actual and not f.optional]
         too_many = positional > len(formals) and not sig.variadic
         if ok and (missing or too_many):
-            should = sum(1 for f in formals[:nfixed] if not f.optional)
-            if too_many and sig.kind != "builtin":
-                should = len(formals)
-            self.error(e.pos, f"Wrong number of procedure input arguments: specified {given} "
-                              f"and should be {should}"
-                              + (f" (missing {', '.join(f.name for f in missing)})"
-                                 if missing else ""))
+            what = ("function" if sig.kind == "builtin" and sig.builtin_kind == "function"
+                    else "procedure")
+            hint = ""
+            if missing and sig.kind != "builtin":
+                hint = f" (missing {', '.join(f.name for f in missing)})"
+            self.error(e.pos, f"Wrong number of {what} input arguments: specified {given} "
+                              f"and should be {nfixed}{hint}")
             ok = False
         # types
         if ok:
@@ -974,10 +997,10 @@ class Checker:
                 a = actual.get(f.name)
                 if a is None:
                     continue
-                self._check_arg(e, f, a, sig)
+                self._check_arg(e, f, a, sig, index.get(f.name))
             if sig.variadic:
                 for a in extra:
-                    self._check_arg(e, formals[-1], a, sig)
+                    self._check_arg(e, formals[-1], a, sig, None)
         pairs = []
         for i, f in enumerate(formals):
             if sig.variadic and i == len(formals) - 1:
@@ -988,7 +1011,8 @@ class Checker:
             pairs.append((f, actual.get(f.name)))
         self.bindings[e] = Binding(sig, tuple(pairs), tuple(extra), canonical)
 
-    def _check_arg(self, e: ast.Call, f: Param, a: ast.Expr, sig: Signature) -> None:
+    def _check_arg(self, e: ast.Call, f: Param, a: ast.Expr, sig: Signature,
+                   position: int | None) -> None:
         at = self.node_types.get(a, T.ANY)
         if at.is_any:
             return
@@ -1006,14 +1030,17 @@ class Checker:
             elif spec in _SPEC_TYPES and spec != "any":
                 ok = T.assignable(_SPEC_TYPES[spec], at) or (at == T.AUTO and spec == "int")
             if not ok:
-                self.error(a.pos, f"Parameter type mismatch in call to {e.name}: expected "
+                n = sig.inputs.index(f) if position is None else position
+                self.error(a.pos, f"Wrong type for parameter {n} of {e.name}; expected "
                                   f"{spec.replace('|', ' or ')}, got {at}")
             return
         if at == T.AUTO and f.type == T.INT:
             return
         if not T.assignable(f.type, at):
-            self.error(a.pos, f"Parameter type mismatch in call to {e.name}: parameter "
-                              f"{f.name} has type {f.type}, argument has type {at}")
+            where = (f"parameter number {position}" if position is not None
+                     else f"parameter {f.name}")
+            self.error(a.pos, f"Wrong type for {where}, expected {f.type}, got {at} "
+                              f"(in call to {e.name})")
 
 
 class _Nested:

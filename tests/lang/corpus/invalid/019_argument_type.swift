@@ -1,3 +1,3 @@
-// expect: Parameter type mismatch in call to f: parameter a has type int, argument has type string
+// expect: Wrong type for parameter number 0, expected int, got string (in call to f)
 (int r) f(int a) { r = a; }
 int x = f("s");

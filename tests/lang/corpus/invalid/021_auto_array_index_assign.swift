@@ -1,3 +1,3 @@
-// expect: Items of the auto-keyed array array cannot be accessed with a key of type int
+// expect: Supplied array index type (int) does not match the declared index type (auto)
 int[auto] array;
 array[0] = 1;

@@ -1,3 +1,3 @@
-// expect: Append (<<) can only be used on arrays with auto keys
+// expect: You can only append to an array with 'auto' index type. Current index type: int
 int a[];
 a << 1;

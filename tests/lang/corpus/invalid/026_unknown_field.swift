@@ -1,4 +1,4 @@
-// expect: Type T has no field named 'c'
+// expect: No member c in type T
 type T { int a; }
 T t;
 t.c = 1;

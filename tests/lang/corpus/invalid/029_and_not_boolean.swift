@@ -1,2 +1,2 @@
-// expect: AND operation can only be applied to parameters of type boolean
+// expect: And operation can only be applied to parameters of type boolean.
 boolean b = 1 && true;

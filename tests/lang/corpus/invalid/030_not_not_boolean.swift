@@ -1,2 +1,2 @@
-// expect: not operation can only be applied to parameter of type boolean.
+// expect: Not operation can only be applied to parameter of type boolean.
 boolean b = !3;

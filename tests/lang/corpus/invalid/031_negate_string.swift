@@ -1,2 +1,2 @@
-// expect: negation operation can only be applied to parameter of numeric types.
+// expect: Negation operation can only be applied to parameter of numeric types.
 string s = -"a";

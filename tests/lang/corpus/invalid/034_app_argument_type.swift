@@ -1,4 +1,5 @@
-// expect: Parameter type mismatch in call to f: parameter n has type int, argument has type string
+// expect: Cannot pass type 'file' as a parameter to application 'cat' (use @i for its file name)
+// expect: Wrong type for parameter number 1, expected int, got string (in call to f)
 type file;
 app (file o) f(file i, int n) { cat i n stdout=@o; }
 file x <"x">;

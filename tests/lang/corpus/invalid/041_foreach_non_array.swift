@@ -1,3 +1,3 @@
-// expect: foreach can only iterate over an array, not over a value of type int
+// expect: You can iterate through an array structure only (not int)
 int n = 3;
 foreach i in n { trace(i); }

@@ -1,3 +1,3 @@
-// expect: Array index of type string used on an array with keys of type int
+// expect: Supplied array index type (string) does not match the declared index type (int)
 int a[];
 a["x"] = 1;

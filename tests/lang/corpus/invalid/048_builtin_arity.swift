@@ -1,2 +1,2 @@
-// expect: Wrong number of procedure input arguments: specified 3 and should be 2
+// expect: Wrong number of function input arguments: specified 3 and should be 2
 string parts[] = strsplit("a", ",", 3);

@@ -1,2 +1,2 @@
-// expect: Parameter type mismatch in call to strsplit: expected string, got int
+// expect: Wrong type for parameter 0 of strsplit; expected string, got int
 string parts[] = strsplit(1, ",");

@@ -1,2 +1,2 @@
-// expect: range bounds must be numeric, not string
+// expect: Range can only be specified with numeric types
 foreach i in ["a":"b"] { trace(i); }

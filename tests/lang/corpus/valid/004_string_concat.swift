@@ -1,3 +1,3 @@
-string s = "a" + 1 + 2.5 + true;
+string s = "a" + 1 + 2.5 + "b";
 string t = strcat(s, "x", 3);
 trace(s, t);
