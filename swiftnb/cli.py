@@ -36,9 +36,12 @@ def _usage_error(message: str) -> int:
     return EXIT_USAGE
 
 
-def typecheck_file(path: str, *, out=sys.stdout, err=sys.stderr) -> int:
+def typecheck_file(path: str, *, out=None, err=None) -> int:
     """Parse and check one script; print the summary or the diagnostics; exit code."""
     import os
+
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
 
     from swiftnb import lang
 
