@@ -78,6 +78,10 @@ class Checker:
         self._resolving: set[str] = set()
         self._builtin_sigs: dict[str, Signature] = {}
         self._decl_loops: dict[Symbol, int] = {}
+        # kinds of the scopes enclosing the current statement, outermost first:
+        # "C" condition (if/switch arm), "L" loop body (foreach/iterate), "A" block
+        self._kinds: list[str] = []
+        self._decl_depth: dict[Symbol, int] = {}
 
     # ================================================================== reporting
     def error(self, pos: ast.Pos, message: str) -> None:
@@ -239,6 +243,7 @@ class Checker:
         self.node_types[decl] = t
         self.symbols.append(sym)
         self._decl_loops[sym] = self._loops
+        self._decl_depth[sym] = len(self._kinds)
         return sym
 
     def _predeclare(self, stmts: tuple[ast.Stmt, ...], scope: _Scope) -> None:
@@ -293,6 +298,8 @@ class Checker:
         if sym.kind in ("foreach_value", "foreach_key", "iterate"):
             self.error(target.pos, f"Cannot assign to loop variable {sym.name}")
             return
+        if lkind == "whole" and kind != "append":  # appends are partial writes
+            self._check_writeable(sym, target)
         w = Write(sym, stmt, kind or lkind, target)
         sym.writers.append(w)
         for enclosing in self._stmt_stack:
@@ -301,6 +308,28 @@ class Checker:
         if w.kind in ("whole", "member", "output") and lkind != "element":
             self._whole_writes.setdefault((sym,), []).append((w, self._branch, self._loops,
                                                                path))
+
+    def _check_writeable(self, sym: Symbol, target: ast.Expr) -> None:
+        """Swift 0.96 (VariableScope.isVariableWriteable): a loop body may not assign a
+        whole variable declared outside the loop (every iteration would); inside an
+        if/switch arm the write counts as partial, with a warning when a loop lies
+        between the arm and the declaration."""
+        depth = self._decl_depth.get(sym)
+        if depth is None:
+            return
+        kinds = self._kinds[depth:]
+        for i in range(len(kinds) - 1, -1, -1):
+            k = kinds[i]
+            if k == "L":
+                self.error(target.pos, f"variable {sym.name} is not writeable in this scope "
+                                       "(a loop body can only assign parts of a variable "
+                                       f"declared outside it, e.g. {sym.name}[i])")
+                return
+            if k == "C":
+                if "L" in kinds[:i]:
+                    self.warn(f"Variable {sym.name}, defined on line {sym.line}, might "
+                              "have multiple conflicting writers")
+                return
 
     def _leaf_is_array(self, sym: Symbol, path: tuple) -> bool:
         t = sym.type
@@ -338,12 +367,6 @@ class Checker:
                         break
                 if reported:
                     break
-            if not reported:
-                for w, _branch, loops, _path in writes:
-                    if loops > self._decl_loops.get(sym, 0):
-                        self.warn(f"Variable {sym.name}, defined on line {sym.line}, might "
-                                  "have multiple conflicting writers")
-                        break
 
     # ================================================================== program
     def check(self) -> CheckedProgram:
@@ -1055,12 +1078,16 @@ class _Nested:
 
     def __enter__(self) -> None:
         self.c._stmt_stack.append(self.node)
+        node = self.node
+        self.c._kinds.append("C" if isinstance(node, (ast.If, ast.Switch)) else
+                             "L" if isinstance(node, (ast.Foreach, ast.Iterate)) else "A")
         self.saved = self.c._branch
         if self.branch is not None:
             self.c._branch = self.c._branch + (self.branch,)
 
     def __exit__(self, *exc: object) -> None:
         self.c._stmt_stack.pop()
+        self.c._kinds.pop()
         self.c._branch = self.saved
 
 

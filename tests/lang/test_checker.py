@@ -109,10 +109,14 @@ def test_exclusive_branches_may_each_assign() -> None:
           "int z; switch (x) { case 1: z = 1; default: z = 2; }")
 
 
-def test_writes_in_a_loop_warn() -> None:
-    c = check("int x; foreach i in [0:3] { x = i; }")
+def test_writes_in_a_loop_are_errors_or_warnings_as_in_096() -> None:
+    assert errors("int x; foreach i in [0:3] { x = i; }")[0].startswith(
+        "variable x is not writeable in this scope")
+    c = check("int x; foreach i in [0:3] { if (i == 2) { x = i; } }")
     assert c.warnings == ["Variable x, defined on line 1, might have multiple conflicting "
                           "writers"]
+    assert check("int a[]; type T { int f; } T t; foreach i in [0:3] { a[i] = i; }\n"
+                 "iterate j { int y = j; } until (j > 2);").warnings == []
 
 
 def test_deprecation_warnings_once() -> None:
