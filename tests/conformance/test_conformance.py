@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -30,10 +31,8 @@ def _expected_exit(script: Path) -> int | None:
     return 0
 
 
-@pytest.mark.timeout(60)
-@pytest.mark.parametrize("script", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
-def test_case(script: Path, tmp_path: Path) -> None:
-    work = tmp_path / script.parent.name
+def _run_case(script: Path, base: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    work = base / script.parent.name
     shutil.copytree(script.parent, work, ignore=shutil.ignore_patterns("__pycache__", "run[0-9]*"))
     name = script.stem
     args_file = work / f"{name}.args"
@@ -44,6 +43,29 @@ def test_case(script: Path, tmp_path: Path) -> None:
         [str(SWIFTNB), "run", f"{name}.swift", *args],
         cwd=work, capture_output=True, text=True, timeout=50, env=env,
     )
+    return work, proc
+
+
+@pytest.fixture(scope="session")
+def case_runs(request, tmp_path_factory):
+    """Start every selected case at once on a small thread pool (each is a subprocess
+    that mostly waits for its own start-up), so the group takes a fraction of the
+    serial time; each test then checks its own result."""
+    selected = [item.callspec.params["script"] for item in request.session.items
+                if getattr(item, "callspec", None) is not None
+                and "script" in item.callspec.params]
+    pool = ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) * 2))
+    futures = {s: pool.submit(_run_case, s, tmp_path_factory.mktemp(s.stem)) for s in selected}
+    yield futures
+    pool.shutdown(wait=False, cancel_futures=True)
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("script", CASES, ids=[f"{p.parent.name}/{p.stem}" for p in CASES])
+def test_case(script: Path, case_runs, tmp_path: Path) -> None:
+    future = case_runs.get(script)
+    work, proc = future.result() if future is not None else _run_case(script, tmp_path)
+    name = script.stem
     detail = f"\n--- stdout ---\n{proc.stdout}\n--- stderr ---\n{proc.stderr}"
     want = _expected_exit(script)
     if want is None:
