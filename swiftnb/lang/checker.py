@@ -418,13 +418,12 @@ class Checker:
         for p in sig.outputs:
             self.declare(scope, p.name, p.type, p.decl, "output")
         for p in sig.inputs:
-            sym = self.declare(scope, p.name, p.type, p.decl, "input")
+            self.declare(scope, p.name, p.type, p.decl, "input")
             if p.default is not None:
                 dt = self.expr(p.default, self.globals)
                 if not T.assignable(p.type, dt):
                     self.error(p.default.pos, f"You cannot assign value of type {dt} to a "
                                               f"variable of type {p.type}")
-            del sym
         if isinstance(proc, ast.AppProcedure):
             self._check_app(proc, sig, scope)
         else:
