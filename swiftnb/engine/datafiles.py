@@ -48,7 +48,7 @@ __all__ = ["parse_primitive", "read_data", "read_structured", "write_data", "jav
 _WS = re.compile(r"\s+")
 
 
-def parse_primitive(text: str, t: SwiftType, strip: bool = True) -> Any:
+def parse_primitive(text: str, t: SwiftType) -> Any:
     """Parse one value of primitive type ``t`` the way Java's ``valueOf`` does; a bad
     number is ``Could not convert value to number: X`` (Swift's readData message)."""
     from swiftnb.engine.builtins.numbers import parse_java_double, parse_java_int
@@ -65,7 +65,7 @@ def parse_primitive(text: str, t: SwiftType, strip: bool = True) -> Any:
         return text.strip().lower() == "true"
     if isinstance(t, MappedType):
         return FileValue("?", t.name, text.strip())
-    return text.strip() if strip else text
+    return text  # strings are read raw (0.96)
 
 
 def _lines(text: str) -> list[str]:

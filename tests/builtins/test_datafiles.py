@@ -27,6 +27,7 @@ def test_primitives():
     assert read_data("TRUE", BOOLEAN) is True
     assert read_data("yes", BOOLEAN) is False
     assert read_data("hello\nworld\n", STRING) == "helloworld"
+    assert read_data("  spaced  \n", STRING) == "  spaced  "  # strings are raw
 
 
 def test_primitive_arrays():
