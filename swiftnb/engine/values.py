@@ -344,6 +344,11 @@ class Composite(Node):
         for child in self._children():
             if isinstance(child, Composite) and not child.closed:
                 child.close()
+            elif (child.__class__ is Cell and not child.state and child.parent is self
+                  and self.__class__ is StructNode):
+                # every writer of the struct has finished: a member still unassigned
+                # never will be; the struct is complete without it (trace shows it)
+                self.open_children -= 1
         self._check_deep()
         if _ready and not _draining:
             drain()
@@ -449,8 +454,10 @@ class ArrayNode(Composite):
         if node.__class__ is Cell and node.state == CLOSED and node.parent is None:
             self.set_value(key, node.value)
             return
-        node.parent = self if node.parent is None or node.parent.__class__ is str else node.parent
-        if node.parent is self:
+        if node.parent is None:
+            # an anonymous value becomes this element; named variables keep their name
+            # (and their mapping), and report their closing through a callback
+            node.parent = self
             node.key = key
         self._add(key, node)
 
