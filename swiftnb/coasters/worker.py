@@ -73,6 +73,11 @@ class Worker:
         self._canceled: set[int] = set()
         self._lock = threading.Lock()
         self._closing = False
+        # job directories are removed on one background thread: the outputs are in place
+        # already, and on a busy file system the removal costs milliseconds per task
+        self._janitor: queue.Queue[Any] = queue.Queue()
+        self._janitor_thread = threading.Thread(target=self._clean, daemon=True)
+        self._janitor_thread.start()
 
     # -- connection -------------------------------------------------------------------
 
@@ -123,6 +128,10 @@ class Worker:
             self._cancel(n)
         for _ in threads:
             self._jobs.put(None)
+        for t in threads:
+            t.join(timeout=5)
+        self._janitor.put(None)
+        self._janitor_thread.join(timeout=10)
         with self._send_lock:
             try:
                 self.sock.close()
@@ -195,7 +204,22 @@ class Worker:
             timed_out = True
         with self._lock:
             canceled = n in self._canceled
-        return job.finish(returncode, timed_out=timed_out, canceled=canceled)
+        try:
+            result = job.finish(returncode, timed_out=timed_out, canceled=canceled, cleanup=False)
+        except TypeError:  # an older wrapper.py without deferred cleanup
+            return job.finish(returncode, timed_out=timed_out, canceled=canceled)
+        self._janitor.put(job)
+        return result
+
+    def _clean(self) -> None:
+        while True:
+            job = self._janitor.get()
+            if job is None:
+                return
+            try:
+                job.cleanup()
+            except Exception:
+                pass
 
 
 def main(argv: list[str] | None = None) -> int:
