@@ -627,9 +627,26 @@ class Run:
                 for leaf in _file_leaves(x):
                     inputs.append(self.path_of(leaf))
         outputs: list[str] = []
+        globs: list[str] = []
         for o in outs:
             for leaf in _file_leaves(o):
                 outputs.append(self.path_of(leaf))
+            if isinstance(o, Composite) and not o.closed:
+                # dynamic output: the app decides the elements; the mapper names the
+                # files it may create, the wrapper brings back whatever matches
+                m = o.mapper
+                if m.__class__ is Cell:
+                    if m.state == CLOSED:
+                        m = m.value
+                    elif m.state == FAILED:
+                        raise Failed(m.error)  # type: ignore[arg-type]
+                    else:
+                        raise NotReady(m)
+                if m is not None and not getattr(m, "fixed", False):
+                    try:
+                        globs.extend(m.stage_out_globs())
+                    except (AttributeError, D.BuiltinError):
+                        pass
         made = self._made_dirs
         for p in outputs:
             d = os.path.dirname(p)
@@ -650,6 +667,15 @@ class Run:
             profiles=profiles, maxwalltime=maxwall,
             source=f"{os.path.basename(cpos.file)}:{cpos.line}:{cpos.column}",
         )
+        if globs:
+            try:
+                task.output_globs = globs
+            except AttributeError:  # an older Task without dynamic outputs
+                pass
+        try:
+            task.thread = f"R-{next(self._thread)}"
+        except AttributeError:
+            pass
         return task
 
     def submit(self, call: Any, task: Task) -> None:
@@ -662,7 +688,7 @@ class Run:
     async def _run_app(self, call: Any, task: Task) -> None:
         emit = self.bus.emit
         info = call.info
-        thread = f"R-{next(self._thread)}"
+        thread = getattr(task, "thread", None) or f"R-{next(self._thread)}"
         ok = False
         message = ""
         try:

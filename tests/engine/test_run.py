@@ -257,3 +257,18 @@ def test_pure_dataflow_creates_no_asyncio_tasks(swift, monkeypatch) -> None:
               "(int r) f(int x) { r = x + 1; }\nint s = f(a[5000]);\ntrace(s, length(a));\n")
     assert r.outcome.ok and r.lines == ["SwiftScript trace: 10001, 5000"]
     assert spawned == []
+
+
+def test_dynamic_output_array_is_filled_from_its_mapper(swift, tmp_path) -> None:
+    src = """type file;
+file[] a <FilesysMapper; location="outs", pattern="*.out">;
+app (file[] oa) gen(int n) {
+    "bash" "-c" "mkdir -p outs; for ((i = 0; i < $0; i++)); do echo t > outs/f$i.out; done" n;
+}
+a = gen(3);
+trace(length(a));
+"""
+    r = swift(src)
+    assert r.outcome.ok, r.outcome.errors
+    assert r.lines == ["SwiftScript trace: 3"]
+    assert r.executor.tasks[0].output_globs == ["outs/*.out"]
