@@ -14,9 +14,11 @@ The engine should not re-derive anything the checker already knows, so a
 * ``output_targets(multi_assign)`` — ``[(Param, ReturnTarget), ...]`` in output order;
 * ``writers(symbol)`` / ``symbol.writers`` — every :class:`Write` (whole, element,
   member, append, output) of a variable, in source order;
-* ``writes_in(stmt)`` — the symbols written anywhere inside a statement (loops and
-  branches included) that are declared outside it: what the engine counts to close
-  arrays when the statement completes;
+* ``writes_in(stmt)`` — the symbols a statement writes, itself or anywhere inside it
+  (loops and branches included), except those declared inside it; a ``VarDecl`` with
+  an initialiser writes what it declares.  ``writing_statements(symbol, statements)``
+  picks, from one block's statements, those that write a symbol: the writers the
+  engine counts to close an array;
 * ``procedures`` (user signatures by name), ``builtins_used``, ``globals``, ``types``.
 """
 
@@ -47,6 +49,11 @@ class Write:
     @property
     def line(self) -> int:
         return self.stmt.pos.line
+
+    @property
+    def partial(self) -> bool:
+        """True when only a part is written (``a[i]``, ``a.f``, ``a << v``)."""
+        return self.kind == "append" or not isinstance(self.target, ast.Name)
 
 
 @dataclass(slots=True, eq=False)
@@ -170,6 +177,12 @@ class CheckedProgram:
 
     def writes_in(self, stmt: ast.Node) -> frozenset[Symbol]:
         return self._writes_in.get(stmt, frozenset())
+
+    def writing_statements(self, symbol: Symbol,
+                           statements: tuple[ast.Stmt, ...]) -> list[ast.Stmt]:
+        """The statements of one block that write ``symbol`` (directly or inside)."""
+        get = self._writes_in.get
+        return [st for st in statements if symbol in get(st, ())]
 
     # ---------------------------------------------------------------- text
     def summary(self) -> str:

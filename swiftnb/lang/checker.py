@@ -81,6 +81,7 @@ class Checker:
         # kinds of the scopes enclosing the current statement, outermost first:
         # "C" condition (if/switch arm), "L" loop body (foreach/iterate), "A" block
         self._kinds: list[str] = []
+        self._current: ast.Node | None = None  # the statement being checked
         self._decl_depth: dict[Symbol, int] = {}
 
     # ================================================================== reporting
@@ -302,9 +303,14 @@ class Checker:
             self._check_writeable(sym, target)
         w = Write(sym, stmt, kind or lkind, target)
         sym.writers.append(w)
-        for enclosing in self._stmt_stack:
-            if enclosing is not sym.decl:
+        depth = self._decl_depth.get(sym, 0)
+        for i, enclosing in enumerate(self._stmt_stack):
+            # the i-th enclosing statement opened scope depth i + 1: symbols declared
+            # at that depth or deeper are its own locals
+            if depth <= i and enclosing is not sym.decl:
                 self.writes_in.setdefault(enclosing, set()).add(sym)
+        if self._current is not None:
+            self.writes_in.setdefault(self._current, set()).add(sym)
         if w.kind in ("whole", "member", "output") and lkind != "element":
             self._whole_writes.setdefault((sym,), []).append((w, self._branch, self._loops,
                                                                path))
@@ -470,7 +476,10 @@ class Checker:
         if m is None:  # pragma: no cover
             self.error(st.pos, f"unsupported statement {type(st).__name__}")
             return
+        saved = self._current
+        self._current = st
         m(st, scope)
+        self._current = saved
 
     def _block(self, block: ast.Block, scope: _Scope) -> None:
         inner = _Scope(scope, scope.owner)

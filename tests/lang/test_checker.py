@@ -237,3 +237,26 @@ def test_writes_in_a_compound_body_are_its_outputs() -> None:
     proc = c.program.procedures[0]
     assert {s.name for s in c.writes_in(proc.body)} == {"a", "b"}
     assert {s.kind for s in c.writes_in(proc.body)} == {"output"}
+
+
+def test_writing_statements_of_a_block_count_array_writers() -> None:
+    c = check("type file; app (file o) gen(int i) { gen i @o; }\n"
+              "file outs[]; int n = 3;\n"
+              "outs[0] = gen(0);\n"
+              "foreach i in [1:n] { outs[i] = gen(i); }\n"
+              "if (n > 2) { outs[9] = gen(9); } else { trace(n); }\n"
+              "trace(length(outs));")
+    outs = next(s for s in c.symbols if s.name == "outs")
+    stmts = c.program.statements
+    writers = c.writing_statements(outs, stmts)
+    assert [type(s).__name__ for s in writers] == ["Assign", "Foreach", "If"]
+    assert all(w.partial for w in outs.writers)
+    n = next(s for s in c.symbols if s.name == "n")
+    assert [type(s).__name__ for s in c.writing_statements(n, stmts)] == ["VarDecl"]
+    assert not n.writers[0].partial
+
+
+def test_writes_in_leaves_out_the_statements_own_locals() -> None:
+    c = check("int out[]; foreach i in [0:3] { int sq = i * i; out[i] = sq; }")
+    fe = c.program.statements[-1]
+    assert {s.name for s in c.writes_in(fe)} == {"out"}
