@@ -48,6 +48,10 @@ def _sources_of(run: Any) -> dict[str, str]:
     return {}
 
 
+def _can_reopen(run: Any) -> bool:
+    return all(getattr(run, a, None) is not None for a in ("config", "bus", "run_dir"))
+
+
 class Dashboard:
     """Live panels of one run, composed in one ipywidgets Tab-free VBox."""
 
@@ -64,7 +68,9 @@ class Dashboard:
         self.sites = SitesPanel(self.scheduler, chart=charts)
         self.blocks = BlocksPanel(chart=charts)
         self.throttles = ThrottlesPanel(self.scheduler)
-        self.failures = FailuresPanel(executor, sources=_sources_of(run))
+        self.failures = FailuresPanel(executor, sources=_sources_of(run),
+                                      is_done=lambda: bool(getattr(run, "done", False)),
+                                      reopen=self._reopen if _can_reopen(run) else None)
         self.panels = [self.progress, self.sites, self.blocks, self.throttles, self.failures]
         self.title = W.HTML(value="<b>swiftnb</b> run")
         acc = W.Accordion(children=[p.widget for p in self.panels],
@@ -107,6 +113,14 @@ class Dashboard:
         if self.progress.jobs_failed:
             text += f", {self.progress.jobs_failed} failed"
         self.title.value = f"<b>swiftnb</b> run {text}"
+
+    def _reopen(self) -> Any:
+        """A fresh executor like the run's (for retrying a call after the run ended)."""
+        from swiftnb.runner import build_run_executor
+
+        run = self.run
+        return build_run_executor(run.config, run.bus, site_run=run.run_dir.site_run,
+                                  keep=bool(getattr(run.config, "keep_site_dir", False)))
 
     # ------------------------------------------------------------------ public
     @classmethod

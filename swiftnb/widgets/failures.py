@@ -13,8 +13,10 @@ and events), and shows how it ended.  It does not change the Swift run's outcome
 run already recorded the error (its dataflow does not wait for a retry).  What it is for:
 after fixing the cause (a missing input, a broken site), check that the call now works,
 and produce its outputs in their mapped places; with ``-resume`` the next run then skips
-it.  The executor must still be open; once the run has ended and closed its sites, the
-button says so.
+it.  While the run lives, the retry goes through the run's own executor (its sites, scores
+and throttles).  Once the run has ended and closed its sites, the retry goes through a
+fresh executor built from the run's configuration (``reopen``), which is closed again
+after the call.
 """
 
 from __future__ import annotations
@@ -86,8 +88,11 @@ class FailuresPanel:
     title = "Failures"
 
     def __init__(self, executor: Any = None, *, sources: dict[str, str] | None = None,
-                 keep: int = 8) -> None:
+                 keep: int = 8, is_done: Callable[[], bool] | None = None,
+                 reopen: Callable[[], Any] | None = None) -> None:
         self.executor = executor
+        self.is_done = is_done
+        self.reopen = reopen
         self.sources = sources or {}
         self.failures: deque[Failure] = deque(maxlen=keep)
         self.total = 0
@@ -172,6 +177,14 @@ class FailuresPanel:
         failure.retry_state = "running"
         self._dirty = True
         submit = self.recorder.original
+        fresh = None
+        if self.is_done is not None and self.reopen is not None and self.is_done():
+            try:
+                fresh = self.reopen()
+            except Exception as exc:  # noqa: BLE001 - shown in the panel
+                failure.retry_state = f"failed: {exc}"
+                return None
+            submit = fresh.submit
 
         async def again() -> Any:
             try:
@@ -179,7 +192,14 @@ class FailuresPanel:
             except Exception as exc:  # noqa: BLE001 - e.g. the run's sites are closed
                 failure.retry_state = f"failed: {exc or type(exc).__name__}"
                 self._dirty = True
+                self.render()
                 return None
+            finally:
+                if fresh is not None:
+                    try:
+                        await fresh.close()
+                    except Exception:  # noqa: BLE001
+                        pass
             failure.retry_result = result
             if result.ok:
                 failure.retry_state = f"ok on {result.site}" if result.site else "ok"

@@ -2,8 +2,8 @@
 
 Moving a slider calls ``Scheduler.set_throttle(name, value, site)`` on the running run;
 the scheduler logs every change as a ``THROTTLE name= host= old= new=`` event, which this
-panel lists (so a change made elsewhere, or the parallel-task limit following a site's
-score, shows too).  Sliders send their value when released (``continuous_update=False``),
+panel lists (so a change made elsewhere shows too; ``parallelTasks``, the limit following
+a site's score, is the sites table's "limit" column instead).  Sliders send their value when released (``continuous_update=False``),
 so a drag is one change, not fifty.  ``off`` (no limit) shows as the slider's maximum.
 
 Watching a log, there is no scheduler to steer: the sliders are disabled and show the
@@ -128,6 +128,8 @@ class ThrottlesPanel:
             if e.kind != "THROTTLE":
                 continue
             f = e.fields
+            if f.get("name") == "parallelTasks":
+                continue  # the limit following a site's score: the sites table shows it
             self.changes.append((round(e.time - self.t0, 2), f.get("name"), f.get("host"),
                                  f.get("old"), f.get("new")))
             self.latest[(f.get("name"), f.get("host"))] = f.get("new")
