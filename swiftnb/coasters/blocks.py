@@ -111,8 +111,14 @@ class LocalBlockProvider:
 
     name = "local"
 
+    #: worker processes per block at most: the planner sizes blocks for clusters (with
+    #: default options a block can be thousands of nodes wide), this is one machine
+    MAX_WORKERS = 32
+
     def __init__(self, *, python: str | None = None, worker_script: str | None = None,
-                 wrapper_path: str | None = None, log_dir: str | None = None) -> None:
+                 wrapper_path: str | None = None, log_dir: str | None = None,
+                 max_workers: int | None = None) -> None:
+        self.max_workers = max_workers or self.MAX_WORKERS
         self.python = python or sys.executable
         self.worker_script = worker_script or os.path.abspath(_worker_module.__file__)
         if wrapper_path is None:
@@ -128,7 +134,7 @@ class LocalBlockProvider:
         env = dict(os.environ)
         env[_worker_module.SECRET_ENV] = request.secret
         procs: list[asyncio.subprocess.Process] = []
-        for i in range(request.nodes):
+        for i in range(min(request.nodes, self.max_workers)):
             wid = f"{i:06d}"
             out: Any = asyncio.subprocess.DEVNULL
             err: Any = asyncio.subprocess.PIPE  # a worker writes there only when it fails

@@ -587,6 +587,13 @@ class CoasterService:
             return
         if block.shutdown:
             block.handle.stop(grace=0)
+            return
+        started = len(block.handle.pids())
+        if 0 < started < request.nodes:
+            text = (f"block {block.id}: {request.nodes} workers planned, {started} started "
+                    f"(the block provider's limit); set maxNodesPerJob to match")
+            self._note(text)
+            self.bus.emit("WARNING", {}, text=f"coaster site {self.site}: {text}")
 
     def _block_ended(self, block: Block, reason: str, detail: str = "") -> None:
         now = self.clock()

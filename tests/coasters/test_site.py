@@ -431,3 +431,21 @@ def test_prefetch_keeps_statuses_and_cancels_waiting_tasks(make_site):
     for i in range(2, 12):
         assert [s for s, _ in site.statuses[f"echo-{i:05d}"]] == [8, 1, 16, 2, 17, 7]
     assert all(0 <= b["utilization"] <= 100 for b in state["blocks"])
+
+
+def test_local_blocks_are_capped(make_site):
+    from swiftnb.coasters.blocks import LocalBlockProvider
+
+    site = make_site({"maxJobs": 1, "allocationStepSize": 1, "planInterval": 0.1},
+                     block_provider=LocalBlockProvider(max_workers=2))
+
+    async def main():
+        results = await asyncio.gather(*(site.run(site.task(i)) for i in range(30)))
+        await site.provider.shutdown()
+        return results
+
+    results = asyncio.run(main())
+    assert all(r.ok for r in results)
+    assert site.kinds("BLOCK_REQUESTED")[0]["cores"] > 2  # planned wider than allowed
+    assert len(site.kinds("WORKER_ACTIVE")) == 2
+    assert any("workers planned, 2 started" in (e.text or "") for e in site.kinds("WARNING"))
