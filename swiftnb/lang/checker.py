@@ -12,6 +12,7 @@ Messages use the Swift 0.96 wording where 0.96 had one (reference sections 1 and
 from __future__ import annotations
 
 import gc
+import sys
 
 from swiftnb.lang import ast
 from swiftnb.lang import builtins as B
@@ -1147,8 +1148,19 @@ def check(program: ast.Program, sources: dict[str, str] | None = None) -> Checke
     """Check a (merged) program; raise :class:`CompileError` with every error found."""
     was_enabled = gc.isenabled()
     gc.disable()  # checking allocates tables that live as long as the program
+    limit = sys.getrecursionlimit()
+    if limit < _RECURSION_LIMIT:  # long operator chains nest deeply (a + b + ... + z)
+        sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
         return Checker(program, sources).check()
+    except RecursionError:
+        raise CompileError(Diagnostic(
+            program.filename, 1, 1, "the program nests too deeply to be checked (an "
+            "expression or block nested thousands of levels deep)")) from None
     finally:
+        sys.setrecursionlimit(limit)
         if was_enabled:
             gc.enable()
+
+
+_RECURSION_LIMIT = 20_000

@@ -76,3 +76,9 @@ def test_fast_path_never_disagrees_with_lark(text: str, edits: list) -> None:
         builder.legacy = {}
         slow = lark.parse(src)
         assert repr(fast) == repr(slow)
+
+
+def test_long_operator_chains_check() -> None:
+    src = "string s = " + " + ".join(['"x"'] * 3000) + ";\ntrace(s);"
+    checked = lang.compile_source(src, "long.swift")
+    assert "program is valid" in checked.summary()
