@@ -291,80 +291,21 @@ class _Tee:
         return getattr(self._stream, name)
 
 
-def _load_config(opts: RunOptions, base_dir: str):
-    """The typed Config of this run: swift.conf layers, legacy files, command line.
+class _Current:
+    """Writes to whatever ``sys.stdout``/``sys.stderr`` is at the time (the tee that
+    copies into ``swift.out`` is installed once the run directory exists)."""
 
-    Raises ``_UsageError`` with the loader's message (key, origin, suggestion).
-    """
-    from swiftnb.config import ConfigError, load_config
+    def __init__(self, name: str) -> None:
+        self._name = name
 
-    try:
-        return load_config(opts.values.get("-config"), properties=dict(opts.conf),
-                           sites_file=opts.values.get("-sites.file"),
-                           tc_file=opts.values.get("-tc.file"), cwd=base_dir)
-    except ConfigError as exc:
-        raise _UsageError(str(exc)) from None
+    def write(self, text: str) -> int:
+        return getattr(sys, self._name).write(text)
 
+    def flush(self) -> None:
+        getattr(sys, self._name).flush()
 
-def _app_lookup(config, site: str):
-    """tr -> (executable, env, maxwalltime seconds) on ``site``, or None if not there."""
-    cache: dict[str, object] = {}
-
-    def lookup(tr: str):
-        if tr not in cache:
-            app = config.app_for(site, tr)
-            cache[tr] = None if app is None else (
-                app.executable_for(tr), dict(app.env), app.max_wall_time)
-        return cache[tr]
-
-    return lookup
-
-
-def _build_executor(config, bus, opts: RunOptions, run_dir, keep: bool):
-    """The executor of this run: the site scheduler for remote or several sites, else
-    the single local site (the embedded default needs no configuration)."""
-    import os
-
-    from swiftnb.execution.local import LocalProvider
-    from swiftnb.scheduling.single import DryRunExecutor, SingleSiteExecutor
-
-    if opts.flag("-dryrun"):
-        return DryRunExecutor(bus)
-    selected = list(config.selected_sites) or ["local"]
-    sites = [config.sites[name] for name in selected if name in config.sites]
-    if len(sites) != 1 or sites[0].type != "local":
-        try:
-            from swiftnb.scheduling.build import build_executor  # the multi-site scheduler
-            from swiftnb.scheduling.scheduler import SchedulerError
-        except ImportError:
-            build_executor = None
-        if build_executor is not None:
-            try:
-                return build_executor(config, bus, site_run=run_dir.site_run, keep_site_dir=keep)
-            except SchedulerError as exc:
-                raise _UsageError(str(exc)) from None
-        if not sites:
-            raise _UsageError(f"no such site: {', '.join(selected)}")
-    site = sites[0]
-    scratch = site.scratch
-    if scratch and not os.path.isabs(scratch):
-        scratch = os.path.abspath(scratch)
-    provider = LocalProvider(site.name, work_dir=site.work_directory, site_run=run_dir.site_run,
-                             keep=keep or site.keep_site_dir, scratch=scratch)
-    return SingleSiteExecutor(provider, bus, max_parallel=site.max_parallel_tasks,
-                              app_lookup=_app_lookup(config, site.name))
-
-
-def _make_settings(settings_cls, values: dict):
-    """Build RunSettings from the values it knows (its fields are the engine's choice)."""
-    import dataclasses
-    import inspect
-
-    if dataclasses.is_dataclass(settings_cls):
-        names = {f.name for f in dataclasses.fields(settings_cls)}
-    else:
-        names = set(inspect.signature(settings_cls).parameters)
-    return settings_cls(**{k: v for k, v in values.items() if k in names})
+    def __getattr__(self, name: str):
+        return getattr(getattr(sys, self._name), name)
 
 
 def _cmd_run(argv: Sequence[str]) -> int:
@@ -397,6 +338,7 @@ def _cmd_run(argv: Sequence[str]) -> int:
             print(f"swiftnb: {option} {path}: no such file", file=sys.stderr)
             return EXIT_USAGE
     from swiftnb import lang
+    from swiftnb.runner import RunSetupError, load_run_config
 
     try:
         program = lang.load(opts.script)
@@ -405,8 +347,10 @@ def _cmd_run(argv: Sequence[str]) -> int:
         return EXIT_COMPILE
     base_dir = os.getcwd()
     try:
-        config = _load_config(opts, base_dir)
-    except _UsageError as exc:
+        config = load_run_config(opts.values.get("-config"), properties=dict(opts.conf),
+                                 sites_file=opts.values.get("-sites.file"),
+                                 tc_file=opts.values.get("-tc.file"), base_dir=base_dir)
+    except RunSetupError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE
     if opts.flag("-listconfig"):
@@ -419,25 +363,34 @@ def _cmd_run(argv: Sequence[str]) -> int:
 
 
 def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
+    """Prepare the run (swiftnb.runner), tee the console into ``swift.out``, run it."""
     import os
 
-    from swiftnb.rundir import make_run_dir
+    from swiftnb.runner import RunSetupError, prepare_run
 
     resume = opts.values.get("-resume")
     if resume is not None and not os.path.isfile(resume):
         print(f"swiftnb: -resume {resume}: no such restart log", file=sys.stderr)
         return EXIT_USAGE
+    pgraph = opts.values.get("-pgraph") or opts.properties.get("pgraph")
+    if pgraph in ("false", None):
+        pgraph = None
     try:
-        run_dir = make_run_dir(opts.script, cwd=base_dir, runid=opts.values.get("-runid"),
-                               logfile=opts.values.get("-logfile"))
-    except OSError as exc:
-        print(f"swiftnb: cannot create the run directory: {exc}", file=sys.stderr)
+        handle = prepare_run(
+            program, config=config, runid=opts.values.get("-runid"), args=opts.script_args,
+            base_dir=base_dir, logfile=opts.values.get("-logfile"),
+            ticker=opts.values.get("-ui") != "none", ticker_stream=_Current("stderr"),
+            stdout=_Current("stdout"), dryrun=opts.flag("-dryrun"), resume=resume,
+            script_name=opts.script, log_arguments=list(opts.argv), pgraph=pgraph,
+            verbose=opts.flag("-verbose", "-v"))
+    except RunSetupError as exc:
+        print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE
-    out_copy = open(run_dir.out_file, "a", encoding="utf-8")
+    out_copy = open(handle.run_dir.out_file, "a", encoding="utf-8")
     real_out, real_err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Tee(real_out, out_copy), _Tee(real_err, out_copy)
     try:
-        return _execute_in(opts, program, config, base_dir, run_dir, resume)
+        return _execute_in(opts, program, config, handle)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -445,99 +398,24 @@ def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
         out_copy.close()
 
 
-def _raise_open_file_limit() -> None:
-    """Each running app holds a few descriptors (pidfd, captured stdout/stderr); a site
-    with a high maxParallelTasks needs more than the usual soft limit of 1024."""
-    try:
-        import resource
-
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
-        if soft != resource.RLIM_INFINITY and soft < want:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
-    except (ImportError, ValueError, OSError):
-        pass
-
-
-def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
+def _execute_in(opts, program, config, handle) -> int:
     import asyncio
-
-    _raise_open_file_limit()
-
-    from swiftnb.engine.restart import RestartLog, RestartLogError
-    from swiftnb.events import EventBus
 
     err = sys.stderr
     print(_version_line(), file=err)
-    print(f"RunID: {run_dir.runid}", file=err)
+    print(f"RunID: {handle.runid}", file=err)
     for warning in getattr(program, "warnings", ()) or ():
         print(f"Warning: {warning}", file=err)
-    err.flush()
-
-    bus = EventBus()
-    detach_log = None
-    try:
-        from swiftnb.logs.writer import LogWriter
-
-        writer = LogWriter(run_dir.log_file)
-        detach_log = writer.attach(bus)
-        writer.write_header(run_id=run_dir.runid, arguments=list(opts.argv), cwd=base_dir,
-                            config_text=config.dump() if hasattr(config, "dump") else None)
-    except ImportError:
-        writer = None
-    if opts.flag("-debug", "-d"):
-        bus.subscribe(lambda e: _echo_debug(e))
-    elif opts.flag("-verbose", "-v"):
-        bus.subscribe(lambda e: _echo_debug(e, verbose=True))
-    try:
-        restart = RestartLog(resume, resume=True) if resume else RestartLog(run_dir.restart_file)
-    except RestartLogError as exc:
-        print(f"Could not start execution:\n\t{exc}", file=err)
-        if detach_log:
-            detach_log()
-        return EXIT_USAGE
-
     for warning in getattr(config, "warnings", ()) or ():
         print(f"Warning: {warning}", file=err)
-    lazy = config.lazy_errors
-    retries = config.execution_retries
-    keep = config.keep_site_dir
-    ticker_on = config.ticker_enabled
-    if opts.values.get("-ui") == "none":
-        ticker_on = False
-    pgraph = opts.values.get("-pgraph") or opts.properties.get("pgraph")
-    if pgraph in ("false", None):
-        pgraph = None
-    elif pgraph == "true":
-        pgraph = f"{run_dir.stem}-{run_dir.runid}.dot"
-
-    settings_values = {
-        "lazy_errors": bool(lazy),
-        "execution_retries": int(retries),
-        "max_foreach_threads": int(config.max_foreach_threads),
-        "script_args": list(opts.script_args),
-        "args": list(opts.script_args),
-        "dryrun": opts.flag("-dryrun"),
-        "pgraph": pgraph,
-        "keep_site_dir": keep,
-        "config": config,
-        "verbose": opts.flag("-verbose", "-v"),
-    }
-
-    try:
-        executor = _build_executor(config, bus, opts, run_dir, keep)
-    except _UsageError as exc:
-        print(f"Could not start execution:\n\t{exc}", file=err)
-        restart.close() if resume else restart.delete()  # nothing ran: nothing to resume
-        if detach_log:
-            detach_log()
-        return EXIT_USAGE
+    err.flush()
+    if opts.flag("-debug", "-d"):
+        handle.bus.subscribe(lambda e: _echo_debug(e))
+    elif opts.flag("-verbose", "-v"):
+        handle.bus.subscribe(lambda e: _echo_debug(e, verbose=True))
 
     async def main() -> object:
         import signal
-
-        from swiftnb.engine import run as run_mod
-        from swiftnb.logs.ticker import ProgressTicker
 
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
@@ -545,51 +423,27 @@ def _execute_in(opts, program, config, base_dir, run_dir, resume) -> int:
             loop.add_signal_handler(signal.SIGTERM, current.cancel)
         except (NotImplementedError, RuntimeError, ValueError):
             pass
-
-        ticker = None
-        if ticker_on:
-            from swiftnb.logs.ticker import java_date_format, ticker_date
-
-            date = (java_date_format(config.ticker_date_format)
-                    if config.ticker_date_format else ticker_date)
-            ticker = ProgressTicker(bus, stream=sys.stderr, date=date,
-                                    prefix=config.ticker_prefix or "Progress: ")
-        if ticker:
-            ticker.start()
-        settings = _make_settings(run_mod.RunSettings, settings_values)
-        run = run_mod.Run(program, executor, bus=bus, settings=settings, base_dir=base_dir,
-                          run_dir=run_dir.path, runid=run_dir.runid, restart=restart)
-        warned = getattr(run, "_warned", None)
-        if isinstance(warned, set):  # compile warnings were printed above: not twice
-            warned.update(str(w) for w in getattr(program, "warnings", ()) or ())
+        handle.start(loop)
+        task = handle._task
         try:
-            return await run.execute()
-        finally:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            task.cancel()  # interrupted: the run's task stops its apps and blocks
             try:
-                await executor.close()
-            finally:
-                if ticker:
-                    ticker.stop()
+                await task
+            except BaseException:  # noqa: BLE001
+                pass
+            raise
 
     try:
         outcome = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
-        restart.close()
         print("Execution interrupted", file=err)
-        if detach_log:
-            detach_log()
         return EXIT_EXECUTION
-    ok = _outcome_ok(outcome)
-    if ok:
-        restart.delete()
-    else:
-        restart.close()
-        _print_failure(outcome, err)
-        print(f"Restart log: {restart.path}", file=err)
-    if detach_log:
-        detach_log()
-    if ok:
+    if _outcome_ok(outcome):
         return EXIT_OK
+    _print_failure(outcome, err)
+    print(f"Restart log: {handle.restart.path}", file=err)
     code = getattr(outcome, "exit_code", EXIT_EXECUTION)
     return code if code == 99 else EXIT_EXECUTION  # 99: the hang detector (reference 2.6)
 

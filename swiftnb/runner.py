@@ -1,0 +1,520 @@
+"""One run of a Swift program, wired up: the library API of the CLI, the kernel and the
+``%%swift`` magic.
+
+``start_run(source_or_program, ...)`` compiles (if given text or a path), loads the
+configuration, creates the run directory, the Swift-format log, the restart log and the
+executor (scheduler or single local site), and starts the engine as a background task on
+the *current* event loop.  It returns a :class:`RunHandle` at once, so a notebook stays
+responsive while the workflow runs: ``await handle`` waits for it.
+
+``prepare_run`` does the same without starting; ``handle.start()`` starts it.  The CLI
+uses the two steps to print its header in between.  Library code here never calls
+``asyncio.run`` and never blocks the loop.
+
+Errors for people: :class:`lang.CompileError` (``.render()``) for a bad script and
+:class:`RunSetupError` for a bad configuration, run directory, restart log or site list.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["RunSetupError", "RunHandle", "prepare_run", "start_run", "load_run_config"]
+
+
+class RunSetupError(Exception):
+    """The run could not start (configuration, run directory, restart log, sites).
+    The message is for people (keys, paths, suggestions); the CLI exits with 1."""
+
+
+# ------------------------------------------------------------------------- helpers
+
+
+def load_run_config(config_file: str | None = None, *, properties: Mapping[str, Any] | None = None,
+                    sites: str | Sequence[str] | None = None, sites_file: str | None = None,
+                    tc_file: str | None = None, base_dir: str = ".") -> Any:
+    """The typed Config of a run: swift.conf layers, legacy files, properties, ``sites``.
+
+    Raises :class:`RunSetupError` with the loader's message (key, origin, suggestion).
+    """
+    from swiftnb.config import ConfigError, load_config
+
+    props = dict(properties or {})
+    if sites is not None:
+        props["sites"] = sites if isinstance(sites, str) else ",".join(sites)
+    for option, path in (("-config", config_file), ("-sites.file", sites_file),
+                         ("-tc.file", tc_file)):
+        if path is not None and not os.path.isfile(os.path.join(base_dir, path)):
+            raise RunSetupError(f"{option} {path}: no such file")
+    try:
+        return load_config(config_file, properties=props, sites_file=sites_file,
+                           tc_file=tc_file, cwd=base_dir)
+    except ConfigError as exc:
+        raise RunSetupError(str(exc)) from None
+
+
+def _app_lookup(config: Any, site: str) -> Callable[[str], Any]:
+    """tr -> (executable, env, maxwalltime seconds) on ``site``, or None if not there."""
+    cache: dict[str, object] = {}
+
+    def lookup(tr: str):
+        if tr not in cache:
+            app = config.app_for(site, tr)
+            cache[tr] = None if app is None else (
+                app.executable_for(tr), dict(app.env), app.max_wall_time)
+        return cache[tr]
+
+    return lookup
+
+
+def build_run_executor(config: Any, bus: Any, *, site_run: str, keep: bool = False,
+                       dryrun: bool = False) -> Any:
+    """The executor of a run: the site scheduler for remote or several sites, else the
+    single local site (the embedded default needs no configuration)."""
+    from swiftnb.execution.local import LocalProvider
+    from swiftnb.scheduling.single import DryRunExecutor, SingleSiteExecutor
+
+    if dryrun:
+        return DryRunExecutor(bus)
+    selected = list(config.selected_sites) or ["local"]
+    sites = [config.sites[name] for name in selected if name in config.sites]
+    if len(sites) != 1 or sites[0].type != "local":
+        try:
+            from swiftnb.scheduling.build import build_executor  # the multi-site scheduler
+            from swiftnb.scheduling.scheduler import SchedulerError
+        except ImportError:
+            build_executor = None
+        if build_executor is not None:
+            try:
+                return build_executor(config, bus, site_run=site_run, keep_site_dir=keep)
+            except SchedulerError as exc:
+                raise RunSetupError(str(exc)) from None
+        if not sites:
+            raise RunSetupError(f"no such site: {', '.join(selected)}")
+    site = sites[0]
+    scratch = site.scratch
+    if scratch and not os.path.isabs(scratch):
+        scratch = os.path.abspath(scratch)
+    provider = LocalProvider(site.name, work_dir=site.work_directory, site_run=site_run,
+                             keep=keep or site.keep_site_dir, scratch=scratch)
+    return SingleSiteExecutor(provider, bus, max_parallel=site.max_parallel_tasks,
+                              app_lookup=_app_lookup(config, site.name))
+
+
+def _make_settings(settings_cls: Any, values: dict) -> Any:
+    """RunSettings from the values it knows (its fields are the engine's choice)."""
+    if dataclasses.is_dataclass(settings_cls):
+        names = {f.name for f in dataclasses.fields(settings_cls)}
+    else:
+        names = set(inspect.signature(settings_cls).parameters)
+    return settings_cls(**{k: v for k, v in values.items() if k in names})
+
+
+def raise_open_file_limit() -> None:
+    """Each running app holds a few descriptors (pidfd, captured stdout/stderr); a site
+    with a high maxParallelTasks needs more than the usual soft limit of 1024."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        want = 65536 if hard == resource.RLIM_INFINITY else min(hard, 65536)
+        if soft != resource.RLIM_INFINITY and soft < want:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def _args_list(args: Any) -> list[str]:
+    """Script arguments: ``{"n": 3}`` or ``["-n=3"]`` -> ``["-n=3"]``."""
+    if args is None:
+        return []
+    if isinstance(args, Mapping):
+        return [f"-{k}={v}" for k, v in args.items()]
+    return [str(a) for a in args]
+
+
+# ------------------------------------------------------------------------- the handle
+
+
+class RunHandle:
+    """A run in progress or finished.  Awaitable: ``outcome = await handle``."""
+
+    def __init__(self, *, program: Any, config: Any, bus: Any, run_dir: Any, executor: Any,
+                 engine_run: Any, restart: Any, writer: Any = None, detach_log: Any = None,
+                 ticker: Any = None, base_dir: str = ".") -> None:
+        self.program = program
+        self.config = config
+        self.bus = bus
+        self.run_dir = run_dir
+        self.executor = executor
+        self.run = engine_run
+        self.restart = restart
+        self.base_dir = base_dir
+        self._writer = writer
+        self._detach_log = detach_log
+        self._ticker = ticker
+        self._events: list[Any] = []
+        self._unsubscribe = bus.subscribe(self._events.append)
+        self.outcome: Any = None
+        self.interrupted = False
+        self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._done_callbacks: list[Callable[[RunHandle], None]] = []
+
+    # ---------------------------------------------------------------- identity
+    @property
+    def runid(self) -> str:
+        return self.run_dir.runid
+
+    @property
+    def log_path(self) -> str | None:
+        return self.run_dir.log_file if self._writer is not None else None
+
+    @property
+    def scheduler(self) -> Any:
+        """The live scheduler (``set_throttle``, ``throttles()``, ``state()``), or the
+        executor when the run has a single local site."""
+        return self.executor
+
+    # ---------------------------------------------------------------- lifecycle
+    def start(self, loop: asyncio.AbstractEventLoop | None = None) -> RunHandle:
+        """Start the run as a task on ``loop`` (default: the running loop, else the
+        current one, which the caller then runs)."""
+        if self._task is not None:
+            return self
+        if loop is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = asyncio.get_event_loop_policy().get_event_loop()
+        self._loop = loop
+        self._task = loop.create_task(self._main())
+        self._task.add_done_callback(self._finished)
+        return self
+
+    async def _main(self) -> Any:
+        ticker = self._ticker
+        if ticker is not None:
+            ticker.start()
+        try:
+            outcome = await self.run.execute()
+        except asyncio.CancelledError:
+            self.interrupted = True
+            if not self.run.canceled:
+                self.run.canceled = True
+                self.bus.emit("MESSAGE", {}, text="Execution interrupted", level="WARN")
+            try:
+                await asyncio.shield(self._close())
+            except asyncio.CancelledError:
+                pass
+            self._end(ok=False)
+            raise
+        await self._close()
+        self.outcome = outcome
+        self._end(ok=bool(getattr(outcome, "ok", False)))
+        return outcome
+
+    async def _close(self) -> None:
+        try:
+            await self.executor.close()
+        finally:
+            if self._ticker is not None:
+                self._ticker.stop()
+
+    def _end(self, ok: bool) -> None:
+        if self.restart is not None:
+            try:
+                if ok:
+                    self.restart.delete()
+                else:
+                    self.restart.close()
+            except OSError:
+                pass
+        if self._detach_log is not None:
+            self._detach_log()
+            self._detach_log = None
+        if self._writer is not None:
+            try:
+                self._writer.close()
+            except (OSError, AttributeError):
+                pass
+
+    def _finished(self, task: asyncio.Task) -> None:
+        for cb in list(self._done_callbacks):
+            try:
+                cb(self)
+            except Exception:  # noqa: BLE001  a widget's callback must not break the run
+                pass
+
+    def add_done_callback(self, callback: Callable[[RunHandle], None]) -> None:
+        """Call ``callback(handle)`` when the run has ended (at once if it has)."""
+        if self.done:
+            callback(self)
+        else:
+            self._done_callbacks.append(callback)
+
+    def __await__(self):
+        return self._wait().__await__()
+
+    async def _wait(self) -> Any:
+        if self._task is None:
+            self.start()
+        assert self._task is not None
+        try:
+            return await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            if self._task.cancelled():
+                return self.outcome
+            raise
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """Block until the run ends (scripts, not notebooks: there use ``await run``)."""
+        if self._task is None:
+            self.start()
+        assert self._task is not None and self._loop is not None
+        if self._loop.is_running():
+            raise RuntimeError("the event loop is running (a notebook?): use `await run` "
+                               "instead of run.wait()")
+        coro = asyncio.wait_for(asyncio.shield(self._task), timeout)
+        try:
+            return self._loop.run_until_complete(coro)
+        except asyncio.CancelledError:
+            return self.outcome
+
+    def cancel(self, message: str = "Execution canceled by the user") -> None:
+        """Stop the run: running apps are killed, blocks shut down, the log says so."""
+        if self.done:
+            return
+        self.bus.emit("MESSAGE", {}, text=message, level="WARN")
+        self.interrupted = True
+        self.run.cancel()
+
+    # ---------------------------------------------------------------- results
+    @property
+    def done(self) -> bool:
+        return self._task is not None and self._task.done()
+
+    @property
+    def ok(self) -> bool | None:
+        """True/False once done, None while running."""
+        if not self.done:
+            return None
+        return bool(self.outcome is not None and getattr(self.outcome, "ok", False))
+
+    @property
+    def errors(self) -> list[str]:
+        return list(getattr(self.outcome, "errors", None) or [])
+
+    @property
+    def exit_code(self) -> int | None:
+        """Swift's return code: 0, 2 (errors or interrupted), 99 (hang); None while running."""
+        if not self.done:
+            return None
+        if self.outcome is None:
+            return 2
+        code = getattr(self.outcome, "exit_code", 2)
+        return 0 if self.ok else (code if code == 99 else 2)
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Top-level Swift variables as Python: scalars, dicts for arrays and structs,
+        paths for files (open values are None)."""
+        return self.run.values
+
+    @property
+    def outputs(self) -> list[str]:
+        """Paths of the files held by top-level variables that exist now."""
+        from swiftnb.engine.run import _file_leaves
+        from swiftnb.engine.values import Node
+
+        out: list[str] = []
+        compiler = self.run.compiler
+        if compiler is None:
+            return out
+        frame = self.run.top_frame
+        for sym in compiler.top.syms.values():
+            node = frame[sym.slot] if sym.slot < len(frame) else None
+            if not isinstance(node, Node):
+                continue
+            for leaf in _file_leaves(node):
+                path = leaf.path
+                if path and os.path.exists(self.run.local(path)) and path not in out:
+                    out.append(path)
+        return out
+
+    @property
+    def event_list(self) -> list[Any]:
+        """The events so far (swiftnb.events.Event), in emission order."""
+        return self._events
+
+    @property
+    def events(self) -> Any:
+        """The event stream as a pandas DataFrame (the schema of swiftnb.logs)."""
+        from swiftnb.logs.frame import events_frame
+
+        return events_frame(list(self._events))
+
+    def log_frame(self) -> Any:
+        from swiftnb.logs.frame import LogFrame
+
+        return LogFrame.from_events(list(self._events), name=self.runid)
+
+    def timings(self, names: Sequence[str] | None = None) -> Any:
+        """The AIMES timings (TTC, Tss, Tse, Tw, Te, ...) of this run, a DataFrame."""
+        return self.log_frame().timings(names)
+
+    def report(self, path: str | os.PathLike[str] | None = None, *, title: str | None = None) -> str:
+        """Write the offline HTML report (default ``RUNDIR/report.html``); its path."""
+        from swiftnb.logs.report import write_report
+
+        if path is None:
+            path = os.path.join(self.run_dir.path, "report.html")
+        return write_report(self.log_frame(), path, title=title or f"swiftnb run {self.runid}")
+
+    def status(self) -> str:
+        if not self.done:
+            return "running" if self._task is not None else "not started"
+        if self.interrupted and not self.ok:
+            return "canceled"
+        return "ok" if self.ok else "failed"
+
+    def __repr__(self) -> str:
+        return f"<RunHandle {self.runid}: {self.status()}>"
+
+
+# ------------------------------------------------------------------------- building
+
+
+def _compile(source: Any, base_dir: str) -> Any:
+    from swiftnb import lang
+
+    if not isinstance(source, (str, os.PathLike)):
+        return source  # already a CheckedProgram (or an ast.Program)
+    text = os.fspath(source)
+    if "\n" not in text and text.endswith(".swift"):
+        path = text if os.path.isabs(text) else os.path.join(base_dir, text)
+        if os.path.isfile(path):
+            return lang.load(path)
+    return lang.compile_source(text, "<string>", base_dir)
+
+
+def prepare_run(source: Any, *, config: Any = None, config_file: str | None = None,
+                sites: str | Sequence[str] | None = None, sites_file: str | None = None,
+                tc_file: str | None = None, runid: str | None = None,
+                args: Any = None, base_dir: str = ".",
+                properties: Mapping[str, Any] | None = None, bus: Any = None,
+                log: bool = True, logfile: str | None = None, ticker: bool = False,
+                ticker_stream: Any = None, stdout: Any = None, dryrun: bool = False,
+                resume: str | None = None, script_name: str | None = None,
+                log_arguments: Sequence[str] | None = None, pgraph: str | None = None,
+                verbose: bool = False, seed: Mapping[str, Any] | None = None) -> RunHandle:
+    """Everything of a run but starting it (see :func:`start_run`)."""
+    from swiftnb.engine import run as run_mod
+    from swiftnb.engine.restart import RestartLog, RestartLogError
+    from swiftnb.events import EventBus
+    from swiftnb.rundir import make_run_dir
+
+    base_dir = os.path.abspath(base_dir)
+    program = _compile(source, base_dir)
+    if config is None:
+        config = load_run_config(config_file, properties=properties, sites=sites,
+                                 sites_file=sites_file, tc_file=tc_file, base_dir=base_dir)
+    elif sites is not None:
+        config = dataclasses.replace(config, selected_sites=(
+            sites.split(",") if isinstance(sites, str) else list(sites)))
+    if resume is not None and not os.path.isfile(resume):
+        raise RunSetupError(f"-resume {resume}: no such restart log")
+    if script_name is None:
+        script_name = getattr(getattr(program, "program", None), "filename", None) or "swift"
+        if script_name.startswith("<"):
+            script_name = "swift"
+    try:
+        run_dir = make_run_dir(script_name, cwd=base_dir, runid=runid, logfile=logfile)
+    except OSError as exc:
+        raise RunSetupError(f"cannot create the run directory: {exc}") from None
+    raise_open_file_limit()
+    bus = bus if bus is not None else EventBus()
+    writer = detach_log = None
+    if log:
+        from swiftnb.logs.writer import LogWriter
+
+        writer = LogWriter(run_dir.log_file)
+        detach_log = writer.attach(bus)
+        writer.write_header(run_id=run_dir.runid,
+                            arguments=list(log_arguments if log_arguments is not None
+                                           else _args_list(args)),
+                            cwd=base_dir,
+                            config_text=config.dump() if hasattr(config, "dump") else None)
+
+    def undo() -> None:
+        if detach_log:
+            detach_log()
+        if writer is not None:
+            writer.close()
+
+    try:
+        restart = RestartLog(resume, resume=True) if resume else RestartLog(run_dir.restart_file)
+    except RestartLogError as exc:
+        undo()
+        raise RunSetupError(str(exc)) from None
+    keep = bool(config.keep_site_dir)
+    try:
+        executor = build_run_executor(config, bus, site_run=run_dir.site_run, keep=keep,
+                                      dryrun=dryrun)
+    except RunSetupError:
+        restart.close() if resume else restart.delete()  # nothing ran: nothing to resume
+        undo()
+        raise
+    if pgraph == "true":
+        pgraph = f"{run_dir.stem}-{run_dir.runid}.dot"
+    script_args = _args_list(args)
+    settings = _make_settings(run_mod.RunSettings, {
+        "lazy_errors": bool(config.lazy_errors),
+        "execution_retries": int(config.execution_retries),
+        "max_foreach_threads": int(config.max_foreach_threads),
+        "script_args": script_args,
+        "args": script_args,
+        "dryrun": dryrun,
+        "pgraph": pgraph,
+        "keep_site_dir": keep,
+        "config": config,
+        "verbose": verbose,
+    })
+    run_kwargs: dict[str, Any] = {}
+    if stdout is not None:
+        run_kwargs["stdout"] = stdout
+    if seed:
+        run_kwargs["seed"] = dict(seed)
+    engine_run = run_mod.Run(program, executor, bus=bus, settings=settings, base_dir=base_dir,
+                             run_dir=run_dir.path, runid=run_dir.runid, restart=restart,
+                             **run_kwargs)
+    progress = None
+    if ticker and config.ticker_enabled:
+        from swiftnb.logs.ticker import ProgressTicker, java_date_format, ticker_date
+
+        date = (java_date_format(config.ticker_date_format)
+                if config.ticker_date_format else ticker_date)
+        progress = ProgressTicker(bus, stream=ticker_stream or sys.stderr, date=date,
+                                  prefix=config.ticker_prefix or "Progress: ")
+    return RunHandle(program=program, config=config, bus=bus, run_dir=run_dir,
+                     executor=executor, engine_run=engine_run, restart=restart, writer=writer,
+                     detach_log=detach_log, ticker=progress, base_dir=base_dir)
+
+
+def start_run(source: Any, **kwargs: Any) -> RunHandle:
+    """Compile, configure and start a run on the current event loop; the handle at once.
+
+    ``source``: a CheckedProgram, Swift source text, or the path of a ``.swift`` file.
+    Keywords: ``config`` (a Config) or ``config_file``/``properties``/``sites``/
+    ``sites_file``/``tc_file``; ``runid``; ``args`` (``{"n": 3}`` or ``["-n=3"]``);
+    ``base_dir``; ``bus``; ``log``/``logfile``; ``ticker``; ``stdout``; ``dryrun``;
+    ``resume``; ``script_name``; ``seed`` (top-level values given in advance).
+    Raises ``lang.CompileError`` and :class:`RunSetupError`.
+    """
+    return prepare_run(source, **kwargs).start()
