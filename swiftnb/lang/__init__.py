@@ -123,10 +123,17 @@ def load(path: str | os.PathLike, search_path: list[str] | None = None) -> Check
     """Read, parse, import and check a script file.
 
     ``search_path`` replaces ``$SWIFT_LIB`` when given.  Raises :class:`CompileError`
-    (syntax or semantic) and :class:`OSError` when the file cannot be read.
+    (syntax or semantic, or a file that exists but cannot be read) and
+    :class:`FileNotFoundError` when there is no such file.
     """
     path = os.fspath(path)
-    text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # a directory, no permission...: an error for people
+        raise CompileError(Diagnostic(path, 1, 1, "cannot read the script: "
+                                      f"{exc.strerror or exc}")) from None
     return compile_source(text, path, os.path.dirname(path) or ".", search_path)
 
 
