@@ -537,7 +537,10 @@ def _expected_words(expected: set[str]) -> str:
         exp -= _EXPR_START | {"PLUS"}
     if len(exp & _OPERATORS) >= 6:
         parts.append("an operator")
+        closing_gt = "GT" in exp and "EQ" not in exp  # '>' closes a mapping here
         exp -= _OPERATORS
+        if closing_gt:
+            exp.add("GT")
     for t in ("SEMICOLON", "RPAR", "RSQB", "RBRACE", "COMMA"):
         if t in exp:
             parts.append(_word(t))
@@ -619,6 +622,9 @@ def _token_error(e: UnexpectedToken, filename: str, text: str) -> Diagnostic:
         msg = f"'{tok}' is a reserved word; expected {_expected_words(expected)}"
     else:
         msg = f"unexpected {_found(tok)}; expected {_expected_words(expected)}"
+        if tok.type == "EQUAL" and "EQUAL" not in expected and (
+                "EQ" in expected or "RPAR" in expected):
+            msg += " (use '==' to compare)"
     return Diagnostic(filename, line, col, msg, source_line(text, line))
 
 
@@ -631,6 +637,8 @@ def _char_error(e: UnexpectedCharacters, filename: str, text: str) -> Diagnostic
         msg = "unterminated string (a string must end on the line where it starts)"
     elif ch == "/" and text.startswith("/*", e.pos_in_stream):
         msg = "unterminated comment: '/*' without '*/'"
+    elif ch == "'":
+        msg = "unexpected character \"'\": strings are written in double quotes"
     else:
         allowed = set(e.allowed or ())
         msg = f"unexpected character {ch!r}"

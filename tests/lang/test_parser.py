@@ -204,3 +204,14 @@ def test_syntax_errors_in_words(text: str, message: str) -> None:
     assert message in rendered
     assert "^" in rendered.splitlines()[2]
     assert "Token" not in rendered and "RPAR" not in rendered
+
+
+@pytest.mark.parametrize("text, message", [
+    ("int x = 1;\nif (x = 1) { trace(x); }", "(use '==' to compare)"),
+    ('type file;\nfile f <"a.txt";', "expected an operator or '>'"),
+    ("string s = 'single';", "strings are written in double quotes"),
+])
+def test_syntax_error_hints(text: str, message: str) -> None:
+    with pytest.raises(lang.CompileError) as info:
+        parse(text)
+    assert message in info.value.render()
