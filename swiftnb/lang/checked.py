@@ -19,7 +19,8 @@ The engine should not re-derive anything the checker already knows, so a
   an initialiser writes what it declares.  ``writing_statements(symbol, statements)``
   picks, from one block's statements, those that write a symbol: the writers the
   engine counts to close an array;
-* ``procedures`` (user signatures by name), ``builtins_used``, ``globals``, ``types``.
+* ``procedures`` (user signatures by name), ``builtins_used``, ``globals``,
+  ``top_level`` (root-scope variables by name, globals included), ``types``.
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ class CheckedProgram:
                  builtins_used: dict[str, Signature], globals_: dict[str, Symbol],
                  symbols: list[Symbol], node_types: dict, node_symbols: dict,
                  loop_syms: dict, bindings: dict, outputs: dict, writes_in: dict,
-                 warnings: list[str]) -> None:
+                 warnings: list[str], top_level: dict | None = None) -> None:
         self.program = program
         self.files = files
         self.sources = sources
@@ -155,6 +156,8 @@ class CheckedProgram:
         self._outputs = outputs
         self._writes_in = writes_in
         self.warnings = warnings
+        #: the variables of the program's root scope (globals included), by name
+        self.top_level: dict[str, Symbol] = dict(top_level or {})
 
     # ---------------------------------------------------------------- lookups
     def type_of(self, node: ast.Node) -> T.SwiftType:

@@ -394,6 +394,7 @@ class Checker:
             sources=self.sources, types=self.types, procedures=self.procs,
             builtins_used=self.builtins_used,
             globals_=dict(self.globals.vars), symbols=self.symbols,
+            top_level={**self.globals.vars, **self.root.vars},
             node_types=self.node_types, node_symbols=self.node_symbols,
             loop_syms=self.loop_syms, bindings=self.bindings, outputs=self.outputs,
             writes_in={k: frozenset(v) for k, v in self.writes_in.items()},

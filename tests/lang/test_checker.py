@@ -260,3 +260,10 @@ def test_writes_in_leaves_out_the_statements_own_locals() -> None:
     c = check("int out[]; foreach i in [0:3] { int sq = i * i; out[i] = sq; }")
     fe = c.program.statements[-1]
     assert {s.name for s in c.writes_in(fe)} == {"out"}
+
+
+def test_top_level_variables_by_name() -> None:
+    c = check("global int g = 1; int a = 2; (int r) f() { int inner = 3; r = inner; }\n"
+              "foreach i in [1:2] { int local = i; }")
+    assert set(c.top_level) == {"g", "a"}
+    assert c.top_level["a"].type == T.INT and c.top_level["g"].kind == "global"
