@@ -101,6 +101,7 @@ class FailuresPanel:
         self._dirty = False
         self._rendered: tuple = ()
         self.retries: list[asyncio.Task] = []
+        self.retried: list[Failure] = []     # every failure retried (also those scrolled out)
         self.header = W.HTML(value="no failures")
         self.list = W.VBox([])
         self.widget = W.VBox([self.header, self.list])
@@ -175,6 +176,7 @@ class FailuresPanel:
             return None
         task = dataclasses.replace(failure.task, attempt=failure.task.attempt + 1)
         failure.retry_state = "running"
+        self.retried.append(failure)
         self._dirty = True
         submit = self.recorder.original
         fresh = None
