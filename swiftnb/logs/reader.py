@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from swiftnb.events import KINDS, Event
+from swiftnb.logs.fastparse import Front, front_from_bytes
 
 __all__ = [
     "read_log",
@@ -123,6 +124,11 @@ _TAGGED_KINDS = frozenset(KINDS) - {
 #: field names that would clash with the base columns
 _RENAME = {"line_": "procline", "line": "procline", "time": "time_", "kind": "kind_",
            "level": "level_", "logger": "logger_", "tag": "tag_", "text": "text_"}
+#: the order of the field columns in the table (others follow, by name)
+_FIELD_ORDER = {name: i for i, name in enumerate((
+    "jobid", "tr", "taskid", "status", "workerid", "message", "host", "thread", "procline",
+    "name", "replicationGroup", "arguments", "tmpdir", "exec", "dir", "args", "id",
+    "blockid", "node", "cores", "coresPerWorker", "walltime", "u", "score"))}
 #: columns that hold integers
 _INT_COLUMNS = ("status",)
 
@@ -190,54 +196,76 @@ def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) 
     :class:`LogFormatError`.
     """
     data, name = _read_bytes(source)
-    text = data.decode("utf-8", errors="replace")
-    del data  # the decoded text is all we keep
     if strict:
         with warnings.catch_warnings():
             warnings.simplefilter("error", LogWarning)
             try:
-                return parse_text(text, name=name)
+                return parse_bytes(data, name=name)
             except LogWarning as exc:
                 raise LogFormatError(str(exc)) from None
-    return parse_text(text, name=name)
+    return parse_bytes(data, name=name)
 
 
-#: texts longer than this are parsed in pieces (bounds the memory of the intermediates)
+#: logs longer than this (bytes) are parsed in pieces (bounds the intermediates' memory)
 CHUNK_CHARS = 16 << 20
+#: the array front end (fastparse); False forces the regular expression everywhere
+USE_FAST_FRONT = True
 _RECORD_START = re.compile(r"^" + _STAMP, re.M)
+
+
+_RECORD_START_B = re.compile(rb"^" + _STAMP.encode(), re.M)
 
 
 def parse_text(text: str, *, name: str = "<log>", first_line: int = 1,
                check: bool = True) -> pd.DataFrame:
     """Parse log text (whole records) into the event table; see the module docstring."""
+    return parse_bytes(text.encode("utf-8", errors="replace"), name=name,
+                       first_line=first_line, check=check)
+
+
+def parse_bytes(data: bytes, *, name: str = "<log>", first_line: int = 1,
+                check: bool = True) -> pd.DataFrame:
+    """Parse a log's bytes (UTF-8) into the event table.
+
+    Pieces of about :data:`CHUNK_CHARS` bytes, cut before a record, go through the array
+    front end (:mod:`swiftnb.logs.fastparse`); a piece it does not model exactly goes
+    through the regular expression instead.  Both give the same columns.
+    """
     # the newline that ends the last line is not a continuation line of its record
-    body = text[:-1] if text.endswith("\n") else text
-    first = _RECORD_START.search(body)
+    body = data[:-1] if data.endswith(b"\n") else data
+    first = _RECORD_START_B.search(body)
     if first is None:
-        if text.strip():
-            lead = text.lstrip().splitlines()[0][:80]
+        if data.strip():
+            lead = data.lstrip().splitlines()[0][:80].decode("utf-8", errors="replace")
             raise LogFormatError(
                 f"{name}: not a Swift log: no line starts with a time stamp like "
                 f"'2016-01-25 01:08:24,537+0000 INFO  Loader ...' (first line: {lead!r})")
         return _empty_frame()
     if check:
-        _check_damage(text, name)
+        _check_damage(data, name)
     pos = first.start()
-    line = first_line + body.count("\n", 0, pos)
+    line = first_line + body.count(b"\n", 0, pos)
     pieces: list[_Piece] = []
     while pos < len(body):
         end = len(body)
         if pos + CHUNK_CHARS < len(body):
-            nxt = _RECORD_START.search(body, pos + CHUNK_CHARS)
+            nxt = _RECORD_START_B.search(body, pos + CHUNK_CHARS)
             if nxt is not None:
                 end = nxt.start() - 1  # the newline before the next record
         chunk = body[pos:end]
-        records = _RECORD.findall(chunk)
-        newlines = chunk.count("\n")
-        if records:
-            # lines that are not records: continuation lines (or stray lines skipped)
-            pieces.append(_build(records, line, newlines + 1 - len(records)))
-        del records
+        newlines = chunk.count(b"\n")
+        front = front_from_bytes(chunk, line) if USE_FAST_FRONT else None
+        if front is None:
+            text = chunk.decode("utf-8", errors="replace")
+            records = _RECORD.findall(text)
+            del text
+            if records:
+                # lines that are not records: continuation lines (or stray lines skipped)
+                front = _front_regex(records, line, newlines + 1 - len(records))
+            del records
+        if front is not None:
+            pieces.append(_finish(front))
+        del front
         line += newlines + 1
         pos = end + 1
     if not pieces:
@@ -272,12 +300,19 @@ def _assemble(pieces: list[_Piece], name: str) -> pd.DataFrame:
             piece_codes, uniques = p.cats[col]
             remap = np.array([merged.setdefault(u, len(merged)) for u in uniques], dtype="int64")
             codes[start:start + p.n] = remap[piece_codes] if len(remap) else piece_codes
+        # categories in sorted order, whichever front end and piece order made them
+        names = np.array(list(merged), dtype=object)
+        order = np.argsort(names, kind="stable")
+        rank = np.empty(len(order), dtype="int64")
+        rank[order] = np.arange(len(order))
         data[col] = pd.Categorical.from_codes(
-            codes, categories=pd.Index(list(merged), dtype=object))
+            rank[codes] if len(rank) else codes,
+            categories=pd.Index(names[order], dtype=object))
     data["text"] = pd.Series(np.concatenate([p.text for p in pieces]), dtype=object, copy=False)
     names: list[str] = []
     for p in pieces:
         names.extend(c for c in p.fields if c not in names)
+    names.sort(key=lambda c: (_FIELD_ORDER.get(c, len(_FIELD_ORDER)), c))
     for col in names:
         values = np.full(total, None, dtype=object)
         for p, start in zip(pieces, starts):
@@ -296,17 +331,17 @@ def _assemble(pieces: list[_Piece], name: str) -> pd.DataFrame:
     return out
 
 
-def _check_damage(text: str, name: str) -> None:
-    head = text[:200].lstrip("\ufeff")
+def _check_damage(data: bytes, name: str) -> None:
+    head = data[:200].lstrip(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
     if head and not _STAMP_AT_START.match(head):
         lead = head.splitlines()[0][:60] if head.strip() else "blank lines"
         warnings.warn(f"{name}:1: text before the first log record ignored ({lead!r})",
                       LogWarning, stacklevel=4)
-    if text and not text.endswith("\n"):
-        tail = text[text.rfind("\n") + 1:]
-        line = text.count("\n") + 1
+    if data and not data.endswith(b"\n"):
+        tail = data[data.rfind(b"\n") + 1:][:60].decode("utf-8", errors="replace")
+        line = data.count(b"\n") + 1
         warnings.warn(
-            f"{name}:{line}: log ends in the middle of a line ({tail[:60]!r}); "
+            f"{name}:{line}: log ends in the middle of a line ({tail!r}); "
             "it is truncated or still being written", LogWarning, stacklevel=4)
 
 
@@ -377,7 +412,9 @@ def _split_heads(heads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return time, levels, loggers
 
 
-def _build(records: list[tuple[str, ...]], first_line: int, continuation_lines: int) -> _Piece:
+def _front_regex(records: list[tuple[str, ...]], first_line: int,
+                 continuation_lines: int) -> Front:
+    """The columns of a piece parsed by the regular expression (the general path)."""
     n = len(records)
     table = np.empty((n, 3), dtype=object)
     table[:] = records  # one C pass; cheaper than zip(*records)
@@ -404,9 +441,19 @@ def _build(records: list[tuple[str, ...]], first_line: int, continuation_lines: 
         del joined
         extra = np.bincount(np.searchsorted(starts, at, side="right") - 1, minlength=n)
         line[1:] += np.cumsum(extra)[:-1]
+    tag_codes, tag_uniques = pd.factorize(tags, sort=False)
+    return Front(n=n, line=line, time=time,
+                 level=(level_codes, np.asarray(level_uniques, dtype=object)),
+                 logger=(logger_codes, np.asarray(logger_uniques, dtype=object)),
+                 tag=(tag_codes, np.asarray(tag_uniques, dtype=object)), rest=rest)
 
-    tag_codes, tag_uniques = pd.factorize(np.asarray(tags, dtype=object), sort=False)
-    del tags
+
+def _finish(front: Front) -> _Piece:
+    """Kinds, text and fields of a piece: the same for both front ends."""
+    n, line, time, rest = front.n, front.line, front.time, front.rest
+    level_codes, level_uniques = front.level
+    logger_codes, logger_uniques = front.logger
+    tag_codes, tag_uniques = front.tag
     tag_kind = np.array([_kind_of_tag(t) for t in tag_uniques], dtype=object)
     kind = tag_kind[tag_codes]
 

@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pandas as pd
 
 from swiftnb.events import EventBus
-from swiftnb.logs.reader import LogWarning, _decompress, _empty_frame, parse_text, to_events
+from swiftnb.logs.reader import LogWarning, _decompress, _empty_frame, parse_bytes, to_events
 
 __all__ = ["LogFollower", "follow_log", "afollow_log", "tail_to_bus"]
 
@@ -93,13 +93,12 @@ class LogFollower:
             if last == 0:
                 return _empty_frame()
             ready, self._pending = text[:last], text[last:]
-        decoded = ready.decode("utf-8", errors="replace")
         first_line = self.line
-        self.line += decoded.count("\n") + (0 if decoded.endswith("\n") else 1)
+        self.line += ready.count(b"\n") + (0 if ready.endswith(b"\n") else 1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LogWarning)
             try:
-                frame = parse_text(decoded, name=self.path, first_line=first_line, check=False)
+                frame = parse_bytes(ready, name=self.path, first_line=first_line, check=False)
             except ValueError:  # no record in this piece (garbage lines): skip it
                 return _empty_frame()
         if len(frame) and frame["kind"].isin(["RUN_SUCCESS", "RUN_FAILURE"]).any():

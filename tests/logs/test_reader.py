@@ -188,3 +188,15 @@ def test_damaged_text_never_raises_anything_but_log_format_error():
         LogFrame(frame).timings()
 
     check()
+
+
+@pytest.mark.parametrize("name", ["stampede-exp-020", "stampede-exp-018"])
+def test_array_and_regex_front_ends_agree(monkeypatch, name):
+    import swiftnb.logs.reader as reader
+    from swiftnb.logs.fastparse import front_from_bytes
+
+    text = log_text(name)
+    assert front_from_bytes(text.encode()[:-1], 1) is not None  # the array path is used
+    fast = read_log(io.StringIO(text))
+    monkeypatch.setattr(reader, "USE_FAST_FRONT", False)
+    pd.testing.assert_frame_equal(fast, read_log(io.StringIO(text)))
