@@ -21,6 +21,7 @@ output); the variable closes when they have all finished (reference section 1.5)
 
 from __future__ import annotations
 
+import asyncio
 import math
 import os
 import shutil
@@ -606,6 +607,9 @@ def _float_range(start: float, stop: float, step: float):
         x = start + i * step
 
 
+_DRIVE_SLICE = 10000
+
+
 class _ForeachRun:
     __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
                  "closed", "max", "it", "arr", "vslot", "kslot", "body")
@@ -662,7 +666,18 @@ class _ForeachRun:
             f = self.f
             it = self.it
             q = self.queue
+            budget = _DRIVE_SLICE
             while self.running < self.max:
+                budget -= 1
+                if budget < 0:
+                    # a long synchronous stretch: let the event loop breathe (Jupyter,
+                    # app completions), then go on
+                    try:
+                        asyncio.get_running_loop().call_soon(self._resume)
+                        self.st.rt.busy += 1  # the hang detector must not count this idle
+                        return
+                    except RuntimeError:
+                        budget = _DRIVE_SLICE
                 if it is not None:
                     nxt = next(it, None)
                     if nxt is None:
@@ -698,6 +713,11 @@ class _ForeachRun:
                     if arr.watch is self._drive:
                         arr.watch = None
                 self.done()
+
+    def _resume(self) -> None:
+        self.st.rt.busy -= 1
+        self._drive()
+        V.drain()
 
     def _it_done(self) -> None:
         self.running -= 1

@@ -147,6 +147,7 @@ class Run:
         self.errors: list[str] = []
         self.tasks: set[asyncio.Task] = set()
         self.active = 0
+        self.busy = 0  # engine work handed back to the event loop, still to resume
         self.finished = False
         self.aborted = False
         self.canceled = False
@@ -219,7 +220,8 @@ class Run:
                 pass
             if self._done_fut.done():
                 break
-            if not self.tasks and V.pending_callbacks() == 0 and self.active == 0:
+            if (not self.tasks and V.pending_callbacks() == 0 and self.active == 0
+                    and self.busy == 0):
                 idle += 1
                 if idle >= 2:
                     self._hang()
