@@ -17,6 +17,7 @@ at the end of a run and when detached.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time as _time
 from collections.abc import Callable
@@ -230,6 +231,7 @@ class LogWriter:
         self._flush_interval = flush_interval
         self._last_flush = _time.monotonic()
         self._unsubscribe: Callable[[], None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
         self.closed = False
         self.lines = 0
 
@@ -260,8 +262,21 @@ class LogWriter:
             now = _time.monotonic()
             if now - self._last_flush >= self._flush_interval:
                 self.flush(now)
+            elif not self._timer:
+                self._schedule_flush()
 
     __call__ = write
+
+    def _schedule_flush(self) -> None:
+        """Flush soon even if no further event comes (a run waiting on long tasks), so a
+        tailing reader sees the last lines: one timer on the running loop, if any."""
+        loop = asyncio._get_running_loop()  # None outside a loop, without raising
+        if loop is not None:
+            self._timer = loop.call_later(self._flush_interval, self._timed_flush)
+
+    def _timed_flush(self) -> None:
+        self._timer = None
+        self.flush()
 
     def write_header(
         self,
@@ -310,6 +325,9 @@ class LogWriter:
         """Flush; close the file if this writer opened it.  Safe to call twice."""
         if self.closed:
             return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self.flush()
         self.closed = True
         if self._owned:

@@ -99,3 +99,27 @@ def test_write_events_and_timezone_is_utc(tmp_path):
     n = write_events([Event(0.001, "RUN_START", {})], tmp_path / "x.log")
     assert n == 1
     assert (tmp_path / "x.log").read_text().startswith("1970-01-01 00:00:00,001+0000 INFO  Loader")
+
+
+def test_last_lines_reach_the_file_without_further_events(tmp_path):
+    """A run waiting on long tasks: what was written is flushed by a timer on the loop."""
+    import asyncio
+
+    path = tmp_path / "swift.log"
+
+    async def main():
+        bus = EventBus(clock=lambda: T0)
+        writer = LogWriter(path, flush_interval=0.05)
+        detach = writer.attach(bus)
+        await asyncio.sleep(0.1)
+        bus.emit("JOB_INIT", {"jobid": "a-1", "tr": "a"})
+        bus.emit("TASK_STATUS_CHANGE", {"taskid": "urn:1", "status": 2})
+        for _ in range(100):  # no more events: the timer must flush within a few ticks
+            await asyncio.sleep(0.02)
+            if len(path.read_text().splitlines()) == 2:
+                break
+        seen = len(path.read_text().splitlines())
+        detach()
+        return seen
+
+    assert asyncio.run(asyncio.wait_for(main(), timeout=20)) == 2
