@@ -1,0 +1,371 @@
+"""A notebook's Swift state: the declarations and values that persist across cells.
+
+Each cell is checked and run as its own program, made of
+
+* a *prelude*: the types and procedures declared by earlier cells (AST nodes as they were
+  parsed, so their positions stay those of their cells), and one declaration without a
+  value for each top-level variable computed earlier (or each Python value the cell uses);
+* the cell's own declarations and statements (positions ``cell:LINE:COL``).
+
+A name the cell declares again replaces the prelude's one, so re-running a cell never
+fails with "already defined".  The earlier values reach the run as the engine's
+``Run(seed=...)``: the closed dataflow nodes themselves, so apps do not run again and
+files keep their paths.  The checker is told that the prelude's variables have values (a
+subclass that exempts them from the "uninitialised variable" check); everything else is
+the ordinary front end and engine.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from swiftnb import lang
+from swiftnb.lang import ast as A
+from swiftnb.lang.checker import Checker
+
+__all__ = ["SwiftSession", "CellProgram", "CELL_FILE"]
+
+#: the file name of every cell in positions and messages (``cell:3:5: ...``)
+CELL_FILE = "cell"
+
+
+@dataclass
+class VarEntry:
+    """A top-level variable of an earlier cell (or a Python value): how to declare it
+    and the value to seed."""
+
+    name: str
+    decl: A.VarDecl
+    value: Any
+    python: bool = False  # came from the Python namespace
+
+
+@dataclass
+class CellProgram:
+    """A checked cell with its prelude: what ``start_run`` and the engine need."""
+
+    checked: Any
+    seed: dict[str, Any]
+    text: str
+    declared_types: list[str] = field(default_factory=list)
+    declared_procs: list[str] = field(default_factory=list)
+    declared_vars: list[str] = field(default_factory=list)
+    python_names: list[str] = field(default_factory=list)
+    cell_ast: A.Program | None = None
+
+    # what the engine reads of a checked program
+    @property
+    def program(self) -> A.Program:
+        return self.checked.program
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.checked.warnings
+
+
+class _CellChecker(Checker):
+    """The checker, with the prelude's variables counted as having values."""
+
+    def __init__(self, program: A.Program, sources: dict[str, str], given: set[int]) -> None:
+        super().__init__(program, sources)
+        self._given = given
+
+    def _check_uninitialised(self) -> None:
+        saved = self.symbols
+        self.symbols = [s for s in saved if id(s.decl) not in self._given]
+        try:
+            super()._check_uninitialised()
+        finally:
+            self.symbols = saved
+
+
+def _walk(node: Any) -> Iterator[Any]:
+    """Every AST node under ``node`` (dataclass fields, tuples)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(n)
+            continue
+        if not isinstance(n, A.Node):
+            continue
+        yield n
+        for f in dataclasses.fields(n):
+            v = getattr(n, f.name, None)
+            if isinstance(v, (A.Node, tuple)):
+                stack.append(v)
+
+
+def top_declared(program: A.Program) -> list[tuple[str, A.VarDecl]]:
+    """The top-level variables a program declares, each with a value-less declaration."""
+    out: list[tuple[str, A.VarDecl]] = []
+    for st in program.statements:
+        if isinstance(st, A.VarDecl):
+            for d in st.declarators:
+                bare = A.Declarator(d.pos, d.name, d.dims, None, None)
+                out.append((d.name, A.VarDecl(st.pos, st.type, (bare,), st.is_global)))
+        elif isinstance(st, A.MultiAssign):
+            for t in st.targets:
+                if t.declared_type is not None and isinstance(t.target, A.Name):
+                    bare = A.Declarator(t.pos, t.target.name)
+                    out.append((t.target.name, A.VarDecl(t.pos, t.declared_type, (bare,))))
+    return out
+
+
+def _bound_names(program: A.Program) -> set[str]:
+    """Every name a program binds anywhere (declarations, loop variables, formals)."""
+    names: set[str] = set()
+    for n in _walk(program):
+        if isinstance(n, A.Declarator):
+            names.add(n.name)
+        elif isinstance(n, (A.Foreach,)):
+            names.add(n.var)
+            if n.index:
+                names.add(n.index)
+        elif isinstance(n, A.Iterate):
+            names.add(n.var)
+        elif isinstance(n, A.Formal):
+            names.add(n.name)
+        elif isinstance(n, A.ReturnTarget) and isinstance(n.target, A.Name) \
+                and n.declared_type is not None:
+            names.add(n.target.name)
+    return names
+
+
+_PY_TYPES = ((bool, "boolean"), (int, "int"), (float, "float"), (str, "string"))
+
+
+def _scalar_type(value: Any) -> str | None:
+    for t, name in _PY_TYPES:
+        if isinstance(value, t):
+            return name
+    return None
+
+
+def python_type(value: Any, pos: A.Pos) -> A.TypeExpr | None:
+    """The Swift type of a Python value passed into a cell, or None if it has none:
+    bool/int/float/str, lists of them (``T[]``) and dicts (``T[int]``, ``T[string]``)."""
+    st = _scalar_type(value)
+    if st is not None:
+        if st == "int" and not -(2**31) <= value < 2**31:
+            return None
+        return A.TypeExpr(pos, st)
+    if isinstance(value, (list, tuple)) and value:
+        kinds = {_scalar_type(v) for v in value}
+        if len(kinds) == 1 and None not in kinds:
+            return A.TypeExpr(pos, kinds.pop(), (None,))
+        if kinds <= {"int", "float"}:
+            return A.TypeExpr(pos, "float", (None,))
+        return None
+    if isinstance(value, Mapping) and value:
+        kinds = {_scalar_type(v) for v in value.values()}
+        keys = {_scalar_type(k) for k in value}
+        if len(kinds) == 1 and None not in kinds and len(keys) == 1 and \
+                keys <= {"int", "string"}:
+            key = None if keys == {"int"} else A.TypeExpr(pos, "string")
+            return A.TypeExpr(pos, kinds.pop(), (key,))
+    return None
+
+
+class SwiftSession:
+    """The Swift side of a notebook: compile cells against what came before, remember
+    what each run declared and computed."""
+
+    def __init__(self, base_dir: str = ".") -> None:
+        self.base_dir = os.path.abspath(base_dir)
+        self.types: dict[str, A.TypeDecl] = {}
+        self.procs: dict[str, A.Procedure] = {}
+        self.vars: dict[str, VarEntry] = {}
+        self.docs: dict[str, str] = {}          # procedure name -> doc comment
+        self.sources: dict[str, str] = {}       # procedure name -> its source text
+        self._warned: set[str] = set()
+        self.last_run: Any = None
+
+    # ---------------------------------------------------------------- compiling
+    def compile_cell(self, text: str, python_ns: Mapping[str, Any] | None = None) -> CellProgram:
+        """Check ``text`` against the session; raises ``lang.CompileError``."""
+        cell = lang.parse(text, CELL_FILE)
+        own_types = {t.name for t in cell.types}
+        own_procs = {p.name for p in cell.procedures}
+        own_vars = [name for name, _ in top_declared(cell)]
+        types = tuple(t for n, t in self.types.items() if n not in own_types) + cell.types
+        procs = tuple(p for n, p in self.procs.items() if n not in own_procs) + cell.procedures
+        prelude: list[A.Stmt] = []
+        seed: dict[str, Any] = {}
+        given: set[int] = set()
+        for name, entry in self.vars.items():
+            if name in own_vars:
+                continue
+            prelude.append(entry.decl)
+            given.add(id(entry.decl.declarators[0]))
+            seed[name] = entry.value
+        python_names: list[str] = []
+        if python_ns is not None:
+            bound = _bound_names(cell) | set(self.vars) | own_types | own_procs
+            known = {n for n in self.procs} | {p.name for p in cell.procedures}
+            for n in _walk(cell):
+                if not isinstance(n, A.Name) or n.name in bound or n.name in known \
+                        or n.name in python_names or n.name not in python_ns:
+                    continue
+                value = python_ns[n.name]
+                texpr = python_type(value, A.Pos(CELL_FILE, 0, 0))
+                if texpr is None:
+                    continue
+                decl = A.VarDecl(texpr.pos, texpr, (A.Declarator(texpr.pos, n.name),))
+                prelude.append(decl)
+                given.add(id(decl.declarators[0]))
+                seed[n.name] = value
+                python_names.append(n.name)
+        imports, cell_types, cell_procs, cell_stmts = self._imports(cell, text)
+        program = A.Program(cell.pos, cell.imports, cell_types + types, cell_procs + procs,
+                            tuple(prelude) + cell_stmts + cell.statements, CELL_FILE)
+        sources = {CELL_FILE: text, **imports}
+        checked = _CellChecker(program, sources, given).check()
+        fresh = [w for w in checked.warnings if w not in self._warned]
+        self._warned.update(checked.warnings)
+        checked.warnings[:] = fresh
+        return CellProgram(checked, seed, text, sorted(own_types), sorted(own_procs),
+                           own_vars, python_names, cell)
+
+    def _imports(self, cell: A.Program, text: str) -> tuple[dict, tuple, tuple, tuple]:
+        """The modules a cell imports, merged the way ``lang`` merges them."""
+        if not cell.imports:
+            return {}, (), (), ()
+        from swiftnb.lang import _merge  # the front end's import resolution
+
+        merged, sources = _merge(cell, CELL_FILE, text, self.base_dir, None)
+        n_t, n_p, n_s = len(cell.types), len(cell.procedures), len(cell.statements)
+        sources.pop(CELL_FILE, None)
+        return (sources, merged.types[:len(merged.types) - n_t],
+                merged.procedures[:len(merged.procedures) - n_p],
+                merged.statements[:len(merged.statements) - n_s])
+
+    # ---------------------------------------------------------------- after a run
+    def commit(self, cell: CellProgram, run: Any = None) -> dict[str, Any]:
+        """Remember a cell's declarations and, after its run, the values it computed
+        (closed ones; a failed or unfinished value is forgotten).  Returns the values as
+        Python (what the kernel puts in the Python namespace)."""
+        from swiftnb.engine import values as V
+
+        program = cell.cell_ast
+        assert program is not None
+        cell_ast_types = {t.name: t for t in program.types}
+        for name in cell.declared_types:
+            self.types[name] = cell_ast_types[name]
+        by_name = {p.name: p for p in program.procedures}
+        for name in cell.declared_procs:
+            self.procs[name] = by_name[name]
+            self.sources[name] = _proc_source(cell.text, by_name[name])
+            doc = _doc_comment(cell.text, by_name[name].pos.line)
+            if doc:
+                self.docs[name] = doc
+            else:
+                self.docs.pop(name, None)
+        for name in cell.declared_vars:
+            self.vars.pop(name, None)
+        plain: dict[str, Any] = {}
+        if run is None:
+            return plain
+        self.last_run = run
+        engine = getattr(run, "run", run)
+        compiler = getattr(engine, "compiler", None)
+        if compiler is None:
+            return plain
+        decls = dict(top_declared(program))
+        frame = engine.top_frame
+        for name in cell.declared_vars:
+            sym = compiler.top.syms.get(name)
+            if sym is None or sym.slot >= len(frame):
+                continue
+            node = frame[sym.slot]
+            if isinstance(node, V.Node):
+                if node.state != V.CLOSED:
+                    continue
+                plain[name] = V.to_python(node)
+            elif node is None:
+                continue
+            else:
+                plain[name] = node
+            self.vars[name] = VarEntry(name, decls[name], node)
+        return plain
+
+    def reset(self) -> None:
+        self.types.clear()
+        self.procs.clear()
+        self.vars.clear()
+        self.docs.clear()
+        self.sources.clear()
+        self._warned.clear()
+
+    # ---------------------------------------------------------------- introspection
+    def declared_names(self) -> list[str]:
+        return sorted({*self.types, *self.procs, *self.vars})
+
+    def describe(self) -> str:
+        lines = []
+        for name, t in self.types.items():
+            lines.append(f"type {name}")
+        for name, p in self.procs.items():
+            lines.append(signature_text(p))
+        for name, v in self.vars.items():
+            lines.append(f"{type_text(v.decl.type)} {name}")
+        return "\n".join(lines) if lines else "(no Swift declarations)"
+
+
+def type_text(t: A.TypeExpr) -> str:
+    dims = "".join("[]" if d is None else f"[{type_text(d)}]" for d in t.dims)
+    return t.name + dims
+
+
+def _formal_text(f: A.Formal) -> str:
+    dims = "".join("[]" if d is None else f"[{type_text(d)}]" for d in f.dims)
+    return f"{type_text(f.type)} {f.name}{dims}"
+
+
+def signature_text(p: A.Procedure) -> str:
+    """``app (file o) cat (file i)``: how a procedure is called."""
+    kind = "app " if isinstance(p, A.AppProcedure) else ""
+    outs = ", ".join(_formal_text(f) for f in p.outputs)
+    ins = ", ".join(_formal_text(f) for f in p.inputs)
+    return f"{kind}({outs}) {p.name} ({ins})"
+
+
+def _doc_comment(text: str, line: int) -> str:
+    """The comment lines right above line ``line`` (``//``, ``#`` or a ``/* */`` block)."""
+    lines = text.splitlines()
+    i = line - 2
+    doc: list[str] = []
+    while i >= 0:
+        s = lines[i].strip()
+        if s.startswith("//") or s.startswith("#"):
+            doc.append(s.lstrip("/#").strip())
+        elif s.endswith("*/"):
+            block = []
+            while i >= 0:
+                t = lines[i].strip()
+                block.append(t.strip("/*").strip())
+                if t.startswith("/*"):
+                    break
+                i -= 1
+            doc.extend(block)
+        else:
+            break
+        i -= 1
+    return "\n".join(reversed([d for d in doc if d]))
+
+
+def _proc_source(text: str, p: A.Procedure) -> str:
+    """The procedure's header line(s) as written (up to its opening brace)."""
+    lines = text.splitlines()
+    if not 0 < p.pos.line <= len(lines):
+        return ""
+    out = []
+    for ln in lines[p.pos.line - 1:]:
+        out.append(ln)
+        if "{" in ln:
+            break
+    return "\n".join(out)
