@@ -232,8 +232,9 @@ def parse_bytes(data: bytes, *, name: str = "<log>", first_line: int = 1,
     through the regular expression instead.  Both give the same columns.
     """
     # the newline that ends the last line is not a continuation line of its record
-    body = data[:-1] if data.endswith(b"\n") else data
-    first = _RECORD_START_B.search(body)
+    # (positions, not a copy: the data may be 100 MB)
+    limit = len(data) - 1 if data.endswith(b"\n") else len(data)
+    first = _RECORD_START_B.search(data, 0, limit)
     if first is None:
         if data.strip():
             lead = data.lstrip().splitlines()[0][:80].decode("utf-8", errors="replace")
@@ -244,15 +245,15 @@ def parse_bytes(data: bytes, *, name: str = "<log>", first_line: int = 1,
     if check:
         _check_damage(data, name)
     pos = first.start()
-    line = first_line + body.count(b"\n", 0, pos)
+    line = first_line + data.count(b"\n", 0, pos)
     pieces: list[_Piece] = []
-    while pos < len(body):
-        end = len(body)
-        if pos + CHUNK_CHARS < len(body):
-            nxt = _RECORD_START_B.search(body, pos + CHUNK_CHARS)
+    while pos < limit:
+        end = limit
+        if pos + CHUNK_CHARS < limit:
+            nxt = _RECORD_START_B.search(data, pos + CHUNK_CHARS, limit)
             if nxt is not None:
                 end = nxt.start() - 1  # the newline before the next record
-        chunk = body[pos:end]
+        chunk = data[pos:end]
         newlines = chunk.count(b"\n")
         front = front_from_bytes(chunk, line) if USE_FAST_FRONT else None
         if front is None:
@@ -263,6 +264,7 @@ def parse_bytes(data: bytes, *, name: str = "<log>", first_line: int = 1,
                 # lines that are not records: continuation lines (or stray lines skipped)
                 front = _front_regex(records, line, newlines + 1 - len(records))
             del records
+        del chunk
         if front is not None:
             pieces.append(_finish(front))
         del front
