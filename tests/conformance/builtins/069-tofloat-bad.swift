@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+float f = toFloat("not a number");
+trace(f);
