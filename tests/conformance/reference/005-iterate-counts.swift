@@ -1,0 +1,3 @@
+iterate i {
+  trace("i", i);
+} until (i == 2);

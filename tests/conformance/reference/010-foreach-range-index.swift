@@ -1,0 +1,3 @@
+foreach v, i in [10:12] {
+  trace(i, v);
+}

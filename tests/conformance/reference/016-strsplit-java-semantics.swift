@@ -1,0 +1,3 @@
+string parts[] = strsplit("a,b,,c,,", ",");
+trace(parts);
+trace(length(parts));

@@ -1,0 +1,3 @@
+string test[] = ["this", "is", "a", "test" ];
+string mystring = @strjoin(test, " ");
+tracef("%s\n", mystring);

@@ -1,0 +1,2 @@
+int i = 3;
+tracef("%s: %i\n", "the value is", i);

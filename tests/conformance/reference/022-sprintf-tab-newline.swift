@@ -1,0 +1,3 @@
+string s = @sprintf("\t%s\n", "hello");
+tracef("[%s]", s);
+tracef("\n");

@@ -1,0 +1,2 @@
+// THIS-SCRIPT-SHOULD-FAIL
+tracef("%s %s\n", "one");

@@ -1,0 +1,3 @@
+type file;
+file f <"028-data.txt">;
+tracef("file is %M\n", f);

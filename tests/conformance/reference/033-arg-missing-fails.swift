@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+string v = arg("required");
+trace(v);

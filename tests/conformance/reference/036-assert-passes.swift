@@ -1,0 +1,3 @@
+assert(1 + 1 == 2, "math");
+assert(1);
+trace("ok");

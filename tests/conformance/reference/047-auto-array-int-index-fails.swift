@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int[auto] array;
+array[0] = 1;

@@ -1,0 +1,6 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int a = 1;
+if (true) {
+  int a = 2;
+  trace(a);
+}

@@ -1,0 +1,5 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int a;
+a = 1;
+a = 2;
+trace(a);

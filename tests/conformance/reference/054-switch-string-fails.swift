@@ -1,0 +1,6 @@
+// THIS-SCRIPT-SHOULD-FAIL
+string s = "a";
+switch (s) {
+  case "a":
+    trace("a");
+}

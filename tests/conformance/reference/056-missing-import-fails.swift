@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+import "nosuchmodule";
+trace(1);

@@ -1,0 +1,4 @@
+type file;
+(int r) double (int x) {
+  r = x * 2;
+}

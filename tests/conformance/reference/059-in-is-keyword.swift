@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int in;
+in = 1;

@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+string s = "a\qb";
+trace(s);

@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int a = b + 1;
+trace(a);

@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+(int r) f (int x) { r = x; }
+trace(f(1, 2));
