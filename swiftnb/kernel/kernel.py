@@ -79,13 +79,32 @@ class SwiftKernel(IPythonKernel):
         self.current_run: Any = None
         if self.shell is not None:
             self.shell.user_ns["swift_session"] = self.swift
+            self._register_python_magics()
+
+    def _register_python_magics(self) -> None:
+        """``%%python`` cells run as ordinary IPython cells (the header line is dropped by
+        an input transformer, so history keeps the cell as typed); ``%python LINE`` is a
+        line magic running LINE in this namespace (IPython's own ``%%python`` would start
+        a separate interpreter)."""
+        shell = self.shell
+
+        def drop_header(lines: list[str]) -> list[str]:
+            if lines and lines[0].strip() == "%%python":
+                return lines[1:]
+            return lines
+
+        shell.input_transformers_cleanup.insert(0, drop_header)
+
+        def python(line: str) -> None:
+            shell.run_cell(line, store_history=False)
+
+        shell.register_magic_function(python, "line", "python")
 
     # ---------------------------------------------------------------- execute
     async def do_execute(self, code, silent, store_history=True, user_expressions=None,
                          allow_stdin=False, *, cell_meta=None, cell_id=None):
-        python = _python_cell(code)
-        if python is not None:
-            return await super().do_execute(python, silent, store_history, user_expressions,
+        if _python_cell(code) is not None:
+            return await super().do_execute(code, silent, store_history, user_expressions,
                                             allow_stdin, cell_meta=cell_meta, cell_id=cell_id)
         shell = self.shell
         count = shell.execution_count
