@@ -907,7 +907,18 @@ class Compiler:
                     raise SwiftError(err.message) from None
             return mapped_call
         args = [self.expr(a.value, scope) for a in e.args]
-        dtype = to_data_type(return_type) if return_type is not None and b.needs_return_type else None
+        dtype = None
+        if b.needs_return_type:
+            rtype = return_type
+            if rtype is None or rtype.is_any:
+                checked = getattr(self.rt, "checked", None)
+                try:
+                    rtype = checked.type_of(e)  # type: ignore[union-attr]
+                except Exception:  # noqa: BLE001 - no checker information
+                    rtype = None
+            if rtype is None or rtype.is_any:
+                rtype = T.STRING  # our choice: an untyped readData reads the text
+            dtype = to_data_type(rtype)
         arg_names = [a.value.name if isinstance(a.value, A.Name) else None for a in e.args]
         plain = rt.plain
         ctx = rt.ctx
