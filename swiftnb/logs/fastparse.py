@@ -23,7 +23,7 @@ import pandas as pd
 
 __all__ = ["Front", "front_from_bytes"]
 
-_WINDOW = 128  # bytes after the time stamp that must hold level, logger and tag
+_WINDOW = 48  # the widest window below (28-byte stamps, 48-byte heads, 32-byte tags)
 _DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22)
 _SEPARATORS = ((4, ord("-")), (7, ord("-")), (10, ord(" ")), (13, ord(":")), (16, ord(":")),
                (19, ord(",")))
@@ -69,11 +69,11 @@ _P1 = np.uint64(0x100000001B3)
 _P2 = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _window(padded: np.ndarray, start: np.ndarray, line_end: np.ndarray, width: int):
-    """Rows of ``width`` bytes from each start; bytes past the line end read as newline."""
-    w = padded[start[:, None] + np.arange(width)[None, :]]
-    w[np.arange(width)[None, :] >= line_end[:, None]] = _NL
-    return w
+def _window(rows_of: np.ndarray, start: np.ndarray, width: int) -> np.ndarray:
+    """Rows of ``width`` bytes from each start, copied straight from a sliding view of
+    the padded bytes (no index matrix).  Bytes past a line's end are the next line's;
+    every scan below stops at the line's newline first, or gives up."""
+    return rows_of[start, :width]
 
 
 def _factorize_bytes(window: np.ndarray, start: np.ndarray, length: np.ndarray):
@@ -108,23 +108,25 @@ def front_from_bytes(buf: bytes, first_line: int) -> Front | None:
     starts = np.concatenate(([0], newlines + 1))
     ends = np.concatenate((newlines, [size]))
     padded = np.concatenate((arr, np.full(_WINDOW + 40, _NL, dtype=np.uint8)))
+    rows_of = np.lib.stride_tricks.sliding_window_view(padded, _WINDOW)
 
-    # which lines start with a time stamp
-    long_enough = (ends - starts) >= 23
-    head = long_enough.copy()
-    for k in _DIGITS:
-        c = padded[starts + k]
-        head &= (c >= 48) & (c <= 57)
+    # which lines start with a time stamp: one 28-byte row per line, checked by column
+    first28 = rows_of[starts, :28]
+    head = (ends - starts) >= 23
+    digits = first28[:, _DIGITS] - np.uint8(48)  # wraps below '0': one compare suffices
+    head &= (digits <= 9).all(axis=1)
     for k, ch in _SEPARATORS:
-        head &= padded[starts + k] == ch
+        head &= first28[:, k] == ch
     heads = np.flatnonzero(head)
     if not len(heads):
         return None
     m = len(heads)
     h = starts[heads]
+    stamp = first28[heads].astype(np.int64)
+    del first28, digits
 
     def digit(k: int) -> np.ndarray:
-        return padded[h + k].astype(np.int64) - 48
+        return stamp[:, k] - 48
 
     year = digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3)
     month = digit(5) * 10 + digit(6)
@@ -148,10 +150,10 @@ def front_from_bytes(buf: bytes, first_line: int) -> Front | None:
     valid &= day <= np.where((month == 2) & ~leap, 28, month_len[np.clip(month - 1, 0, 11)])
     time[~valid] = np.nan
 
-    zone = padded[h + 23]
+    zone = stamp[:, 23]
     zoned = (zone == ord("+")) | (zone == ord("-"))
     if zoned.any():
-        zd = [padded[h + k].astype(np.int64) - 48 for k in (24, 25, 26, 27)]
+        zd = [digit(k) for k in (24, 25, 26, 27)]
         digits_ok = np.ones(m, bool)
         for d in zd:
             digits_ok &= (d >= 0) & (d <= 9)
@@ -165,8 +167,7 @@ def front_from_bytes(buf: bytes, first_line: int) -> Front | None:
     # two small windows; byte classes come from one table lookup
     base = h + stamp_len
     rows = np.arange(m)
-    line_end = ends[heads] - base  # column of the end of the line in the first window
-    w1 = _window(padded, base, line_end, _HEAD_WINDOW)
+    w1 = _window(rows_of, base, _HEAD_WINDOW)
     c1 = _CLASSES[w1]
     level_start = (w1[:, 0] == _SPACE).astype(np.int64)
     level_end = _first_at_or_after((c1 & _WORD) == 0, level_start)
@@ -179,7 +180,7 @@ def front_from_bytes(buf: bytes, first_line: int) -> Front | None:
     if (logger_end < 0).any():
         return None
     after = logger_end + (w1[rows, logger_end] == _SPACE)
-    w2 = _window(padded, base + after, line_end - after, _TAG_WINDOW)
+    w2 = _window(rows_of, base + after, _TAG_WINDOW)
     c2 = _CLASSES[w2]
     tag_end = _first_at_or_after((c2 & _TAGCHAR) == 0, np.ones(m, np.int64))
     if (tag_end < 0).any():
