@@ -74,6 +74,8 @@ class BlocksPanel:
         for e in events:
             kind = e.kind
             if kind == "TASK_STATUS_CHANGE":
+                if not self.blocks:
+                    continue  # not a coaster run (yet)
                 f = e.fields
                 status = f.get("status")
                 wid = f.get("workerid")

@@ -97,7 +97,6 @@ class FailuresPanel:
         self.failures: deque[Failure] = deque(maxlen=keep)
         self.total = 0
         self.jobs: dict[str, tuple[str, str, str]] = {}  # jobid -> (tr, arguments, host)
-        self._recorded_jobs: set[str] = set()
         self._dirty = False
         self._rendered: tuple = ()
         self.retries: list[asyncio.Task] = []
@@ -133,7 +132,6 @@ class FailuresPanel:
             stderr=_tail(result.stderr_tail), source=task.source,
             source_line=self._source_line(task.source), site=result.site,
             message=(result.message or "").strip(), task=task))
-        self._recorded_jobs.add(task.jobid)
         self.total += 1
         self._dirty = True
 
@@ -143,6 +141,8 @@ class FailuresPanel:
 
     # ------------------------------------------------------------ events (logs)
     def apply(self, events: list[Event]) -> None:
+        if self.recorder is not None:
+            return  # live: failures are recorded from the executor, with more detail
         for e in events:
             kind = e.kind
             if kind == "JOB_START":
@@ -151,8 +151,6 @@ class FailuresPanel:
                                              str(f.get("host") or ""))
             elif kind == "APPLICATION_EXCEPTION":
                 jobid = e.fields.get("jobid")
-                if self.recorder is not None or jobid in self._recorded_jobs:
-                    continue  # recorded live with more detail
                 tr, args, host = self.jobs.get(jobid, ("", "", ""))
                 message = str(e.fields.get("message") or e.text or "")
                 m = _EXIT.search(message)

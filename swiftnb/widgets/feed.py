@@ -52,6 +52,7 @@ class Feed:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.flushes = 0          # timer ticks that found events or ended the feed
+        self.busy = 0.0           # CPU seconds spent in flushes (the dashboard's own cost)
         self.events_seen = 0
         self.renders: dict[int, int] = {}   # id(panel) -> renders that changed a trait
         self.stopped = False
@@ -87,6 +88,13 @@ class Feed:
     # ---------------------------------------------------------------- flush
     def flush(self) -> None:
         """Fold the buffered events into every panel and update their widgets once."""
+        t = time.process_time()
+        try:
+            self._flush()
+        finally:
+            self.busy += time.process_time() - t
+
+    def _flush(self) -> None:
         buffer = self._buffer
         events = buffer[:]
         del buffer[:]
@@ -128,6 +136,10 @@ class Feed:
             for panel in self.panels:
                 if panel.render():
                     self.renders[id(panel)] = self.renders.get(id(panel), 0) + 1
+        for panel in self.panels:
+            finish = getattr(panel, "finish", None)
+            if finish is not None:
+                finish()
         self.stopped_at = time.monotonic()
         if self.on_end is not None:
             self.on_end()

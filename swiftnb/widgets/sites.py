@@ -9,6 +9,7 @@ from a log the score is the last ``CONTACT_SELECTED score=`` (Swift logged the t
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import ipywidgets as W
@@ -43,6 +44,7 @@ class SitesPanel:
     """One row per site, plus the tscore chart."""
 
     title = "Sites"
+    CHART_EVERY = 1.0  # seconds between chart points
     HEADERS = ("site", "score", "tscore", "limit", "running", "queued", "completed",
                "failed", "set")
 
@@ -54,6 +56,7 @@ class SitesPanel:
         self.task_status: dict[str, int] = {}
         self.t0: float | None = None
         self.now: float | None = None
+        self._chart_at = -1e9
         self.table = W.HTML(value=table(self.HEADERS, [], cls="sites"))
         if scheduler is not None:
             for snap in scheduler.state().get("sites", ()):
@@ -153,7 +156,7 @@ class SitesPanel:
         return [(s.name, s.score, s.tscore, s.limit, s.running, s.queued, s.completed,
                  s.failed, s.set) for s in self.sites.values()]
 
-    def render(self) -> bool:
+    def render(self, final: bool = False) -> bool:
         self._live()
         changed = False
         html = table(self.HEADERS, self.rows(), cls="sites")
@@ -161,10 +164,19 @@ class SitesPanel:
             self.table.value = html
             changed = True
         if self.chart is not None and self.t0 is not None:
-            scores = {s.name: s.tscore for s in self.sites.values() if s.tscore is not None}
-            if scores and self.chart.update(round((self.now or self.t0) - self.t0, 3), scores):
-                changed = True
+            # a chart point costs a bokeh document patch: at most one per CHART_EVERY s
+            now = time.monotonic()
+            if final or now - self._chart_at >= self.CHART_EVERY:
+                self._chart_at = now
+                scores = {s.name: s.tscore for s in self.sites.values() if s.tscore is not None}
+                if scores and self.chart.update(round((self.now or self.t0) - self.t0, 3),
+                                                scores):
+                    changed = True
         return changed
+
+    def finish(self) -> None:
+        """The run ended: draw the last chart point."""
+        self.render(final=True)
 
     def snapshot(self) -> dict[str, dict[str, Any]]:
         return {r[0]: dict(zip(self.HEADERS[1:], r[1:])) for r in self.rows()}
