@@ -272,3 +272,41 @@ trace(length(a));
     assert r.outcome.ok, r.outcome.errors
     assert r.lines == ["SwiftScript trace: 3"]
     assert r.executor.tasks[0].output_globs == ["outs/*.out"]
+
+
+def test_temporary_file_names_are_the_same_in_every_run(swift) -> None:
+    src = """type file;
+app (file o) greet(string m) { echo m stdout=@o; }
+app (file o) cat1(file i) { cat @i stdout=@o; }
+(file r) wrap(string m) { file t = greet(m); r = cat1(t); }
+file outs[] <simple_mapper; prefix="tn", suffix=".txt">;
+foreach i in [0:3] { outs[i] = cat1(wrap(strcat("w", i))); }
+"""
+    first = swift(src, max_foreach_threads=2)
+    second = swift(src, max_foreach_threads=4)
+    assert first.outcome.ok and second.outcome.ok
+    names1 = sorted(o for t in first.executor.tasks for o in t.outputs)
+    names2 = sorted(o for t in second.executor.tasks for o in t.outputs)
+    assert names1 == names2 and len(set(names1)) == 12
+    assert all("_concurrent/" in n or n.startswith("tn") for n in names1)
+
+
+def test_partially_assigned_struct_is_complete_when_its_writers_are_done(swift) -> None:
+    r = swift("type S { int a; int b; }\nS s;\ns.a = 1;\ntrace(s);\ntrace(s.a);\n")
+    assert r.outcome.ok
+    assert sorted(r.lines) == ["SwiftScript trace: 1", "SwiftScript trace: s:S - Closed"]
+
+
+def test_skipped_branch_fails_its_outputs_instead_of_hanging(swift) -> None:
+    src = """type file;
+app (file o) bad() { "false" stdout=@o; }
+file a <"a.bad">;
+a = bad();
+string s;
+if (length(readData(a)) > 0) { s = "pos"; } else { s = "neg"; }
+trace(s);
+trace("independent");
+"""
+    r = swift(src, lazy_errors=True)
+    assert r.outcome.exit_code == 2 and r.lines == ["SwiftScript trace: independent"]
+    assert len(r.outcome.errors) == 1
