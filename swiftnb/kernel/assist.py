@@ -62,12 +62,20 @@ def candidates(code: str, session: Any = None) -> dict[str, str]:
     return out
 
 
+def _in_mapping(before: str) -> bool:
+    """Is the cursor inside ``<...>`` of a declaration (``file f <mapper; ...>``)?"""
+    lt = before.rfind("<")
+    return lt >= 0 and lt > max(before.rfind(c) for c in ";>{}")
+
+
 def complete(code: str, cursor_pos: int, session: Any = None) -> dict[str, Any]:
     """A Jupyter complete_reply content."""
     prefix, start = _prefix(code, cursor_pos)
     at = prefix.startswith("@")
     word = prefix[1:] if at else prefix
     names = candidates(code, session)
+    if not _in_mapping(code[:start]):  # mapper names only where a mapping is written
+        names = {n: k for n, k in names.items() if k != "mapper"}
     matches = sorted((n for n in names if n.startswith(word) and n != word),
                      key=lambda n: (n.lower(), n))
     if word in names:

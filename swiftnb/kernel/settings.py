@@ -26,7 +26,9 @@ class SwiftSettings:
     config_file: str | None = None
     sites: str | None = None
     properties: dict[str, Any] = field(default_factory=dict)
-    dashboard: bool = True
+    #: the panels under each cell; $SWIFTNB_DASHBOARD=0 turns them off by default
+    dashboard: bool = field(default_factory=lambda: os.environ.get(
+        "SWIFTNB_DASHBOARD", "1").strip().lower() not in ("0", "false", "no", "off"))
 
     def run_kwargs(self) -> dict[str, Any]:
         return {"config_file": self.config_file, "sites": self.sites,

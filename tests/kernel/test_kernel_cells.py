@@ -1,0 +1,121 @@
+"""Swift cells in the real kernel: what persists across cells, re-running, Python
+interplay, errors as messages, runtime failures, interrupt."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import pytest
+
+from kernelhelp import Kernel
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    cwd = tmp_path_factory.mktemp("kcells")
+    k = Kernel(str(cwd))
+    k.cwd = cwd
+    yield k
+    k.close()
+
+
+def test_declarations_and_values_persist(kernel):
+    r = kernel.run('type file;\n'
+                   '// say something into a file\n'
+                   'app (file o) greet(string s) { echo s stdout=@o; }\n'
+                   'int n = 3;\n')
+    assert r.status == "ok", r.errors
+    r = kernel.run('file f <"greeting.txt">;\nf = greet("hi " + n);\nint[] a = [1, n];\n'
+                   'trace(a[1]);')
+    assert r.status == "ok", r.errors
+    assert "SwiftScript trace: 3" in r.stream()
+    assert (kernel.cwd / "greeting.txt").read_text() == "hi 3\n"
+    # the app does not run again: the value of f is reused
+    os.remove(kernel.cwd / "greeting.txt")
+    r = kernel.run("trace(filename(f), a[0] + n);")
+    assert r.status == "ok", r.errors
+    assert "SwiftScript trace: greeting.txt, 4" in r.stream()
+    assert not (kernel.cwd / "greeting.txt").exists()
+
+
+def test_rerunning_a_cell_replaces_its_declarations(kernel):
+    cell = 'app (file o) shout(string s) { echo s stdout=@o; }\nstring word = "one";\n'
+    assert kernel.run(cell).status == "ok"
+    assert kernel.run(cell).status == "ok"  # not "already defined"
+    r = kernel.run('app (file o) shout(string s) { echo "LOUD" s stdout=@o; }\n'
+                   'string word = "two";\nfile w <"shout.txt"> = shout(word);')
+    assert r.status == "ok", r.errors
+    assert (kernel.cwd / "shout.txt").read_text() == "LOUD two\n"
+
+
+def test_swift_values_in_python_and_back(kernel):
+    r = kernel.run('int k = 6;\nfloat[] xs = [1.5, 2.5];\nstring[string] m;\nm["a"] = "b";')
+    assert r.status == "ok", r.errors
+    r = kernel.run("%%python\nprint(k * 7, xs, m, swift_run.ok)")
+    assert r.stream().strip() == "42 {0: 1.5, 1: 2.5} {'a': 'b'} True"
+    r = kernel.run('%python py_n = 5\n%python py_list = ["x", "y"]\n'
+                   'trace(py_n * k, py_list[1]);')
+    assert r.status == "ok", r.errors
+    assert "SwiftScript trace: 30, y" in r.stream()
+
+
+def test_compile_errors_are_messages_with_cell_positions(kernel):
+    r = kernel.run('int good = 1;\ntrace(good + );\n')
+    assert r.status == "error"
+    (err,) = r.errors
+    text = "\n".join(err["traceback"])
+    assert text.startswith("cell:2:14: ")
+    assert "trace(good + );" in text
+    assert "Traceback" not in text and "File \"" not in text
+    # the failed cell declared nothing
+    r = kernel.run("trace(good);")
+    assert r.status == "error"
+    assert "cell:1:7" in r.errors[0]["traceback"][0]
+
+
+def test_runtime_failure_reports_the_app(kernel):
+    r = kernel.run('app (file o) fails() { sh "-c" "echo bad >&2; exit 3" stdout=@o; }\n'
+                   'file out <"never.txt"> = fails();')
+    assert r.status == "error"
+    text = "\n".join(r.errors[0]["traceback"])
+    assert "exit code of 3" in text and "bad" in text
+    assert "Traceback" not in text
+
+
+def test_interrupt_cancels_the_run(kernel):
+    pidfile = kernel.cwd / "sleeper.pid"
+    code = ('app (file o) sleeper(string p) { sh "-c" "echo $$ > \\"$0\\"; exec sleep 60" p '
+            'stdout=@o; }\nfile z <"z.txt"> = sleeper("%s");' % pidfile)
+    result = {}
+
+    def go():
+        result["r"] = kernel.run(code, timeout=90)
+
+    t = threading.Thread(target=go)
+    t.start()
+    deadline = time.monotonic() + 30
+    while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(pidfile.read_text())
+    kernel.km.interrupt_kernel()
+    t.join(60)
+    assert not t.is_alive()
+    r = result["r"]
+    assert r.status == "error"
+    assert r.reply["ename"] == "KeyboardInterrupt"
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the app survived the interrupt")
+    # the log says so, and the kernel goes on
+    r = kernel.run("%python print(open(swift_run.log_path).read())")
+    assert "Execution interrupted by the user" in r.stream()
+    assert kernel.run('trace("still here");').status == "ok"
