@@ -202,7 +202,7 @@ class Run:
         except CompileError as e:
             self.errors.append(e.message if e.pos is None else f"{e.pos}: {e.message}")
             self.bus.emit("RUN_FAILURE", {})
-            return RunOutcome(False, list(self.errors), 2)
+            return RunOutcome(False, list(self.errors), 1)  # Swift: could not start
         self.top_frame = self.compiler.top_frame
         self.top_frame.extend([None] * block.scope.nslots)
         if self.seed:
