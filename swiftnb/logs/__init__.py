@@ -20,6 +20,12 @@ _LAZY = {
     "afollow_log": "swiftnb.logs.tail",
     "LogFrame": "swiftnb.logs.frame",
     "LogFormatError": "swiftnb.logs.reader",
+    "LogWarning": "swiftnb.logs.reader",
+    "LogFollower": "swiftnb.logs.tail",
+    "tail_to_bus": "swiftnb.logs.tail",
+    "events_frame": "swiftnb.logs.frame",
+    "write_report": "swiftnb.logs.report",
+    "durations": "swiftnb.logs.aimes",
 }
 
 __all__ = sorted(_LAZY)

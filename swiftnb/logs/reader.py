@@ -196,6 +196,8 @@ def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) 
     :class:`LogFormatError`.
     """
     data, name = _read_bytes(source)
+    if b"\r\n" in data[:65536]:  # a log that went through Windows
+        data = data.replace(b"\r\n", b"\n")
     if strict:
         with warnings.catch_warnings():
             warnings.simplefilter("error", LogWarning)

@@ -200,3 +200,9 @@ def test_array_and_regex_front_ends_agree(monkeypatch, name):
     fast = read_log(io.StringIO(text))
     monkeypatch.setattr(reader, "USE_FAST_FRONT", False)
     pd.testing.assert_frame_equal(fast, read_log(io.StringIO(text)))
+
+
+def test_windows_line_endings(tmp_path, small_text):
+    path = tmp_path / "crlf.log"
+    path.write_bytes(small_text.replace("\n", "\r\n").encode())
+    pd.testing.assert_frame_equal(read_log(path), read_log(io.StringIO(small_text)))

@@ -123,3 +123,15 @@ def test_last_lines_reach_the_file_without_further_events(tmp_path):
         return seen
 
     assert asyncio.run(asyncio.wait_for(main(), timeout=20)) == 2
+
+
+def test_writer_does_not_import_pandas_or_bokeh():
+    """The writer is on every run's path: importing it must stay cheap."""
+    import subprocess
+    import sys
+
+    code = ("import sys, swiftnb.logs, swiftnb.logs.writer; "
+            "print(sorted(m for m in ('pandas', 'bokeh', 'numpy') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
