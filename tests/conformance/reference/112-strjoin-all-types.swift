@@ -1,0 +1,11 @@
+string sa[] = ["a", "bb", "ccc"];
+tracef("String array: %s\n", strjoin(sa, ":"));
+int ia[] = [1, 2, 3, 4, 5];
+tracef("Integer array: %s\n", strjoin(ia, ":"));
+float fa[] = [1.1, 2.2, 1.0];
+tracef("Float array: %s\n", strjoin(fa, ":"));
+boolean ba[] = [true, false];
+tracef("Boolean array: %s\n", strjoin(ba, ":"));
+string empty[];
+string emptystring = @strjoin(empty, ":");
+tracef("Empty: %s\n", emptystring);

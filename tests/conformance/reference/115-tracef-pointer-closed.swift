@@ -1,0 +1,2 @@
+tracef("pointer:%p\n", 3);
+tracef("spacing: WORD\tWORD\nWORD\tWORD\n");

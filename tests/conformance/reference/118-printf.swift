@@ -1,0 +1,2 @@
+printf("%s-%i\n", "a", 1);
+printf("plain\n");

@@ -1,0 +1,5 @@
+string empty[];
+trace(length(empty));
+foreach x in empty {
+  trace("never", x);
+}

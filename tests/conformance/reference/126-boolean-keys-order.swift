@@ -1,0 +1,4 @@
+string b[boolean];
+b[true] = "yes";
+b[false] = "no";
+trace(b);
