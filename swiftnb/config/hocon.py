@@ -21,7 +21,7 @@ from pyhocon import ConfigFactory, ConfigTree
 from pyhocon.config_parser import ConfigParser
 from pyhocon.exceptions import ConfigException
 
-from swiftnb.config.locate import IncludeMissing, Origins, Scanner
+from swiftnb.config.locate import IncludeMissing, Origins, Scanner, text_problem
 from swiftnb.config.model import ConfigError
 
 # Includes are checked here (a missing one is an error with file and line); pyhocon's
@@ -71,11 +71,9 @@ def expander(env: Mapping[str, str]):
 def parse_hocon_file(path: str, display: str, tag: str, origins: Origins,
                      env: Mapping[str, str]) -> Layer:
     """Parse one swift.conf unresolved, and record where each key is set."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise ConfigError(f"{display}: cannot read configuration file: {exc.strerror}") from None
+    text, problem = text_problem(path)
+    if text is None:
+        raise ConfigError(f"{display}: cannot read configuration file: {problem}")
     return parse_hocon_text(text, path, display, tag, origins, env)
 
 
@@ -138,11 +136,7 @@ def _parse_cached(text: str, basedir: str, included: list[str]) -> ConfigTree:
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
-    except OSError:
-        return ""
+    return text_problem(path)[0] or ""
 
 
 def _clean_parse_message(exc: pyparsing.ParseBaseException) -> str:

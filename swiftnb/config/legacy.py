@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from swiftnb.config import schema
 from swiftnb.config.hocon import Layer, system_properties, tree_from_dict
-from swiftnb.config.locate import Origin, Origins
+from swiftnb.config.locate import Origin, Origins, text_problem
 from swiftnb.config.model import ConfigError
 from swiftnb.config.types import BadValue, ValueType, seconds_to_time
 from swiftnb.config.validate import PROPERTY_NAMES
@@ -323,12 +323,10 @@ _PROFILE = re.compile(r'\s*([A-Za-z_]+)::([^=]+)=\s*("(?:[^"\\]|\\.)*"|[^;]*)\s*
 
 def convert_tc_data(path: str, display: str, origins: Origins, site_names: list[str],
                     default_local: bool, warnings: list[str]) -> dict[str, Any]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"{display}: cannot read transformation catalog: "
-                          f"{exc.strerror}") from None
+    text, problem = text_problem(path)
+    if text is None:
+        raise ConfigError(f"{display}: cannot read transformation catalog: {problem}")
+    lines = text.splitlines()
     tree = _Tree(origins, display)
     for number, text in enumerate(lines, 1):
         stripped = text.strip()
@@ -387,11 +385,10 @@ _VAR = re.compile(r"\$\{([^}]*)\}")
 
 def read_properties(path: str, display: str) -> list[tuple[int, str, str]]:
     """Java properties: key=value / key: value / key value, # and ! comments, \\ lines."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw_lines = handle.read().splitlines()
-    except OSError as exc:
-        raise ConfigError(f"{display}: cannot read properties: {exc.strerror}") from None
+    text, problem = text_problem(path)
+    if text is None:
+        raise ConfigError(f"{display}: cannot read properties: {problem}")
+    raw_lines = text.splitlines()
     entries = []
     group = ""  # 0.95: `site.NAME {` ... `}` prefixes the lines inside
     i = 0

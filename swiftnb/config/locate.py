@@ -88,9 +88,25 @@ class Origins:
 
 
 class IncludeMissing(Exception):
-    def __init__(self, file: str, line: int, target: str) -> None:
-        super().__init__(f"{file}:{line}: include \"{target}\": file not found")
+    def __init__(self, file: str, line: int, target: str, problem: str = "file not found") -> None:
+        super().__init__(f"{file}:{line}: include \"{target}\": {problem}")
         self.file, self.line, self.target = file, line, target
+
+
+def text_problem(path: str) -> tuple[str | None, str | None]:
+    """(text, None) or (None, why it cannot be read): a configuration file must be
+    readable UTF-8 text; a binary or Latin-1 file gets the place of its first bad byte."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+    try:
+        return data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return None, (f"not a UTF-8 text file (line {line}: byte 0x{data[exc.start]:02x}); "
+                      "save it as UTF-8")
 
 
 # ---------------------------------------------------------------- tokenizer
@@ -276,8 +292,10 @@ class Scanner:
         if self.depth < 20:
             state = (self.file, self.real, self.primary, self.toks, self.pos,
                      self.includes, self.depth)
-            with open(full, encoding="utf-8") as handle:
-                sub = handle.read()
+            sub, problem = text_problem(full)
+            if sub is None:
+                raise IncludeMissing(self.file, include_line, target_tok.text,
+                                     f"cannot read {full}: {problem}")
             self.scan_file(full, sub, prefix, primary=False, _depth=self.depth + 1)
             (self.file, self.real, self.primary, self.toks, self.pos, self.includes,
              self.depth) = state
