@@ -88,8 +88,10 @@ class LocalProvider:
     ``work_dir`` is the site workDirectory (relative = under the task's base directory;
     default ``swiftwork``); ``site_run`` the ``SCRIPT-RUNID`` directory inside it;
     ``keep`` is keepSiteDir; ``scratch`` a node-local directory for job directories
-    (inputs copied, not linked).  ``enforce_walltime`` True enforces each task's maxwalltime (Swift's
-    local provider did not; coaster workers do).
+    (inputs copied, not linked).  ``enforce_walltime`` (default True) kills an app that
+    runs longer than its task's maxwalltime, as coaster workers do.  Swift's local provider
+    did not, so a hung app with a walltime hung the whole run; a user who wrote the limit
+    expects it kept (docs/running.md).
     """
 
     def __init__(
@@ -99,7 +101,7 @@ class LocalProvider:
         work_dir: str | None = None,
         site_run: str | None = None,
         keep: bool = False,
-        enforce_walltime: bool = False,
+        enforce_walltime: bool = True,
         scratch: str | None = None,
     ) -> None:
         self.name = name
@@ -109,6 +111,10 @@ class LocalProvider:
         self.enforce_walltime = enforce_walltime
         self.scratch = scratch
         self._running: dict[int, subprocess.Popen] = {}
+        #: set by shutdown(): a task still in execute() ends as canceled, none starts
+        self._closing = False
+        self._inflight = 0
+        self._drained: asyncio.Event | None = None
         self._site_dirs: set[str] = set()
         self._janitor: Any = None
         self._spawner: Any = None
@@ -132,6 +138,19 @@ class LocalProvider:
         )
 
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
+        if self._closing:  # the run is stopping: start nothing new
+            report(TaskStatus.CANCELED)
+            return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
+                              canceled=True)
+        self._inflight += 1
+        try:
+            return await self._execute(task, report)
+        finally:
+            self._inflight -= 1
+            if self._inflight == 0 and self._drained is not None:
+                self._drained.set()
+
+    async def _execute(self, task: Task, report: StatusReporter) -> TaskResult:
         report(TaskStatus.SUBMITTING)
         self.submitted += 1
         spec = self.spec(task)
@@ -176,6 +195,11 @@ class LocalProvider:
             raise
         finally:
             self._running.pop(proc.pid, None)
+        if self._closing:  # shutdown() killed it: the run was stopped, the app did not fail
+            job.finish(None, canceled=True)
+            report(TaskStatus.CANCELED)
+            return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
+                              canceled=True)
         result = job.finish(returncode, timed_out=timed_out, cleanup=False)
         self._janitor_submit(job.cleanup)
         return self._ended(result, report, task, spec)
@@ -234,9 +258,20 @@ class LocalProvider:
             pass
 
     async def shutdown(self) -> None:
-        """Kill what still runs; remove the site run directories unless keepSiteDir."""
+        """Kill what still runs; remove the site run directories unless keepSiteDir.
+
+        Tasks still in ``execute`` (the run was interrupted) end as canceled, not failed,
+        and are waited for (a few seconds at most) so that their job directories are gone
+        before the site directory is removed."""
+        self._closing = True
         for pid in list(self._running):
             wrapper.kill_group(pid)
+        if self._inflight:
+            self._drained = asyncio.Event()
+            try:
+                await asyncio.wait_for(self._drained.wait(), 10.0)
+            except asyncio.TimeoutError:
+                pass
         for proc in list(self._running.values()):
             proc.wait()
         self._running.clear()

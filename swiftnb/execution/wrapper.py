@@ -459,10 +459,11 @@ class Job:
                 return self._result(
                     False, returncode,
                     f"Application {self.argv[0]} exceeded its walltime of "
-                    f"{self.spec.get('walltime')} seconds and was killed")
+                    f"{float(self.spec.get('walltime') or 0):g} seconds and was killed")
             code = returncode if returncode is None or returncode >= 0 else 128 - returncode
             if code != 0:
-                return self._result(False, code, f"Application {self.argv[0]} failed with an exit code of {code}")
+                return self._result(False, code, f"Application {self.argv[0]} failed with an "
+                                    f"exit code of {code}{_signal_note(returncode)}")
             missing, moves = self._check_outputs()
             if missing:
                 return self._result(
@@ -620,8 +621,23 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     return job.finish(returncode)
 
 
+def _signal_note(returncode: int | None) -> str:
+    """`` (killed by signal 9, SIGKILL)`` for an app a signal ended (the exit code alone,
+    128 + N as a shell reports it, does not say so), else empty."""
+    if returncode is None or returncode >= 0:
+        return ""
+    import signal
+
+    try:
+        name = signal.Signals(-returncode).name
+    except ValueError:
+        name = "unknown signal"
+    return f" (killed by signal {-returncode}, {name})"
+
+
 if __name__ == "__main__":  # a worker can run ``python wrapper.py < spec.json``
     import json
     import sys
 
     print(json.dumps(run_job(json.load(sys.stdin))))
+

@@ -30,8 +30,12 @@ STATE_ORDER = (
 
 _STATUS_STATE = {
     8: "Submitting", 1: "Submitted", 2: "Active", 16: "Stage in", 17: "Stage out",
-    7: "Checking status", 5: "Failed but can retry",
+    7: "Checking status", 5: "Failed but can retry", 6: "Canceled",
 }
+
+#: the run's own words when it is stopped (runner, RunHandle.cancel, engine): calls that
+#: end after them were canceled, not failed or finished
+_STOP_MESSAGES = ("Execution interrupted", "Execution canceled")
 
 
 _JAVA_FIELDS = (
@@ -119,6 +123,8 @@ class ProgressTicker:
         self._task_job: dict[str, str] = {}
         self._thread_job: dict[str, str] = {}
         self._tr: dict[str, str] = {}
+        self._last_init: str | None = None
+        self._stopping = False
         self._last_summary: str | None = None
         self._last_print = 0.0
         self._handle: asyncio.TimerHandle | None = None
@@ -152,16 +158,28 @@ class ProgressTicker:
             self._task_job[f["taskid"]] = f["jobid"]
         elif kind == "JOB_INIT":
             self._tr[f["jobid"]] = f.get("tr")
+            self._last_init = f["jobid"]
             self._set(f["jobid"], "Initializing")
         elif kind == "JOB_SITE_SELECT":
             self._set(f["jobid"], "Selecting site")
         elif kind == "THREAD_ASSOCIATION":
             if f.get("thread") is not None:
                 self._thread_job[str(f["thread"])] = f["jobid"]
+        elif kind == "PROCEDURE":
+            # the engine emits PROCEDURE {thread} right after JOB_INIT {jobid}: a call that
+            # never reached a site (the run stopped first) is still found by its thread
+            if self._last_init is not None and f.get("thread") is not None:
+                self._thread_job.setdefault(str(f["thread"]), self._last_init)
         elif kind == "JOB_END":
             # the engine ends failed calls with JOB_END too; END_FAILURE settles those
-            if self.states.get(f["jobid"]) != "Failed but can retry":
+            state = self.states.get(f["jobid"])
+            if self._stopping and state != "Finished successfully":
+                self._set(f["jobid"], "Canceled")
+            elif state not in ("Failed but can retry", "Canceled"):
                 self._set(f["jobid"], "Finished successfully")
+        elif kind == "MESSAGE":
+            if str(event.text or "").startswith(_STOP_MESSAGES):
+                self._stopping = True
         elif kind == "JOB_RESTARTED":
             self._set(f["jobid"], "Finished in previous run")
         elif kind == "APPLICATION_EXCEPTION":
@@ -173,7 +191,7 @@ class ProgressTicker:
                 failing = [j for j, s in self.states.items() if s == "Failed but can retry"]
                 jobid = next((j for j in failing if self._tr.get(j) == tr), None) or next(
                     iter(failing), None)
-            if jobid is not None:
+            if jobid is not None and self.states.get(jobid) != "Canceled":
                 self._set(jobid, "Failed")
         elif kind == "JOB_CANCELED":
             pass

@@ -93,6 +93,9 @@ class SingleSiteExecutor:
         await self._ensure_started()
         async with self._slots:
             host = self.provider.name
+            if self.closed:  # the run stopped while this call waited for a slot
+                return TaskResult(ok=False, message="Canceled: the run was stopped", site=host,
+                                  canceled=True)
             thread = getattr(task, "thread", None) or "R"
             emit("THREAD_ASSOCIATION", {"jobid": jobid, "thread": thread, "host": host,
                                         "replicationGroup": None})
