@@ -943,6 +943,19 @@ def _reducer(rule: Any, builder: "_Builder") -> Any:
             return fn(children)
         return reduce_expand_fn
 
+    if not splice and len(idx) == size:
+        return fn  # the children are exactly the popped values: call the method directly
+    if not splice and len(idx) == 1:
+        only = idx[0]
+
+        def reduce_one(args: list) -> Any:
+            return fn([args[only]])
+        return reduce_one
+    if not splice:
+        def reduce_some(args: list) -> Any:
+            return fn([args[i] for i in idx])
+        return reduce_some
+
     def reduce_fn(args: list) -> Any:
         return fn(gather(args))
     return reduce_fn
