@@ -192,7 +192,11 @@ class RunHandle:
             try:
                 loop = asyncio.get_running_loop()
             except RuntimeError:
-                loop = asyncio.get_event_loop_policy().get_event_loop()
+                try:
+                    loop = asyncio.get_event_loop_policy().get_event_loop()
+                except RuntimeError:  # after an asyncio.run(): a fresh loop for wait()
+                    loop = asyncio.new_event_loop()
+                    asyncio.set_event_loop(loop)
         self._loop = loop
         self._task = loop.create_task(self._main())
         self._task.add_done_callback(self._finished)

@@ -113,7 +113,8 @@ class SwiftMagics(Magics):
             return None
         base_dir = os.getcwd()
         try:
-            program = lang.compile_source(cell, CELL_FILE, base_dir)
+            # one empty line for the %%swift line: positions are lines of the cell as seen
+            program = lang.compile_source("\n" + cell, CELL_FILE, base_dir)
         except lang.CompileError as exc:
             print(exc.render(), file=sys.stderr)
             return None

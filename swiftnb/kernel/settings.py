@@ -77,7 +77,7 @@ class SwiftSettings:
             self.properties.update(conf)
             changed = True
         config = self.load(base_dir)
-        text = config.listconfig()
+        text = config.listconfig(full=True)
         if changed:
             head = [f"config file: {self.config_file or '(default search)'}",
                     f"sites: {', '.join(config.selected_sites) or 'local'}"]
