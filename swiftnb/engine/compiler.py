@@ -38,7 +38,6 @@ from swiftnb.engine.values import (
     ArrayNode,
     Cell,
     Failed,
-    FileNode,
     Node,
     NotReady,
     StructNode,
@@ -827,8 +826,6 @@ class Compiler:
                     f"in an expression.", e.pos)
             ot = self.ltype_of(proc.outputs[0].type, proc.outputs[0].dims)
             tmp = scope.temp(ot, self.types.info(ot), e.pos)
-            scope.syms  # temp is not visible by name
-            target = _TempRef(e.pos, tmp)
             ex = self.call_stmt(e, [], scope, e.pos)
             # patch the output binding to the temp
             ex.outs[0] = lambda f, _s=tmp.slot: f[_s]  # type: ignore[attr-defined]
@@ -845,7 +842,6 @@ class Compiler:
                         raise Failed(n.error)
                     raise NotReady(n)
                 return n
-            del target
             return ev
         b = _builtin_lookup(e.name)
         if b is None:
@@ -972,12 +968,6 @@ def _int_const_op(op: str, l: Callable, c: int) -> Callable | None:
             return math.fmod(a, c)
         return modc
     return None
-
-
-class _TempRef:
-    def __init__(self, pos: A.Pos, sym: Sym) -> None:
-        self.pos = pos
-        self.sym = sym
 
 
 def _prim(v: Any) -> Any:

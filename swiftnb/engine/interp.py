@@ -22,7 +22,6 @@ output); the variable closes when they have all finished (reference section 1.5)
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import shutil
 from collections import deque
@@ -31,7 +30,6 @@ from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
-from swiftnb.engine.typeinfo import TypeTable, to_data_type
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,

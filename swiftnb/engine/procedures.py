@@ -30,7 +30,6 @@ from swiftnb.engine.values import (
     SwiftError,
 )
 from swiftnb.lang import ast as A
-from swiftnb.lang import types as T
 
 
 def const_value(e: A.Expr) -> Any:
