@@ -875,6 +875,9 @@ class Compiler:
         rt = self.rt
         fn = b.fn
         name = b.alias_of or b.name
+        import os as _os
+
+        where = f"{b.name} @ {_os.path.basename(e.pos.file)}, line: {e.pos.line}"
         if name == "length" and len(e.args) == 1:
             node = self.node_expr(e.args[0].value, scope)
 
@@ -900,7 +903,7 @@ class Compiler:
                 try:
                     return fn(rt.ctx, *args)
                 except D.BuiltinError as err:
-                    raise SwiftError(err.message) from None
+                    raise SwiftError(err.message, where=where) from None
             return mapped_call
         args = [self.expr(a.value, scope) for a in e.args]
         dtype = None
@@ -929,10 +932,8 @@ class Compiler:
                 ctx.return_file = rt.mapping_data(target(f))
             try:
                 return fn(ctx, *vals)
-            except D.AssertionFailed as err:
-                raise SwiftError(err.message) from None
             except D.BuiltinError as err:
-                raise SwiftError(err.message) from None
+                raise SwiftError(err.message, where=where) from None
 
         return call
 

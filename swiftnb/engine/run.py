@@ -307,7 +307,9 @@ class Run:
         if err.dependency:
             return
         msg = err.message
-        if pos is not None and pos.line:
+        if err.where:
+            msg = f"{msg}\n\t{err.where}"
+        elif pos is not None and pos.line:
             msg = f"{msg}\n\t{os.path.basename(pos.file)}, line: {pos.line}"
         self._error(msg)
 

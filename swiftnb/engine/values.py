@@ -91,10 +91,12 @@ def pending_callbacks() -> int:
 class SwiftError(Exception):
     """A run-time error of the script (not an engine bug); ``str`` is for people."""
 
-    def __init__(self, message: str, *, dependency: bool = False) -> None:
+    def __init__(self, message: str, *, dependency: bool = False, where: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.dependency = dependency
+        #: Swift's location line for the report, e.g. ``assert @ script.swift, line: 3``
+        self.where = where
 
 
 _NOKEY = object()
