@@ -1,0 +1,1 @@
+test "$(tail -1 131-two.txt)" = 3

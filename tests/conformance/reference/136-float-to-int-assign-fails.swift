@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int x = 7 / 2;
+trace(x);

@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int x = toInt("abc");
+trace(x);

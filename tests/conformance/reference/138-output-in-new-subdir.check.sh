@@ -1,0 +1,1 @@
+test "$(cat 138-outdir/deeper/hello.txt)" = hi
