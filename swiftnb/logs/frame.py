@@ -429,6 +429,18 @@ class LogFrame:
         stats = t.groupby("timing", sort=False)["duration"].describe()
         return stats[["count", "mean", "min", "50%", "max"]]
 
+    def plot(self) -> Any:
+        """The report as one bokeh layout (``bokeh.io.show(lf.plot())`` in a notebook)."""
+        from swiftnb.logs.plots import report_layout
+
+        return report_layout(self)
+
+    def report(self, path: str | os.PathLike[str], *, title: str | None = None) -> str:
+        """Write the offline HTML report (BokehJS inlined); returns its path."""
+        from swiftnb.logs.report import write_report
+
+        return write_report(self, path, title=title)
+
     def __repr__(self) -> str:
         run = self.run
         return (f"<LogFrame {self.name or ''} events={run['nevents']} jobs={run['njobs']} "

@@ -1,11 +1,13 @@
 """Read Swift logs (Swift/K 0.96 and swiftnb's own) back into the event schema.
 
-A log is read whole and parsed with whole-text and whole-column operations, never a
-Python loop per line: one regular expression over the text splits it into records
-(a record is a time-stamped line plus the lines without a time stamp that continue it:
-the configuration dump, script source, exception traces), pandas builds the columns,
-times are parsed once per distinct second, and the fields of each tag are extracted
-with one ``str.extract`` over the rows of that tag.
+A log is read whole and parsed with whole-array and whole-column operations, never a
+Python loop per line.  A record is a time-stamped line plus the lines without a time
+stamp that continue it (the configuration dump, script source, exception traces).
+Pieces of the log go through one of two front ends that give the same columns: the
+array front end (:mod:`swiftnb.logs.fastparse`, numpy on the bytes) or, for a piece it
+does not model exactly, one regular expression over the text.  The back end then
+assigns kinds with per-category operations and extracts the fields of each tag with
+one regular-expression pass over the rows of that tag.
 
 The result is a DataFrame with one row per record:
 
@@ -27,9 +29,9 @@ import lzma
 import os
 import re
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
 from operator import methodcaller
-from collections.abc import Iterable
 from typing import IO, Any
 
 import numpy as np
@@ -212,7 +214,6 @@ def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) 
 CHUNK_CHARS = 16 << 20
 #: the array front end (fastparse); False forces the regular expression everywhere
 USE_FAST_FRONT = True
-_RECORD_START = re.compile(r"^" + _STAMP, re.M)
 
 
 _RECORD_START_B = re.compile(rb"^" + _STAMP.encode(), re.M)

@@ -61,3 +61,14 @@ def test_empty_and_log_without_jobs():
     lf = LogFrame.from_events([_ev(0, "RUN_START"), _ev(1, "RUN_SUCCESS")])
     assert lf.run["outcome"] == "success" and lf.run["ttc"] == 1.0
     assert list(lf.timings()["timing"]) == ["TTC"]
+
+
+def test_plot_and_report_from_a_frame(tmp_path):
+    from bokeh.model import Model
+    from synthetic import record
+
+    lf = LogFrame.from_events(record())
+    assert isinstance(lf.plot(), Model)
+    path = lf.report(tmp_path / "r.html", title="synthetic run")
+    text = open(path, encoding="utf-8").read()
+    assert "synthetic run" in text and "Bokeh" in text
