@@ -83,6 +83,11 @@ _LEVEL_PAD = {"INFO": "INFO ", "WARN": "WARN ", "DEBUG": "DEBUG", "ERROR": "ERRO
               "TRACE": "TRACE", "FATAL": "FATAL", "WARNING": "WARN "}
 
 
+#: the lines -reducedLogging leaves out (Swift 0.96: the task-level ones)
+_TASK_LEVEL = frozenset({"JOB_TASK", "TASK_STATUS_CHANGE", "THREAD_ASSOCIATION",
+                         "JOB_SITE_SELECT", "PROCEDURE", "PROCEDURE_END", "FOREACH_IT_START",
+                         "FOREACH_IT_END", "CONTACT_SELECTED"})
+
 #: " LEVEL logger " of the kinds written as plain ``KIND k=v ...`` (the hot path)
 _FAST_HEAD = {kind: f" {_LEVEL_PAD[level]} {logger} "
               for kind, (level, logger, style) in LINE_SPEC.items()
@@ -205,7 +210,9 @@ class LogWriter:
     ``LogWriter("run001/swift.log").attach(bus)`` returns the function that detaches it
     (unsubscribes, flushes and closes the file it opened).  A stream passed in is flushed
     but left open.  ``flush_interval`` bounds how stale the file can be for a tailing
-    reader; events at WARN or run end flush at once.
+    reader; events at WARN or run end flush at once.  ``minimal=True`` writes only WARN
+    lines (``-minimalLogging``), ``reduced=True`` leaves out the task-level lines
+    (``-reducedLogging``: JOB_TASK, TASK_STATUS_CHANGE, THREAD_ASSOCIATION, ...).
     """
 
     def __init__(
@@ -214,7 +221,17 @@ class LogWriter:
         *,
         flush_interval: float = 0.5,
         buffer_size: int = 1 << 20,
+        minimal: bool = False,
+        reduced: bool = False,
     ) -> None:
+        # -minimalLogging: WARN and above only; -reducedLogging: no task-level lines
+        self._skip: frozenset[str] = frozenset()
+        if minimal:
+            self._skip = frozenset(k for k, (lvl, _, _) in LINE_SPEC.items()
+                                   if lvl not in ("WARN", "ERROR"))
+        elif reduced:
+            self._skip = _TASK_LEVEL
+        self._minimal = minimal
         if isinstance(target, (str, os.PathLike)):
             path = os.fspath(target)
             parent = os.path.dirname(path)
@@ -241,6 +258,9 @@ class LogWriter:
         if self.closed:
             return
         kind = event.kind
+        if self._skip and (kind in self._skip or (
+                self._minimal and kind not in LINE_SPEC and event.level not in ("WARN", "ERROR"))):
+            return
         head = _FAST_HEAD.get(kind)
         if head is not None and event.text is None and (
                 kind != "JOB_START" or event.fields.get("arguments", True)):

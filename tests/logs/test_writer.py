@@ -135,3 +135,24 @@ def test_writer_does_not_import_pandas_or_bokeh():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_minimal_and_reduced_logging():
+    def emit(bus):
+        bus.emit("JOB_INIT", {"jobid": "a-1", "tr": "a"})
+        bus.emit("TASK_STATUS_CHANGE", {"taskid": "urn:1", "status": 2})
+        bus.emit("TRACE", text="SwiftScript trace: 1")
+        bus.emit("MESSAGE", text="chatter", level="INFO", logger="Loader")
+        bus.emit("MESSAGE", text="careful", level="WARN", logger="Loader")
+
+    for options, kinds in (({"minimal": True}, ["trace", "Loader careful"]),
+                           ({"reduced": True}, ["JOB_INIT", "trace", "chatter", "careful"])):
+        bus = EventBus(clock=lambda: T0)
+        buf = io.StringIO()
+        detach = LogWriter(buf, **options).attach(bus)
+        emit(bus)
+        detach()
+        lines = buf.getvalue().splitlines()
+        assert len(lines) == len(kinds), (options, lines)
+        for line, word in zip(lines, kinds):
+            assert word in line
