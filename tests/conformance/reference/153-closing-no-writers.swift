@@ -1,0 +1,5 @@
+int[] a;
+foreach i in a {
+  trace(i);
+}
+trace("done", length(a));

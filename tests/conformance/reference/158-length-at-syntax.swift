@@ -1,0 +1,2 @@
+int a[] = [1, 2, 3];
+trace(@length(a));
