@@ -22,7 +22,9 @@ demo: install
 	@echo "--- build/demo/hello.txt:" && cat build/demo/hello.txt
 
 test: install-test
+	$(PY) -m swiftnb.kernel install --sys-prefix
 	$(PY) -m pytest -q
+	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks
 
 bench: install
 	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done

@@ -106,7 +106,7 @@ def _builtin_text(name: str) -> str:
 def inspect(code: str, cursor_pos: int, session: Any = None) -> dict[str, Any]:
     """A Jupyter inspect_reply content: a procedure's signature and doc comment, a
     variable's type, a builtin's or mapper's signature."""
-    from swiftnb.kernel.session import signature_text, type_text
+    from swiftnb.kernel.session import signature_text, var_text
 
     name = _word_at(code, cursor_pos)
     if not name and cursor_pos > 0:
@@ -123,7 +123,7 @@ def inspect(code: str, cursor_pos: int, session: Any = None) -> dict[str, Any]:
             text += "\n\n" + source
     elif session is not None and name in session.vars:
         entry = session.vars[name]
-        text = f"{type_text(entry.decl.type)} {name}"
+        text = var_text(entry.decl)
         try:
             from swiftnb.engine import values as V
 

@@ -312,13 +312,20 @@ class SwiftSession:
         for name, p in self.procs.items():
             lines.append(signature_text(p))
         for name, v in self.vars.items():
-            lines.append(f"{type_text(v.decl.type)} {name}")
+            lines.append(var_text(v.decl))
         return "\n".join(lines) if lines else "(no Swift declarations)"
 
 
 def type_text(t: A.TypeExpr) -> str:
     dims = "".join("[]" if d is None else f"[{type_text(d)}]" for d in t.dims)
     return t.name + dims
+
+
+def var_text(decl: A.VarDecl) -> str:
+    """``file parts[]``: a variable declaration as written (without value or mapping)."""
+    d = decl.declarators[0]
+    dims = "".join("[]" if x is None else f"[{type_text(x)}]" for x in d.dims)
+    return f"{type_text(decl.type)} {d.name}{dims}"
 
 
 def _formal_text(f: A.Formal) -> str:

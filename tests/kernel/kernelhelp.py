@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_client.manager import start_new_kernel
+
+SHARE = os.path.join(sys.prefix, "share", "jupyter")
+
+
+def ensure_kernelspec() -> str:
+    spec = os.path.join(SHARE, "kernels", "swiftnb", "kernel.json")
+    ok = False
+    if os.path.isfile(spec):
+        with open(spec, encoding="utf-8") as fh:
+            ok = json.load(fh)["argv"][0] == sys.executable
+    if not ok:
+        subprocess.run([sys.executable, "-m", "swiftnb.kernel", "install", "--sys-prefix"],
+                       check=True, capture_output=True, timeout=60)
+    return spec
 
 
 @dataclass

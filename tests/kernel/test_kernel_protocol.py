@@ -11,7 +11,7 @@ import jupyter_kernel_test
 import pytest
 from jupyter_client.manager import start_new_kernel
 
-from conftest import ensure_kernelspec
+from kernelhelp import ensure_kernelspec
 
 pytestmark = pytest.mark.timeout(120)
 
