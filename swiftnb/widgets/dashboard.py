@@ -12,6 +12,7 @@ panel, and detached (final flush, unsubscribe, timer cancelled) when the run end
 from __future__ import annotations
 
 import asyncio
+import html
 import os
 from typing import Any
 
@@ -72,6 +73,7 @@ class Dashboard:
                                       is_done=lambda: bool(getattr(run, "done", False)),
                                       reopen=self._reopen if _can_reopen(run) else None)
         self.panels = [self.progress, self.sites, self.blocks, self.throttles, self.failures]
+        self.label = "run"
         self.title = W.HTML(value="<b>swiftnb</b> run")
         acc = W.Accordion(children=[p.widget for p in self.panels],
                           titles=tuple(p.title for p in self.panels))
@@ -112,7 +114,7 @@ class Dashboard:
         text = "ended"
         if self.progress.jobs_failed:
             text += f", {self.progress.jobs_failed} failed"
-        self.title.value = f"<b>swiftnb</b> run {text}"
+        self.title.value = f"<b>swiftnb</b> {html.escape(self.label)} {text}"
 
     def _reopen(self) -> Any:
         """A fresh executor like the run's (for retrying a call after the run ended)."""
@@ -131,7 +133,8 @@ class Dashboard:
         until the run's end is logged; otherwise read it whole now."""
         bus = EventBus()
         dash = cls(None, bus=bus, interval=interval, charts=charts, start=follow)
-        dash.title.value = f"<b>swiftnb</b> log {os.fspath(path)}"
+        dash.label = f"log {os.fspath(path)}"
+        dash.title.value = f"<b>swiftnb</b> {html.escape(dash.label)}"
         try:
             loop = asyncio.get_running_loop() if follow else None
         except RuntimeError:
