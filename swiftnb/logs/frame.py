@@ -88,30 +88,40 @@ def events_frame(events: Iterable[Event]) -> pd.DataFrame:
     Field values are rendered as the log writer renders them, so a frame built here and
     the frame read back from the log written from the same events compare equal.
     """
-    from swiftnb.logs.reader import _TAGGED_KINDS, _empty_frame
+    from swiftnb.logs.reader import _TAGGED_KINDS, _empty_frame, _to_int
 
-    rows: list[dict[str, Any]] = []
-    for i, event in enumerate(events):
-        tagged = event.kind in _TAGGED_KINDS
-        row = {"line": i + 1, "time": float(event.time), "kind": event.kind,
-               "level": event.level, "logger": event.logger,
-               "tag": event.kind if tagged else "", "text": None if tagged else event.text}
-        for key, value in event.fields.items():
-            if key == "line":
-                key = "procline"
-            row[key] = _fmt(value) if key != "status" else value
-        rows.append(row)
-    if not rows:
+    events = list(events)
+    n = len(events)
+    if not n:
         return _empty_frame()
-    frame = pd.DataFrame.from_records(rows)
-    for col in ("kind", "level", "logger", "tag"):
-        frame[col] = frame[col].astype("category")
-    if "status" in frame:
-        frame["status"] = pd.to_numeric(frame["status"], errors="coerce").astype("Int64")
-    for col in frame.columns:
-        if col not in ("line", "time", "status", "kind", "level", "logger", "tag"):
-            frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
-    return frame
+    kinds = [e.kind for e in events]
+    tagged = [k in _TAGGED_KINDS for k in kinds]
+    columns: dict[str, list[Any]] = {}
+    for i, event in enumerate(events):  # one pass over Python objects: they are events
+        for key, value in event.fields.items():
+            column = columns.get(key)
+            if column is None:
+                column = columns[key] = [None] * n
+            column[i] = value
+    data: dict[str, Any] = {
+        "line": np.arange(1, n + 1, dtype="int64"),
+        "time": np.fromiter((float(e.time) for e in events), "float64", n),
+        "kind": pd.Categorical(kinds),
+        "level": pd.Categorical([e.level for e in events]),
+        "logger": pd.Categorical([e.logger for e in events]),
+        "tag": pd.Categorical([k if t else "" for k, t in zip(kinds, tagged)]),
+        "text": pd.Series([None if t else e.text for e, t in zip(events, tagged)],
+                          dtype=object),
+    }
+    for key, values in columns.items():
+        name = "procline" if key == "line" else key
+        if name == "status":
+            arr = np.array([None if v is None else str(int(v)) for v in values], dtype=object)
+            data[name] = _to_int(arr)
+            continue
+        data[name] = pd.Series([v if v is None or type(v) is str else _fmt(v) for v in values],
+                               dtype=object)
+    return pd.DataFrame(data)
 
 
 def _col(frame: pd.DataFrame, name: str) -> pd.Series:
