@@ -1,0 +1,1 @@
+test "$(cat 160-base.in.out)" = 160-base.in

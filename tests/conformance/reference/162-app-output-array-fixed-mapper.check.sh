@@ -1,0 +1,3 @@
+set -e
+test "$(cat 162-seqout.aa)" = one
+test "$(cat 162-seqout.ac)" = three

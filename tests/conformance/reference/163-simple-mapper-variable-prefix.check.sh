@@ -1,0 +1,1 @@
+test "$(cat 163-named.out)" = 163-named.out

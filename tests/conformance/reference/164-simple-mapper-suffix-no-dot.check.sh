@@ -1,0 +1,1 @@
+test -f 164-nosuffix_nodot.out

@@ -1,0 +1,1 @@
+test "$(cat 168-data.jpg)" = G

@@ -1,0 +1,3 @@
+set -e
+test -f 171-a.txt
+test -f 171-b.txt

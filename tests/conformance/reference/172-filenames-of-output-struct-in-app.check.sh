@@ -1,0 +1,3 @@
+set -e
+test -f 172-a.txt
+test -f 172-b.txt
