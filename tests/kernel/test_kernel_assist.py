@@ -97,3 +97,16 @@ def test_python_types():
     assert spell([1, 2.5]) == ("float", 1)
     assert spell({"a": 1}) == ("int", 1)
     assert spell(object()) is None and spell([]) is None and spell(2**40) is None
+
+
+def test_install_writes_a_kernelspec(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "swiftnb.kernel", "install", "--prefix",
+                        str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    spec = json.loads((tmp_path / "share/jupyter/kernels/swiftnb/kernel.json").read_text())
+    assert spec["argv"][:3] == [sys.executable, "-m", "swiftnb.kernel"]
+    assert spec["language"] == "swift" and spec["interrupt_mode"] == "signal"
