@@ -45,7 +45,7 @@ try:  # let swift.conf validation accept swiftnb's own coaster options
         "listenAddress": T("string"),
         "servicePort": T("int"),
         "workerRetries": T("int"),
-        "prefetch": T("any"),
+        "prefetch": T("autoint"),
         "defaultWalltime": T("time"),
         "maxtime": T("posint"),
         "slots": T("posint"),

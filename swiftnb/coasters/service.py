@@ -46,6 +46,11 @@ START_FAILURE_LIMIT = 3
 AUTO_PREFETCH_BELOW = 0.5
 
 
+class CoasterStartError(RuntimeError):
+    """The service could not start (e.g. listenAddress is not an address of this host);
+    the message is for people and names the options to check."""
+
+
 @dataclass(eq=False, slots=True)
 class CoasterJob:
     """A task inside the service: its spec for the worker and how to report back."""
@@ -270,9 +275,15 @@ class CoasterService:
 
     async def start(self) -> None:
         self._wake = asyncio.Event()
-        self._server = await asyncio.start_server(
-            self._on_connection, self.settings.bind_address, self.settings.service_port,
-            limit=1 << 24)
+        try:
+            self._server = await asyncio.start_server(
+                self._on_connection, self.settings.bind_address, self.settings.service_port,
+                limit=1 << 24)
+        except OSError as exc:
+            raise CoasterStartError(
+                f"the coaster service cannot listen on {self.settings.bind_address}:"
+                f"{self.settings.service_port or 'any port'} ({exc.strerror or exc}); check "
+                "execution.options listenAddress / internalHostName / servicePort") from None
         sock = self._server.sockets[0]
         self.port = sock.getsockname()[1]
         self._planner_task = asyncio.ensure_future(self._plan_loop())

@@ -183,7 +183,8 @@ def _convert(raw: Any, kind: str, key: str) -> Any:
                 return None
             return _convert(raw, "int", key)
     except (TypeError, ValueError):
-        expected = {"int": "an integer", "float": "a number", "time": "a time (HH:MM:SS)"}[kind]
+        expected = {"int": "an integer", "float": "a number", "time": "a time (HH:MM:SS)",
+                    "prefetch": 'an integer or "auto"'}.get(kind, kind)
         raise CoasterConfigError(f"invalid value '{raw}' for property '{key}'. Expected {expected}") from None
     raise AssertionError(kind)
 

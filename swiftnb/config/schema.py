@@ -110,7 +110,7 @@ PROVIDER_EXTRA_OPTIONS: dict[str, Any] = {
     "parallelism": interval(0.0, 1.0), "maxWorkerIdleTime": T("posfloat"),
     "suspendDelay": T("float"), "planInterval": T("posfloat"),
     "listenAddress": T("string"), "servicePort": T("int"), "workerRetries": T("int"),
-    "prefetch": T("int"), "defaultWalltime": T("time"), "maxtime": T("posint"),
+    "prefetch": T("autoint"), "defaultWalltime": T("time"), "maxtime": T("posint"),
 }
 
 EXECUTION_OPTIONS: dict[str, Any] = {

@@ -104,6 +104,16 @@ class ValueType:
             return number
         if kind == "float":
             return _float(value)
+        if kind == "autoint":
+            if isinstance(value, str) and value.strip().lower() == "auto":
+                return "auto"
+            try:
+                number = _int(value)
+            except BadValue:
+                number = -1
+            if number < 0:
+                raise BadValue("expected " + self.describe())
+            return number
         if kind == "posfloat":
             number = _float(value)
             if number < 0:
@@ -159,6 +169,7 @@ _DESCRIPTIONS = {
     "posint": "an integer greater than 0",
     "float": "a number",
     "posfloat": "a positive number",
+    "autoint": 'an integer greater than or equal to 0, or "auto"',
     "throttle": 'a positive integer or "off"',
     "time": 'a time ("MM", "HH:MM" or "HH:MM:SS")',
     "seconds": "a number of seconds",
@@ -257,30 +268,42 @@ class Distribution:
         return max(0.0, rng.gauss(self.params[0], self.params[1]))
 
 
+#: the longest simulated duration a sim option may ask for (one year): a longer one is a
+#: typo, and its virtual timestamps would overflow the log's dates
+MAX_SIM_SECONDS = 365 * 24 * 3600.0
+
+
 def parse_distribution(value: Any) -> Distribution:
     expected = "expected " + _DESCRIPTIONS["distribution"]
     if isinstance(value, bool) or isinstance(value, (dict, list)):
         raise BadValue(expected)
     if isinstance(value, (int, float)):
-        if value < 0:
-            raise BadValue(expected)
+        if not 0 <= value <= MAX_SIM_SECONDS:
+            raise BadValue(expected + _too_long(value))
         return Distribution("const", (float(value),))
     parts = [p.strip() for p in str(value).split(":")]
     try:
         numbers = tuple(float(p) for p in parts[1:])
         if len(parts) == 1:
             number = float(parts[0])
-            if number < 0:
-                raise BadValue(expected)
+            if not 0 <= number <= MAX_SIM_SECONDS:  # also NaN
+                raise BadValue(expected + _too_long(number))
             return Distribution("const", (number,))
     except ValueError:
         raise BadValue(expected) from None
     arity = {"exp": 1, "uniform": 2, "normal": 2}.get(parts[0])
     if arity is None or len(numbers) != arity or any(math.isnan(n) or n < 0 for n in numbers):
         raise BadValue(expected)
+    if any(n > MAX_SIM_SECONDS for n in numbers):
+        raise BadValue(expected + _too_long(max(numbers)))
     if parts[0] == "uniform" and numbers[0] > numbers[1]:
         raise BadValue(expected + " (uniform:A:B needs A <= B)")
     return Distribution(parts[0], numbers)
+
+
+def _too_long(number: float) -> str:
+    return (f" of at most {MAX_SIM_SECONDS:.0f} (one year)"
+            if number == number and number > MAX_SIM_SECONDS else "")
 
 
 def parse_outages(value: Any) -> list[tuple[float, float]]:

@@ -578,7 +578,10 @@ class Scheduler:
             att.finish(TaskResult(ok=False, canceled=True, site=site.name))
             raise
         except Exception as exc:
-            result = TaskResult(ok=False, message=f"site {site.name}: {type(exc).__name__}: {exc}")
+            # swiftnb's own errors are written for people; others need their type named
+            what = str(exc) if type(exc).__module__.startswith("swiftnb.") else (
+                f"{type(exc).__name__}: {exc}")
+            result = TaskResult(ok=False, message=f"site {site.name}: {what}")
         if not result.site:
             result.site = site.name
         att.finish(result)
