@@ -356,6 +356,28 @@ class LogFrame:
         return workers
 
     @property
+    def scores(self) -> pd.DataFrame:
+        """Site scores as the scheduler used them: time, host, score (CONTACT_SELECTED)."""
+        ev = self._of("CONTACT_SELECTED")
+        return pd.DataFrame({
+            "time": ev["time"].to_numpy() if len(ev) else np.zeros(0),
+            "host": _col(ev, "host").to_numpy(dtype=object),
+            "score": pd.to_numeric(_col(ev, "score"), errors="coerce").to_numpy(dtype=float),
+        })
+
+    @property
+    def throttles(self) -> pd.DataFrame:
+        """Throttle changes: time, name, host, old, new (THROTTLE; numbers where numeric)."""
+        ev = self._of("THROTTLE")
+        return pd.DataFrame({
+            "time": ev["time"].to_numpy() if len(ev) else np.zeros(0),
+            "name": _col(ev, "name").to_numpy(dtype=object),
+            "host": _col(ev, "host").to_numpy(dtype=object),
+            "old": pd.to_numeric(_col(ev, "old"), errors="coerce").to_numpy(dtype=float),
+            "new": pd.to_numeric(_col(ev, "new"), errors="coerce").to_numpy(dtype=float),
+        })
+
+    @property
     def run(self) -> dict[str, Any]:
         """Run-level facts: run id, start/finish, outcome and counts."""
         if "run" in self._cache:

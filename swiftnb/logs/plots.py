@@ -21,7 +21,7 @@ from bokeh.plotting import figure
 from swiftnb.logs.frame import TIMINGS, LogFrame
 
 __all__ = ["task_timeline", "block_timeline", "state_counts", "timing_histograms",
-           "jobs_per_site", "report_layout"]
+           "jobs_per_site", "site_scores", "report_layout"]
 
 #: phase of a task -> (start state, end state, colour)
 TASK_PHASES = {
@@ -211,6 +211,35 @@ def jobs_per_site(lf: LogFrame) -> Any:
     return column(p)
 
 
+def site_scores(lf: LogFrame) -> Any:
+    """Site scores over time (what adaptive site selection saw) and throttle changes."""
+    scores = lf.scores.dropna(subset=["score"])
+    throttles = lf.throttles.dropna(subset=["new"])
+    if not len(scores) and not len(throttles):
+        return _empty("Site scores and throttles", "no site scores or throttle changes logged")
+    plots = []
+    if len(scores):
+        p = figure(title="Site scores (CONTACT_SELECTED)", x_axis_type="datetime", width=WIDTH,
+                   height=280, tools="xpan,xwheel_zoom,box_zoom,reset,save")
+        for i, (host, group) in enumerate(scores.groupby(scores["host"].fillna("?"), sort=True)):
+            p.step(_dt(group["time"].to_numpy()), group["score"].to_numpy(), mode="after",
+                   color=Category10_10[i % 10], legend_label=str(host), line_width=2)
+        p.legend.location = "top_left"
+        p.legend.click_policy = "hide"
+        plots.append(p)
+    if len(throttles):
+        p = figure(title="Throttles (THROTTLE)", x_axis_type="datetime", width=WIDTH, height=250,
+                   tools="xpan,xwheel_zoom,box_zoom,reset,save")
+        keys = throttles["name"].fillna("?") + " " + throttles["host"].fillna("all")
+        for i, (key, group) in enumerate(throttles.groupby(keys, sort=True)):
+            p.step(_dt(group["time"].to_numpy()), group["new"].to_numpy(), mode="after",
+                   color=Category10_10[i % 10], legend_label=str(key), line_width=2)
+        p.legend.location = "top_left"
+        p.legend.click_policy = "hide"
+        plots.append(p)
+    return column(*plots)
+
+
 def _summary_html(lf: LogFrame) -> str:
     import html
 
@@ -258,4 +287,5 @@ def report_layout(lf: LogFrame, *, title: str | None = None) -> Any:
         block_timeline(lf),
         timing_histograms(lf),
         jobs_per_site(lf),
+        site_scores(lf),
     )

@@ -111,6 +111,10 @@ def test_log_read_back_equals_event_stream(tmp_path, monkeypatch, kind):
     # the log keeps milliseconds: each end may move by half a millisecond
     pd.testing.assert_series_equal(a["duration"], b["duration"], check_exact=False,
                                    atol=1.01e-3, rtol=0)
+    if kind == "sim":  # the scheduler's site scores (written with 3 decimals)
+        assert len(back.scores) > 0 and set(back.scores["host"]) <= {"grid1", "grid2"}
+        pd.testing.assert_frame_equal(live.scores, back.scores, check_exact=False,
+                                      atol=1.01e-3, rtol=0)
     expected = {"Tss", "Tse", "Tw", "Te"} | ({"Tq", "Ta", "Tb", "Twe", "Tsi", "Tso"}
                                              if kind == "coaster" else set())
     assert expected <= set(b.index.get_level_values("timing"))
