@@ -1,0 +1,4 @@
+type file;
+string s = "foo";
+file f <"176-writedata-primitive-string.out">;
+f = writeData(s);
