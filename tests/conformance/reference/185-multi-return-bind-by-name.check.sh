@@ -1,0 +1,1 @@
+test -f 185-err.txt
