@@ -253,8 +253,8 @@ class LogFrame:
         if aimes and len(status_rows):
             # the AIMES analysis: only lines ending at status=N count, except for 2 and 16
             # (which carry workerid=); a worker "<block>:-" gives no stage in
-            extra = _col(status_rows, "message").notna() | (
-                _col(status_rows, "workerid").notna() & ~status_rows["status"].isin([2, 16]))
+            extra = (_col(status_rows, "message").notna() | _col(status_rows, "workerid").notna()) \
+                & ~status_rows["status"].isin([2, 16]).fillna(False)
             dash = (status_rows["status"] == 16) & _col(status_rows, "workerid").fillna("").str.endswith(":-")
             status_rows = status_rows[~(extra | dash).to_numpy()]
         job_task = ev[ev["kind"] == "JOB_TASK"]

@@ -72,3 +72,25 @@ def test_plot_and_report_from_a_frame(tmp_path):
     path = lf.report(tmp_path / "r.html", title="synthetic run")
     text = open(path, encoding="utf-8").read()
     assert "synthetic run" in text and "Bokeh" in text
+
+
+def test_aimes_line_end_rule():
+    from swiftnb.logs.aimes import durations
+
+    events = _job("j-1", ["urn:a", "urn:b"], [[8, 1], [8, 1]])
+    events += [_ev(2, "TASK_STATUS_CHANGE", taskid="urn:a", status=5,
+                    message="Walltime exceeded"),
+               _ev(3, "TASK_STATUS_CHANGE", taskid="urn:b", status=16, workerid="B:-"),
+               _ev(4, "TASK_STATUS_CHANGE", taskid="urn:b", status=2, workerid="B:W",
+                   message="extra words"),
+               _ev(5, "TASK_STATUS_CHANGE", taskid="urn:b", status=7)]
+    lf = LogFrame.from_events(events)
+    doc = durations(lf)
+    a, b = doc["Tasks"]["a"], doc["Tasks"]["b"]
+    assert a["states"]["failed"] is None  # "status=5 Walltime exceeded" does not end at 5
+    assert lf.tasks.loc["urn:a", "failed"] == T0 + 2  # the general table counts it
+    assert b["states"]["stage_in"] is None  # worker "B:-"
+    assert b["states"]["active"] == int(T0 + 4)  # 2 and 16 may carry more
+    assert b["workerid"] == "B:W" and b["blockid"] == "B"
+    assert a["host"] == "local" and b["host"] is None  # only the first attempt has a host
+    assert doc["Jobs"]["j-1"]["task_id"] == "a"
