@@ -250,6 +250,8 @@ class LogFrame:
     def _tasks(self, *, aimes: bool = False) -> pd.DataFrame:
         ev = self._of("TASK_STATUS_CHANGE", "JOB_TASK")
         status_rows = ev[ev["kind"] == "TASK_STATUS_CHANGE"]
+        status_rows = status_rows[status_rows["status"].notna().to_numpy()
+                                  & _col(status_rows, "taskid").notna().to_numpy()]
         if aimes and len(status_rows):
             # the AIMES analysis: only lines ending at status=N count, except for 2 and 16
             # (which carry workerid=); a worker "<block>:-" gives no stage in

@@ -171,6 +171,12 @@ def test_damaged_text_never_raises_anything_but_log_format_error():
         "2016-01-25 01:08:24,537-0500 WARN  trace SwiftScript trace: x\n",
         "2016-01-25 01:08:24,537 INFO  Loader RUN_START\n", "\tcontinued\n", "\x00\xff",
         "2016-01-25 01:08:24,537+0000 INFO  RemoteLogHandler BLOCK_REQUESTED id=x, cores=\n",
+        "2016-01-25 01:08:24,537+0000 INFO  Execute TASK_STATUS_CHANGE status=5\n",
+        "2016-01-25 01:08:24,537+0000 INFO  Execute TASK_STATUS_CHANGE taskid=urn:x status=\n",
+        "2016-01-25 01:08:24,537+0000 INFO  Execute JOB_TASK jobid=\n",
+        "2016-01-25 01:08:24,537+0000 INFO  RemoteLogHandler WORKER_ACTIVE blockid=b\n",
+        "2016-01-25 01:08:24,537+0000 DEBUG swift JOB_END jobid=j-1\n",
+        "2016-01-25 01:08:24,537+0000 INFO  Loader Swift finished with errors\n",
     ])
 
     @settings(max_examples=50, deadline=None,
@@ -184,8 +190,12 @@ def test_damaged_text_never_raises_anything_but_log_format_error():
                 frame = read_log(io.StringIO(text))
             except LogFormatError:
                 return
-        LogFrame(frame).run  # the tables build on anything the reader returns
-        LogFrame(frame).timings()
+        lf = LogFrame(frame)
+        lf.run  # the tables build on anything the reader returns
+        lf.timings()
+        from swiftnb.logs.aimes import durations
+
+        durations(lf)
 
     check()
 
