@@ -48,6 +48,14 @@ class RestartLog:
         self.resumed = resume
         self._entries: set[str] = set()
         self._values: dict[str, str] = {}
+        try:
+            self._open(resume)
+        except OSError as exc:  # a full disk, a read-only directory, a directory named so
+            raise RestartLogError(f"Cannot {'update' if resume else 'create'} the restart log "
+                                  f"{self.path}: {exc.strerror or exc}") from None
+        self.closed = False
+
+    def _open(self, resume: bool) -> None:
         if resume:
             if not os.path.isfile(self.path):
                 raise RestartLogError(f"Restart log not found: {self.path}")
@@ -62,8 +70,14 @@ class RestartLog:
             self._fh = open(self.path, "w", encoding="utf-8")
             self._lock()
             self._fh.write(f"# Log file created {java_date()}\n# Format version {FORMAT_VERSION}\n")
-        self._fh.flush()
-        self.closed = False
+        try:
+            self._fh.flush()
+        except OSError:
+            try:
+                self._fh.close()
+            except OSError:
+                pass
+            raise
 
     @classmethod
     def next_free(cls, directory: str, script_stem: str) -> "RestartLog":
@@ -150,7 +164,10 @@ class RestartLog:
             os.fsync(self._fh.fileno())
         except (OSError, ValueError):
             pass
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError:  # the disk filled up: what was flushed before is on disk
+            pass
 
     def delete(self) -> None:
         """The run succeeded: close and remove the log, as Swift does."""

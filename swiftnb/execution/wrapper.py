@@ -136,7 +136,17 @@ def _tail(path: str | None, limit: int = TAIL_CHARS) -> str:
             data = fh.read()
     except OSError:
         return ""
-    return data.decode("utf-8", "replace").rstrip("\n")
+    return printable_tail(data)
+
+
+#: control characters shown as "." in a failure report (tabs, newlines and ESC stay)
+_CONTROL = {c: "." for c in (*range(0, 9), 11, 12, *range(14, 27), *range(28, 32), 127)}
+
+
+def printable_tail(data: bytes) -> str:
+    """A stream tail for people: UTF-8 (bad bytes replaced), control characters (a
+    binary stdout's NULs) as dots, so a report never garbles the terminal."""
+    return data.decode("utf-8", "replace").rstrip("\n").translate(_CONTROL)
 
 
 def _inside(root: str, rel: str) -> str | None:
@@ -277,6 +287,13 @@ class Job:
         spec = self.spec
         try:
             self._make_job_dir()
+        except OSError as exc:
+            where = "scratch directory" if self.copy_inputs else "work directory"
+            return self._fail_early(
+                f"Could not create the job directory {self.rel_dir} in the site {where} "
+                f"{self._root}: {exc.strerror or exc}"
+                + (f" ({exc.filename})" if getattr(exc, "filename", None) else ""))
+        try:
             for path in spec.get("inputs") or ():
                 source = self._resolve_input(path)
                 if not os.path.lexists(source):
@@ -309,7 +326,8 @@ class Job:
                 if not os.path.exists(self.stdin_path):
                     return self._fail_early(f"Could not locate input file: {stdin}")
         except OSError as exc:
-            return self._fail_early(f"Could not create the job directory {self.rel_dir}: {exc}")
+            return self._fail_early(f"Could not prepare the job directory {self.rel_dir} "
+                                    f"(stage in): {exc}")
         exe = self._resolve_executable()
         if exe is None:
             return self
@@ -473,7 +491,14 @@ class Job:
                 for src, dest in moves:
                     _move_atomic(src, dest)
             except OSError as exc:
-                return self._result(False, 0, f"Could not move output {src} to {dest}: {exc}")
+                # never lose a finished app's outputs: keep its job directory out of the
+                # site directory (which the end of the run removes) and say where
+                kept = self._rescue()
+                where = (f"; the job directory with the outputs is kept in {kept}" if kept
+                         else "")
+                return self._result(False, 0, f"Could not move output "
+                                    f"{os.path.relpath(src, self.dir)} to {dest}: "
+                                    f"{exc.strerror or exc}{where}")
             return self._result(True, 0, "")
         finally:
             if cleanup:
@@ -517,7 +542,7 @@ class Job:
         try:
             size = anon.seek(0, os.SEEK_END)
             anon.seek(max(0, size - TAIL_CHARS))
-            return anon.read().decode("utf-8", "replace").rstrip("\n")
+            return printable_tail(anon.read())
         except (OSError, ValueError):
             return ""
 
@@ -550,6 +575,21 @@ class Job:
             "retryable": retryable,
             "canceled": canceled,
         }
+
+    def _rescue(self) -> str | None:
+        """Move the job directory to ``WORKDIR/SITE_RUN.kept/NAME`` (kept after the run);
+        its new path, or None (then it stays where it is, as with keepSiteDir)."""
+        target = os.path.join(self.work_dir, f"{self.spec.get('site_run') or 'run'}.kept",
+                              os.path.basename(self.dir))
+        try:
+            self.close_streams()
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.move(self.dir, target)
+        except OSError:
+            self.keep = True
+            return None
+        self._made = []
+        return target
 
     def cleanup(self) -> None:
         """Remove the job directory and the wrapper's stream files (unless keep)."""
