@@ -1,0 +1,3 @@
+type myfile;
+myfile v[] <filesys_mapper;>;
+trace("mapped");

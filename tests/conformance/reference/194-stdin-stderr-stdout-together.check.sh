@@ -1,0 +1,1 @@
+test "$(cat 194-test.err)" = oops

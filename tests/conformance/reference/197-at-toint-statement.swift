@@ -1,0 +1,3 @@
+int i;
+i = @toint("3");
+trace(i);

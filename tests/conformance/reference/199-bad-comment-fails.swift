@@ -1,0 +1,2 @@
+// THIS-SCRIPT-SHOULD-FAIL
+/namedOutputs = wavelet(script, 101, "FB");

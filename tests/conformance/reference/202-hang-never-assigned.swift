@@ -1,0 +1,5 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int i;
+int j;
+j = i;
+trace(j);
