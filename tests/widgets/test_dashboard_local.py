@@ -188,3 +188,34 @@ def test_from_log_reads_a_real_swift_096_coaster_log(tmp_path, browser):
     assert all(b["state"] == "done" for b in blocks.values())
     assert sum(b["done"] for b in blocks.values()) == 32
     assert browser.state(dash.progress.bars[7])["value"] == 32
+
+
+def test_from_log_watches_a_run_of_another_process(tmp_path, browser):
+    """`swiftnb run` in a separate process writes its log; the panels follow it."""
+    import sys
+
+    (tmp_path / "swift.conf").write_text(SIM_CONF + "\nexecutionRetries: 10\n")
+    (tmp_path / "bag.swift").write_text(BAG % 120)
+
+    async def main():
+        dash = Dashboard.from_log(tmp_path / "watch.log", poll=0.05, charts=False)
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "swiftnb.cli", "run", "-config", "swift.conf",
+            "-logfile", "watch.log", "bag.swift", cwd=tmp_path,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        code = await proc.wait()
+        await asyncio.wait_for(dash._tail_task, 20)
+        return code, dash
+
+    code, dash = run_async(main())
+    assert code == 0
+    assert dash.feed.stopped and "ended" in browser.state(dash.title)["value"]
+    log_events = dash.feed.events_seen
+    assert log_events > 120 * 4
+    assert dash.progress.jobs == 120 and dash.progress.jobs_ok == 120
+    assert browser.state(dash.progress.bars[7])["value"] == dash.progress.snapshot()["Completed"]
+    done = {k: v["completed"] for k, v in dash.sites.snapshot().items()}
+    assert set(done) == {"good", "flaky"} and sum(done.values()) == 120
+    failed = dash.sites.snapshot()["flaky"]["failed"]
+    assert failed > 0 and dash.failures.total == failed   # from APPLICATION_EXCEPTION lines
+    assert "exit code 1" in browser.state(dash.failures.rows[0][2])["value"]
