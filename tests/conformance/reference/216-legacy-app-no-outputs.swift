@@ -1,0 +1,3 @@
+f (int g) { app { echo g; } }
+f(3);
+trace("called");
