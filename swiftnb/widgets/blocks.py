@@ -48,9 +48,13 @@ class BlocksPanel:
     """Blocks table and timeline."""
 
     title = "Coaster blocks"
-    HEADERS = ("block", "shape", "walltime", "state", "workers", "running", "done", "util")
+    HEADERS = ("block", "shape", "walltime", "state", "workers", "running", "done", "util",
+               "time left")
 
-    def __init__(self, *, chart: bool = True) -> None:
+    def __init__(self, providers: list[Any] | None = None, *, chart: bool = True) -> None:
+        # live coaster providers (``state()["blocks"]``) add each block's time left
+        self.providers = [p for p in providers or () if hasattr(p, "service")]
+        self.time_left: dict[str, float] = {}
         self.blocks: dict[str, _Block] = {}
         self.task_block: dict[str, str] = {}
         self.t0: float | None = None
@@ -129,12 +133,25 @@ class BlocksPanel:
                     b.utilization = num(f.get("u"))
 
     def rows(self) -> list[tuple]:
+        left = self.time_left
         return [(b.id, b.shape, b.walltime, b.state, len(b.workers), b.running, b.done,
-                 b.utilization) for b in self.blocks.values()]
+                 b.utilization, left.get(b.id) if b.ended is None else None)
+                for b in self.blocks.values()]
+
+    def _live(self) -> None:
+        for provider in self.providers:
+            try:
+                blocks = provider.state().get("blocks", ())
+            except Exception:  # noqa: BLE001 - a panel never breaks a run
+                continue
+            for row in blocks:
+                if row.get("time_left") is not None:
+                    self.time_left[str(row["id"])] = round(float(row["time_left"]))
 
     def render(self) -> bool:
         if not self.blocks:
             return False
+        self._live()
         changed = False
         html = table(self.HEADERS, self.rows(), cls="blocks")
         if html != self.table.value:

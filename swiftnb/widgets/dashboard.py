@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as W
 
 from swiftnb.events import EventBus
-from swiftnb.widgets._util import executor_of, scheduler_of
+from swiftnb.widgets._util import executor_of, providers_of, scheduler_of
 from swiftnb.widgets.blocks import BlocksPanel
 from swiftnb.widgets.failures import FailuresPanel
 from swiftnb.widgets.feed import DEFAULT_INTERVAL, Feed
@@ -67,7 +67,7 @@ class Dashboard:
         executor = executor_of(run)
         self.progress = ProgressPanel()
         self.sites = SitesPanel(self.scheduler, chart=charts)
-        self.blocks = BlocksPanel(chart=charts)
+        self.blocks = BlocksPanel(providers_of(run), chart=charts)
         self.throttles = ThrottlesPanel(self.scheduler)
         self.failures = FailuresPanel(executor, sources=_sources_of(run),
                                       is_done=lambda: bool(getattr(run, "done", False)),

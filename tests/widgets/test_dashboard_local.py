@@ -131,6 +131,9 @@ def test_coaster_blocks_panel_on_a_local_coaster_site(tmp_path, browser):
     assert all(r["running"] == "0" for r in rows)
     assert all(r["state"] in ("shutdown", "done") for r in rows)   # seen to the end
     assert all(r["shape"].endswith("cores") for r in rows)
+    assert all(r["time left"] == "" for r in rows)          # ended blocks have none
+    assert dash.blocks.providers                             # the live coaster provider
+    assert all(0 <= v <= 540 for v in dash.blocks.time_left.values())
     # the timeline got one bar per block
     timeline = dash.blocks.timeline
     assert sorted(timeline.source.data["id"]) == sorted(requested)
