@@ -109,13 +109,21 @@ def test_plot_log_writes_an_offline_report(tmp_path):
 @pytest.mark.parametrize("fn", ["task_timeline", "block_timeline", "state_counts",
                                 "timing_histograms", "jobs_per_site", "site_scores",
                                 "report_layout"])
-def test_each_plot_is_a_layout(fn):
+def test_each_plot_is_a_layout(fn, frames):
     from bokeh.model import Model
 
     from swiftnb.logs import plots
-    from swiftnb.logs.frame import LogFrame
-    from synthetic import record
 
-    for lf in (LogFrame.read(SMALL), LogFrame.from_events(record()), LogFrame.from_events([])):
+    for lf in frames:
         layout = getattr(plots, fn)(lf)
         assert isinstance(layout, Model)
+
+
+@pytest.fixture(scope="module")
+def frames():
+    """A Swift/K log, a synthetic coaster run with a retry, and an empty run."""
+    from synthetic import record
+
+    from swiftnb.logs.frame import LogFrame
+
+    return [LogFrame.read(SMALL), LogFrame.from_events(record()), LogFrame.from_events([])]

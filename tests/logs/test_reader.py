@@ -179,7 +179,7 @@ def test_damaged_text_never_raises_anything_but_log_format_error():
         "2016-01-25 01:08:24,537+0000 INFO  Loader Swift finished with errors\n",
     ])
 
-    @settings(max_examples=50, deadline=None,
+    @settings(max_examples=25, deadline=None,
               suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(st.lists(pieces, max_size=12), st.text(max_size=30))
     def check(parts, noise):
