@@ -21,14 +21,20 @@ usage: swiftnb convert-config [-sites.file sites.xml] [-tc.file tc.data]
                               [-config swift.properties] [-out swift.conf]"""
 
 
-def convert_config(argv: Sequence[str], out: TextIO = sys.stdout,
-                   err: TextIO = sys.stderr) -> int:
+def convert_config(argv: Sequence[str], out: TextIO | None = None,
+                   err: TextIO | None = None) -> int:
+    out = sys.stdout if out is None else out  # the streams of the moment, not of import
+    err = sys.stderr if err is None else err
     options: dict[str, str] = {}
     args = list(argv)
     while args:
         name = args.pop(0)
-        if name not in ("-sites.file", "-tc.file", "-config", "-out") or not args:
+        if name not in ("-sites.file", "-tc.file", "-config", "-out"):
             print(f"swiftnb convert-config: unexpected argument {name!r}", file=err)
+            print(CONVERT_USAGE, file=err)
+            return 1
+        if not args or args[0].startswith("-"):
+            print(f"swiftnb convert-config: {name} needs a file name", file=err)
             print(CONVERT_USAGE, file=err)
             return 1
         options[name] = args.pop(0)
@@ -46,15 +52,46 @@ def convert_config(argv: Sequence[str], out: TextIO = sys.stdout,
         print(f"Warning: {warning}", file=err)
     text = config.to_swift_conf()
     if "-out" in options:
-        with open(options["-out"], "w", encoding="utf-8") as handle:
-            handle.write(text)
-    else:
-        out.write(text)
+        return _write_output(options, text, err)
+    out.write(text)
     return 0
 
 
-def check_config(argv: Sequence[str], out: TextIO = sys.stdout,
-                 err: TextIO = sys.stderr) -> int:
+def _write_output(options: dict[str, str], text: str, err: TextIO) -> int:
+    """Write ``-out`` whole or not at all, and never over one of the files read."""
+    import os
+    import tempfile
+
+    target = options["-out"]
+    for name in ("-sites.file", "-tc.file", "-config"):
+        source = options.get(name)
+        if source is not None and os.path.exists(target) and os.path.samefile(source, target):
+            print(f"swiftnb convert-config: -out {target} is the {name} being converted; "
+                  "choose another name", file=err)
+            return 1
+    directory = os.path.dirname(os.path.abspath(target))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".swift.conf.", dir=directory)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # as open() would have made it
+            os.replace(tmp, target)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        print(f"swiftnb convert-config: cannot write {target}: {exc.strerror or exc}", file=err)
+        return 1
+    return 0
+
+
+def check_config(argv: Sequence[str], out: TextIO | None = None,
+                 err: TextIO | None = None) -> int:
+    out = sys.stdout if out is None else out  # the streams of the moment, not of import
+    err = sys.stderr if err is None else err
     try:
         args = split_config_args(argv)
         if args.rest:

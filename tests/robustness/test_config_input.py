@@ -1,0 +1,92 @@
+"""Broken configuration files: each gets one clear line (file, key, what is wrong), exit 1,
+and no run directory work is lost (nothing runs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import HELLO
+
+pytestmark = pytest.mark.timeout(60)
+
+BINARY = b"\xff\xfe\x00garbage\n"
+
+
+def test_binary_swift_conf(tmp_path, write, cli):
+    write("hello.swift", HELLO)
+    write("bin.conf", BINARY)
+    r = cli("run", "-config", "bin.conf", "hello.swift")
+    assert r.returncode == 1
+    assert "bin.conf: cannot read configuration file: not a UTF-8 text file (line 1: byte 0xff)" \
+        in r.stderr
+    assert not (tmp_path / "hello.txt").exists()
+
+
+def test_latin1_comment_names_the_line(tmp_path, write, cli):
+    write("hello.swift", HELLO)
+    write("l1.conf", "lazyErrors: true\n# caf\xe9\n".encode("latin-1"))
+    r = cli("check-config", "-config", "l1.conf")
+    assert r.returncode == 1
+    assert "line 2: byte 0xe9" in r.stderr
+
+
+def test_binary_include(tmp_path, write, cli):
+    write("hello.swift", HELLO)
+    write("bin.conf", BINARY)
+    write("main.conf", 'include "bin.conf"\n')
+    r = cli("run", "-config", "main.conf", "hello.swift")
+    assert r.returncode == 1
+    assert 'main.conf:1: include "bin.conf": cannot read' in r.stderr
+    assert "not a UTF-8 text file" in r.stderr
+
+
+@pytest.mark.parametrize("option,name,what", [
+    ("-tc.file", "bin.tc", "transformation catalog"),
+    ("-config", "bin.properties", "properties"),
+])
+def test_binary_legacy_files(tmp_path, write, cli, option, name, what):
+    write("hello.swift", HELLO)
+    write("sites.xml", '<config><pool handle="localhost"><execution provider="local"/>'
+                       '<workdirectory>work</workdirectory></pool></config>')
+    write(name, BINARY)
+    extra = ["-sites.file", "sites.xml"] if option == "-tc.file" else []
+    r = cli("run", *extra, option, name, "hello.swift")
+    assert r.returncode == 1
+    assert f"{name}: cannot read {what}: not a UTF-8 text file" in r.stderr
+
+
+def test_coaster_prefetch_auto_in_swift_conf(tmp_path, write, cli):
+    write("c.conf", 'sites: c\nsite.c { execution { type: coaster, jobManager: "local:local",'
+                    ' options { prefetch: auto, planInterval: 0.5, maxWorkerIdleTime: 30 } }\n'
+                    '  workDirectory: w }\n')
+    assert cli("check-config", "-config", "c.conf").returncode == 0
+    write("c.conf", 'sites: c\nsite.c { execution { type: coaster, jobManager: "local:local",'
+                    ' options { prefetch: lots } } }\n')
+    r = cli("check-config", "-config", "c.conf")
+    assert r.returncode == 1
+    assert ('site.c.execution.options.prefetch: invalid value "lots", expected an integer '
+            'greater than or equal to 0, or "auto"') in r.stderr
+
+
+@pytest.mark.parametrize("value", ["1e12", "nan", '"exp:inf"', '"uniform:1:1e9"'])
+def test_sim_durations_must_be_sensible(tmp_path, write, cli, value):
+    write("s.conf", "sites: g\nsite.g { execution { type: sim, options { taskDuration: "
+                    + value + " } }\n  workDirectory: w }\n")
+    r = cli("check-config", "-config", "s.conf")
+    assert r.returncode == 1
+    assert "site.g.execution.options.taskDuration: invalid value" in r.stderr
+
+
+def test_convert_config_output_errors(tmp_path, write, cli):
+    write("sites.xml", '<config><pool handle="x"><execution provider="local"/>'
+                       '<workdirectory>w</workdirectory></pool></config>')
+    before = (tmp_path / "sites.xml").read_text()
+    r = cli("convert-config", "-sites.file", "sites.xml", "-out", "sites.xml")
+    assert r.returncode == 1 and "is the -sites.file being converted" in r.stderr
+    assert (tmp_path / "sites.xml").read_text() == before
+    r = cli("convert-config", "-sites.file", "sites.xml", "-out", "no/such/dir/x.conf")
+    assert r.returncode == 1 and "cannot write no/such/dir/x.conf" in r.stderr
+    r = cli("convert-config", "-sites.file")
+    assert r.returncode == 1 and "-sites.file needs a file name" in r.stderr
+    r = cli("convert-config", "-sites.file", "sites.xml", "-out", "x.conf")
+    assert r.returncode == 0 and "site.x" in (tmp_path / "x.conf").read_text()

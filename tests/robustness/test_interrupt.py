@@ -1,0 +1,79 @@
+"""Ctrl-C (SIGINT) and SIGTERM during a run: the apps are killed (none is started after),
+coaster blocks shut down, the log and the ticker say the calls were canceled, the restart
+log is kept, the site directory is removed, exit code 2."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from conftest import SLEEPERS, alive, start, wait_for
+
+pytestmark = pytest.mark.timeout(90)
+
+COASTER_CONF = """\
+sites: c
+site.c {
+    execution {
+        type: coaster
+        jobManager: "local:local"
+        options { maxJobs: 1, tasksPerNode: 2, maxNodesPerJob: 1, maxJobTime: "01:00:00",
+                  planInterval: 0.2, defaultWalltime: "00:02:00" }
+    }
+    workDirectory: swiftwork
+    maxParallelTasks: 4
+    initialParallelTasks: 4
+    app.ALL.executable: "*"
+}
+"""
+
+
+def _pids(piddir) -> list[int]:
+    out = []
+    for f in piddir.glob("*.pid"):
+        text = f.read_text().strip()
+        if text:
+            out.append(int(text))
+    return out
+
+
+@pytest.mark.parametrize("sig,site", [(signal.SIGINT, "local"), (signal.SIGTERM, "local"),
+                                      (signal.SIGTERM, "coaster")])
+def test_interrupted_run(tmp_path, write, sig, site):
+    write("nap.swift", SLEEPERS)
+    piddir = tmp_path / "pids"
+    piddir.mkdir()
+    args = ["run"]
+    if site == "coaster":
+        write("c.conf", COASTER_CONF)
+        args += ["-config", "c.conf"]
+    proc = start(*args, "nap.swift", f"-piddir={piddir}", cwd=tmp_path)
+    try:
+        wait_for(lambda: len(_pids(piddir)) >= 2, 60, "two apps running")
+        running = _pids(piddir)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 2, err
+    assert "Traceback" not in err
+    assert "Execution interrupted" in err
+    final = [x for x in err.splitlines() if x.startswith("Final status:")][-1]
+    assert "Canceled:4" in final, final  # 2 running + 2 waiting, none "Finished" or "Failed"
+    # the running apps were killed and nothing was started after the signal
+    wait_for(lambda: not any(alive(p) for p in running), 10, "apps killed")
+    assert sorted(_pids(piddir)) == sorted(running)
+    run_dir = tmp_path / "run001"
+    log = (run_dir / "nap-run001.log").read_text()
+    assert "Execution interrupted" in log
+    assert log.count(" status=6") >= 2
+    if site == "coaster":
+        assert "BLOCK_SHUTDOWN" in log
+    assert list(run_dir.glob("*.rlog")), "the restart log is kept for -resume"
+    assert not list(run_dir.glob("nap-run001.d/*-info")), "canceled calls are not failures"
+    assert not (tmp_path / "swiftwork").exists()
+    assert not list(tmp_path.glob("nap*.out"))
