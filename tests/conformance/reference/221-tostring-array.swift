@@ -1,0 +1,3 @@
+int a[] = [1, 2];
+string s = toString(a);
+trace(s);
