@@ -42,6 +42,15 @@ def _load(path: str, err: TextIO):
     if not os.path.exists(path):
         print(f"swiftnb: log file not found: {path}", file=err)
         return None, EXIT_MISSING
+    if os.path.isdir(path):  # a run directory: its log
+        logs = sorted(f for f in os.listdir(path)
+                      if f.endswith((".log", ".log.gz", ".log.bz2")) and not f.endswith(".rlog"))
+        if len(logs) != 1:
+            found = ", ".join(logs) if logs else "no *.log file"
+            print(f"swiftnb: {path} is a directory; expected one log in it, found {found}",
+                  file=err)
+            return None, EXIT_USAGE
+        path = os.path.join(path, logs[0])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:

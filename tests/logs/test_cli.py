@@ -127,3 +127,16 @@ def frames():
     from swiftnb.logs.frame import LogFrame
 
     return [LogFrame.read(SMALL), LogFrame.from_events(record()), LogFrame.from_events([])]
+
+
+def test_a_run_directory_stands_for_its_log(tmp_path):
+    import shutil
+
+    run = tmp_path / "run020"
+    run.mkdir()
+    shutil.copy(SMALL, run / "bag_of_tasks-run020.log.bz2")
+    r = inproc("timings", run)
+    assert r.returncode == 0 and "run run020: success" in r.stdout
+    shutil.copy(SMALL, run / "other.log.bz2")
+    r = inproc("timings", run)
+    assert r.returncode == 1 and "expected one log" in r.stderr
