@@ -1,0 +1,2 @@
+// THIS-SCRIPT-SHOULD-FAIL
+tracef("%b\n", 1);

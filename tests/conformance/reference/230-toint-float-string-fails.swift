@@ -1,0 +1,2 @@
+// THIS-SCRIPT-SHOULD-FAIL
+trace(toInt("3.0"));

@@ -1,0 +1,3 @@
+type file;
+file f <"231-sub/data.txt">;
+trace(dirname(f), filename(f));

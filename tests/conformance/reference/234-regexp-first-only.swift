@@ -1,0 +1,1 @@
+trace(regexp("a-b-c", "-", "+"), regexp("x.y", "\\.", "!"));

@@ -1,0 +1,2 @@
+string p[] = strsplit("a  b\tc", "\\s+");
+trace(p);

@@ -1,0 +1,1 @@
+trace(strstr("hello", "ll"), strstr("hello", "z"), strstr("hello", ""));
