@@ -171,6 +171,23 @@ def app_resolver(config: Any) -> Callable[[Site, Task], Task]:
     return resolve
 
 
+def _warn_mixed_sim(config: Any, bus: EventBus) -> None:
+    """Simulated sites next to real ones cannot use virtual time: their queue and run
+    times pass on the wall clock.  Say so once (console and log), or a run with a
+    ``queueTime: 3600`` sim site looks hung."""
+    sim = [sc.name for sc in config.enabled_sites if sc.type == "sim"]
+    if not sim:
+        return
+    real = [sc.name for sc in config.enabled_sites if sc.type != "sim"]
+    text = (f"simulated site{'s' if len(sim) > 1 else ''} {', '.join(sim)} run{'' if len(sim) > 1 else 's'} in real time "
+            f"(not virtual time) because {', '.join(real)} {'are' if len(real) > 1 else 'is'} "
+            "real; see docs/scheduling.md")
+    warnings = getattr(config, "warnings", None)
+    if isinstance(warnings, list) and text not in warnings:
+        warnings.append(text)  # the CLI prints the configuration's warnings after its header
+    bus.emit("WARNING", {}, text=f"Warning: {text}")
+
+
 def build_executor(
     config: Any,
     bus: EventBus,
@@ -190,6 +207,7 @@ def build_executor(
             bus.clock = clock.now
         else:
             clock = RealClock()
+            _warn_mixed_sim(config, bus)
     sites = build_sites(config, bus, clock, site_run=site_run, keep_site_dir=keep_site_dir,
                         providers=providers)
     options = dict(getattr(config, "site_selection_options", {}) or {})

@@ -90,3 +90,18 @@ def test_convert_config_output_errors(tmp_path, write, cli):
     assert r.returncode == 1 and "-sites.file needs a file name" in r.stderr
     r = cli("convert-config", "-sites.file", "sites.xml", "-out", "x.conf")
     assert r.returncode == 0 and "site.x" in (tmp_path / "x.conf").read_text()
+
+
+def test_sim_sites_mixed_with_real_ones_warn(tmp_path, write, cli):
+    write("hello.swift", HELLO)
+    write("mix.conf", "sites: [local, grid]\nsite.grid { execution { type: sim, options "
+                      "{ taskDuration: 1 } }, app.ALL.executable: \"*\" }\n")
+    r = cli("run", "-config", "mix.conf", "hello.swift")
+    assert r.returncode == 0, r.stderr
+    text = "simulated site grid runs in real time (not virtual time) because local is real"
+    assert f"Warning: {text}" in r.stderr
+    assert text in (tmp_path / "run001" / "hello-run001.log").read_text()
+    write("sim.conf", "sites: [grid]\nsite.grid { execution { type: sim, options "
+                      "{ taskDuration: 1 } }, app.ALL.executable: \"*\" }\n")
+    r = cli("run", "-config", "sim.conf", "hello.swift")
+    assert r.returncode == 0 and "real time" not in r.stderr
