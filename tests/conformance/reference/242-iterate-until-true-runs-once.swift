@@ -1,0 +1,3 @@
+iterate i {
+  trace("body", i);
+} until (true);

@@ -1,0 +1,3 @@
+foreach i in [1:3] {
+}
+trace("ok");

@@ -1,0 +1,2 @@
+int e[] = [5:1];
+trace(length(e));

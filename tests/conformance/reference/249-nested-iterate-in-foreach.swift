@@ -1,0 +1,5 @@
+foreach k in [1:2] {
+  iterate i {
+    trace(k, i);
+  } until (i == k);
+}
