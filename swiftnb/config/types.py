@@ -212,8 +212,8 @@ def time_to_seconds(value: Any) -> int:
     if isinstance(value, bool):
         raise BadValue(_DESCRIPTIONS["time"])
     if isinstance(value, (int, float)):
-        if value < 0:
-            raise BadValue(_DESCRIPTIONS["time"])
+        if not 0 <= value < 1e12:  # also NaN and infinity
+            raise BadValue("expected " + _DESCRIPTIONS["time"])
         return int(round(value * 60))
     match = _TIME.match(str(value))
     if not match:

@@ -171,6 +171,32 @@ def app_resolver(config: Any) -> Callable[[Site, Task], Task]:
     return resolve
 
 
+def _check_policy_options(policy_name: str, options: Mapping[str, Any]) -> None:
+    """``siteSelectionOptions`` keys the chosen policy does not take: name the key, the
+    policy and what it does take (and the nearest), not a Python TypeError."""
+    import difflib
+    import inspect
+
+    from swiftnb.scheduling.policies import POLICIES
+
+    cls = POLICIES.get(str(policy_name).lower())
+    if cls is None or not options:
+        return
+    params = inspect.signature(cls.__init__).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return
+    known = [n for n in params if n != "self"]
+    for key in options:
+        if key not in known:
+            near = difflib.get_close_matches(key, known, n=1)
+            raise SchedulerError(
+                f"siteSelectionOptions.{key}: not an option of siteSelectionPolicy "
+                f"\"{policy_name}\" ("
+                + (f"it takes {', '.join(known)}" if known else "it takes none")
+                + (f"; did you mean {near[0]}?" if near else ")")
+                + (")" if near else ""))
+
+
 def _warn_mixed_sim(config: Any, bus: EventBus) -> None:
     """Simulated sites next to real ones cannot use virtual time: their queue and run
     times pass on the wall clock.  Say so once (console and log), or a run with a
@@ -217,6 +243,7 @@ def build_executor(
     policy_name = getattr(config, "site_selection_policy", "weighted") or "weighted"
     from swiftnb.scheduling.policies import make_policy
 
+    _check_policy_options(policy_name, options)
     try:
         policy = make_policy(policy_name, **options)
     except (ValueError, TypeError) as exc:

@@ -73,3 +73,12 @@ def test_next_free_index(tmp_path):
     log = RestartLog.next_free(str(tmp_path), "wf")
     assert log.path.endswith("wf.1.rlog")
     log.close()
+
+
+def test_unwritable_restart_log_is_a_restart_log_error(tmp_path):
+    (tmp_path / "afile").write_text("not a directory\n")
+    with pytest.raises(RestartLogError, match=r"Cannot create the restart log .*afile/x\.rlog"):
+        RestartLog(tmp_path / "afile" / "x.rlog")
+    (tmp_path / "adir.rlog").mkdir()
+    with pytest.raises(RestartLogError, match="Cannot create the restart log"):
+        RestartLog(tmp_path / "adir.rlog")

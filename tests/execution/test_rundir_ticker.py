@@ -104,3 +104,27 @@ def test_java_ticker_date_formats():
     assert java_date_format("yyyy-MM-dd'T'HH:mm:ss.SSS")(t) == (
         _t.strftime("%Y-%m-%dT%H:%M:%S", local) + ".143")
     assert java_date_format("'at' HH 'o''clock' 100%")(t) == _t.strftime("at %H o'clock 100%%", local)
+
+
+def test_ticker_counts_calls_of_a_stopped_run_as_canceled():
+    """Ctrl-C: running calls report 6, waiting ones end without a task; none of them is
+    "Finished successfully" (the engine ends every call with JOB_END) or "Failed"."""
+    bus = EventBus()
+    out = io.StringIO()
+    t = ProgressTicker(bus, stream=out, date=lambda: "DATE")
+    emit_job(bus, "done", "urn:0", [8, 1, 2, 7])
+    for jobid, taskid, thread in (("a", "urn:1", "R-1"), ("b", "urn:2", "R-2")):
+        bus.emit("JOB_INIT", {"jobid": jobid, "tr": "sh"})
+        bus.emit("PROCEDURE", {"line": 2, "thread": thread, "name": "f"})
+        bus.emit("JOB_SITE_SELECT", {"jobid": jobid})
+        if taskid == "urn:1":  # a is running; b waits for a slot
+            bus.emit("JOB_TASK", {"jobid": jobid, "taskid": taskid})
+            bus.emit("TASK_STATUS_CHANGE", {"taskid": taskid, "status": 2})
+    bus.emit("MESSAGE", {}, text="Execution interrupted")
+    bus.emit("TASK_STATUS_CHANGE", {"taskid": "urn:1", "status": 6})
+    for jobid, thread in (("a", "R-1"), ("b", "R-2")):
+        bus.emit("JOB_END", {"jobid": jobid})
+        bus.emit("END_FAILURE", {"thread": thread, "tr": "sh"})
+    t.stop()
+    assert out.getvalue().splitlines()[-1] == (
+        "Final status: DATE  Finished successfully:1  Canceled:2")

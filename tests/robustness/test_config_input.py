@@ -105,3 +105,23 @@ def test_sim_sites_mixed_with_real_ones_warn(tmp_path, write, cli):
                       "{ taskDuration: 1 } }, app.ALL.executable: \"*\" }\n")
     r = cli("run", "-config", "sim.conf", "hello.swift")
     assert r.returncode == 0 and "real time" not in r.stderr
+
+
+def test_unknown_policy_option_names_the_key(tmp_path, write, cli):
+    write("hello.swift", HELLO)
+    write("p.conf", "sites: [a, b]\nsite.a { execution.type: local, workDirectory: w }\n"
+                    "site.b { execution.type: local, workDirectory: w }\n"
+                    "siteSelectionPolicy: sitesets\nsiteSelectionOptions.selectt: best\n")
+    r = cli("run", "-config", "p.conf", "hello.swift")
+    assert r.returncode == 1
+    assert ('siteSelectionOptions.selectt: not an option of siteSelectionPolicy "sitesets"'
+            in r.stderr) and "did you mean select?" in r.stderr
+    assert not (tmp_path / "hello.txt").exists()
+
+
+@pytest.mark.parametrize("value", ["-5", "1e400"])
+def test_bad_walltime_numbers(tmp_path, write, cli, value):
+    write("w.conf", f"site.local.app.ALL.maxWallTime: {value}\n")
+    r = cli("check-config", "-config", "w.conf")
+    assert r.returncode == 1
+    assert 'maxWallTime: invalid value' in r.stderr and 'expected a time ("MM"' in r.stderr
