@@ -174,9 +174,26 @@ class Compiler:
         for sym in scope.decls:
             if sym.composite:
                 sym.nwriters = sum(1 for e in execs if sym in e.writes)
+        # every statement holds the composites it may write (declared here or outside)
+        # while it may still write them; compound statements hand their hold on to the
+        # statements of the block they run, so an array closes as soon as its last
+        # possible writer is done (not when the enclosing foreach/if has finished)
+        decls = set(scope.decls)
         for e in execs:
-            holds = tuple(sym.slot for sym in scope.decls if sym.composite and sym in e.writes)
-            e.holds = holds
+            getters = []
+            for sym in sorted(e.writes, key=lambda x: x.slot):
+                if not sym.composite or sym.kind in ("loop", "iter"):
+                    continue
+                if sym in decls:
+                    getters.append(self.getter(0, sym.slot))
+                    continue
+                try:
+                    found, depth = self.lookup(scope, sym.name, pos)
+                except CompileError:
+                    continue
+                if found is sym:
+                    getters.append(self.getter(depth, sym.slot))
+            e.holds = tuple(getters)
         block = BlockExec(self.rt, pos, scope, execs)
         block.writes = set()
         for e in execs:
@@ -279,7 +296,9 @@ class Compiler:
             return [ex]
         if isinstance(st, A.Block):
             blk = self.sub_block(st, scope)
-            return [blk]
+            ex = IfExec(self.rt, st.pos, lambda f: True, blk, None)
+            ex.writes = set(blk.writes)
+            return [ex]
         raise CompileError(f"unsupported statement {type(st).__name__}", st.pos)
 
     def foreach(self, st: A.Foreach, scope: Scope) -> Exec:

@@ -142,9 +142,19 @@ class Exec:
         self.rt = rt
         self.pos = pos
         self.writes: set[Sym] = set()
-        self.holds: tuple[int, ...] = ()
+        #: getters of the composites this statement may write; the enclosing block
+        #: counts them as writers while the statement may still write them
+        self.holds: tuple = ()
         #: (getter) of the variables a skipped block would have written (lazy errors)
         self.fails: tuple = ()
+
+    #: compound statements release their holds themselves, once the statements they
+    #: start have taken over (see BlockExec.run_in); others when they are done
+    self_release = False
+
+    def release(self, f: list) -> None:
+        for get in self.holds:
+            get(f).remove_writer()
 
     def fail_writes(self, f: list, err: SwiftError) -> None:
         """The statement will not run (its inputs failed): its outputs fail too, so that
@@ -194,11 +204,13 @@ class BlockExec(Exec):
             f[sym.slot] = node
             if ti.mapped and sym.mapping is None:
                 _tag(node, temp_tag(f, sym.name, sym.pos))
-            if ti.kind == "array" or ti.kind == "struct":
-                node.writers = sym.nwriters
             if sym.mapping is not None:
                 # paths wait for the mapping, which MapExec evaluates
                 _set_binding(node, Cell(sym.name))
+        # writers: every statement that may write a composite counts, before any runs
+        for st in self.stmts:
+            for get in st.holds:
+                get(f).add_writer()
         # composites nobody writes (and no mapper fills) are complete as they are
         for sym in self.decls:
             if sym.nwriters == 0 and sym.mapping is None:
@@ -217,7 +229,7 @@ class BlockExec(Exec):
                 done()
 
         for st in self.stmts:
-            if st.holds:
+            if st.holds and not st.self_release:
                 st.run(f, _releaser(f, st.holds, one_done))
             else:
                 st.run(f, one_done)
@@ -257,10 +269,10 @@ def _tag(node: Node, tag: str) -> None:
         node.tag = tag
 
 
-def _releaser(f: list, holds: tuple[int, ...], then: Done) -> Done:
+def _releaser(f: list, holds: tuple, then: Done) -> Done:
     def release() -> None:
-        for slot in holds:
-            f[slot].remove_writer()
+        for get in holds:
+            get(f).remove_writer()
         then()
 
     return release
@@ -484,6 +496,8 @@ class IfExec(Exec):
         self.then = then
         self.orelse = orelse
 
+    self_release = True
+
     def run(self, f: list, done: Done) -> None:
         try:
             c = self.cond(f)
@@ -492,10 +506,12 @@ class IfExec(Exec):
             return
         except Failed as e:
             self.rt.skip_block(self, f, e.error)
+            self.release(f)
             done()
             return
         except SwiftError as e:
             self.rt.runtime_error(e, self.pos)
+            self.release(f)
             done()
             return
         if c:
@@ -503,11 +519,16 @@ class IfExec(Exec):
         elif self.orelse is not None:
             self.orelse.run(f, done)
         else:
+            self.release(f)
             done()
+            return
+        self.release(f)  # the branch's statements hold what they write now
 
 
 class SwitchExec(Exec):
     __slots__ = ("sel", "cases", "default")
+
+    self_release = True
 
     def __init__(self, rt: Any, pos: A.Pos, sel: Callable,
                  cases: list[tuple[Callable, BlockExec]], default: BlockExec | None) -> None:
@@ -529,18 +550,22 @@ class SwitchExec(Exec):
             return
         except Failed as e:
             self.rt.skip_block(self, f, e.error)
+            self.release(f)
             done()
             return
         except SwiftError as e:
             self.rt.runtime_error(e, self.pos)
+            self.release(f)
             done()
             return
         if chosen is None:
             chosen = self.default
         if chosen is None:
+            self.release(f)
             done()
         else:
             chosen.run(f, done)
+            self.release(f)
 
 
 class ForeachExec(Exec):
@@ -558,6 +583,8 @@ class ForeachExec(Exec):
         self.vslot = vslot
         self.kslot = kslot
         self.self_ref = False
+
+    self_release = True
 
     def run(self, f: list, done: Done) -> None:
         try:
@@ -577,10 +604,12 @@ class ForeachExec(Exec):
             return
         except Failed as e:
             self.rt.skip_block(self, f, e.error)
+            self.release(f)
             done()
             return
         except SwiftError as e:
             self.rt.runtime_error(e, self.pos)
+            self.release(f)
             done()
             return
         _ForeachRun(self, f, src, done).start()
@@ -610,7 +639,8 @@ _DRIVE_SLICE = 10000
 
 class _ForeachRun:
     __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
-                 "closed", "max", "it", "arr", "vslot", "kslot", "body")
+                 "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
+                 "released", "arr_held", "self_ref")
 
     def __init__(self, st: ForeachExec, f: list, src: Any, done: Done) -> None:
         self.st = st
@@ -636,15 +666,23 @@ class _ForeachRun:
 
     def start(self) -> None:
         arr = self.arr
+        held = [g(self.f) for g in self.st.holds]
+        # a foreach that writes the array it iterates holds that array only while it has
+        # keys not yet started (their iterations will hold it themselves)
+        self.self_ref = arr is not None and any(n is arr for n in held)
+        self.arr_held = self.self_ref
+        self.others = [n for n in held if n is not arr] if self.self_ref else held
+        self.released = False
         if arr is not None:
             arr.subscribe(self._key)
             arr.when_keys_closed(self._closed)
-            if self.st.self_ref:
-                arr.watch = self._drive
         self._drive()
 
     def _key(self, k: Any, node: Node) -> None:
         self.queue.append((k, node))
+        if self.self_ref and not self.arr_held and not self.finished:
+            self.arr.add_writer()  # type: ignore[union-attr]
+            self.arr_held = True
         if not self.driving:
             V.schedule(self._drive)
 
@@ -700,16 +738,23 @@ class _ForeachRun:
                 body.run_in(fr, self._it_done)
         finally:
             self.driving = False
-        if self.running == 0 and self.it is None and not self.queue:
-            arr = self.arr
-            if self.closed or (
-                self.st.self_ref and arr is not None and arr.writers <= 1
-            ):
+        if self.finished:
+            return
+        if self.arr_held and not self.queue:
+            self.arr_held = False
+            self.arr.remove_writer()  # type: ignore[union-attr]
+            if self.finished:
+                return
+        if self.it is None and not self.queue and self.closed:
+            if not self.released:
+                # every iteration has started and holds what it writes
+                self.released = True
+                for n in self.others:
+                    n.remove_writer()
+            if self.running == 0 and not self.finished:
                 self.finished = True
-                if arr is not None:
-                    arr.unsubscribe(self._key)
-                    if arr.watch is self._drive:
-                        arr.watch = None
+                if self.arr is not None:
+                    self.arr.unsubscribe(self._key)
                 self.done()
 
     def _resume(self) -> None:
@@ -727,6 +772,8 @@ class IterateExec(Exec):
     """``iterate i { body } until (cond);`` - i from 0; cond sees i + 1."""
 
     __slots__ = ("body", "until", "vslot")
+
+    self_release = True
 
     def __init__(self, rt: Any, pos: A.Pos, body: BlockExec, until: Callable, vslot: int) -> None:
         Exec.__init__(self, rt, pos)
@@ -766,6 +813,7 @@ class IterateExec(Exec):
                 c = True
             if c:
                 state["stopped"] = True
+                self.release(f)  # no more iterations: they hold what they write
                 if state["pending"] == 0:
                     done()
             else:

@@ -112,6 +112,8 @@ class CallExec(Exec):
         self.outs = outs
         self.ins = ins
 
+    self_release = True
+
     def run(self, f: list, done: Callable[[], None]) -> None:
         info = self.info
         info.ensure()
@@ -130,10 +132,12 @@ class CallExec(Exec):
             nr.wait(lambda: self.run(f, done))
             return
         except Failed:
+            self.release(f)
             done()
             return
         except SwiftError as e:
             self.rt.runtime_error(e, self.pos)
+            self.release(f)
             done()
             return
         frame = info.make_frame()
@@ -149,7 +153,11 @@ class CallExec(Exec):
         for slot, node in zip(info.out_slots, outs):
             frame[slot] = node
         if info.is_app:
-            AppCall(self.rt, info, frame, outs, done, self.pos).start()
+            def app_done() -> None:
+                self.release(f)
+                done()
+
+            AppCall(self.rt, info, frame, outs, app_done, self.pos).start()
         else:
             self.rt.emit_compound(info.name, True)
             body = info.body
@@ -160,6 +168,7 @@ class CallExec(Exec):
                 done()
 
             body.run_in(frame, body_done)
+            self.release(f)  # the body's statements hold the outputs they write
 
 
 def _bind_node(rt: Any, get: Callable, f: list) -> Any:
