@@ -1,0 +1,2 @@
+set -e
+test -f 259-out/part-3.txt

@@ -1,0 +1,1 @@
+trace(arg("expr"), arg("empty", "dflt"));
