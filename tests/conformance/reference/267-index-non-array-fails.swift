@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int x = 3;
+trace(x[0]);

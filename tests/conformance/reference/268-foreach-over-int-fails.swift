@@ -1,0 +1,5 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int x = 3;
+foreach v in x {
+  trace(v);
+}

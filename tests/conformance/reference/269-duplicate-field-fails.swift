@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+type S { int a; string a; }
+S s;

@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+blob b;
+trace("x");

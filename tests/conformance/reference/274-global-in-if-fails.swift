@@ -1,0 +1,4 @@
+// THIS-SCRIPT-SHOULD-FAIL
+if (true) {
+  global int g = 1;
+}

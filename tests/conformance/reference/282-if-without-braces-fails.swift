@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+int x = 1;
+if (x == 1) trace("one");

@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+file f <"283-x.txt">;
+trace(@f);
