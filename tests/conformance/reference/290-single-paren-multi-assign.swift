@@ -1,0 +1,4 @@
+(string r) f () { r = "v"; }
+string s;
+(s) = f();
+trace(s);
