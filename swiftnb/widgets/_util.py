@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-__all__ = ["table", "scheduler_of", "providers_of", "num", "fmt"]
+__all__ = ["table", "scheduler_of", "executor_of", "providers_of", "num", "fmt"]
 
 _STYLE = ("border-collapse:collapse;font-family:monospace;font-size:12px")
 

@@ -81,6 +81,9 @@ class Dashboard:
         self.accordion = acc
         self.widget = W.VBox([self.title, acc])
         self.feed = Feed(self.bus, self.panels, interval=interval, on_end=self._ended)
+        past = getattr(run, "event_list", None)   # RunHandle: everything emitted so far
+        if past:
+            self.feed.prime(past)
         self._tail_task: asyncio.Task | None = None
         self._watch_handle(run)
         if start:

@@ -62,6 +62,10 @@ class Feed:
         self.started_at = time.monotonic()
         self.stopped_at: float | None = None
 
+    def prime(self, events: Iterable[Event]) -> None:
+        """Events that happened before the feed subscribed (a dashboard opened late)."""
+        self._buffer[:0] = list(events)
+
     # ---------------------------------------------------------------- timer
     def start(self) -> "Feed":
         """Start the periodic flush on the running loop (if there is one)."""

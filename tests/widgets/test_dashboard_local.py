@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import bz2
-import os
-import shutil
 from pathlib import Path
 
 import pytest

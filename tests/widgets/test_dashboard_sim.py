@@ -223,3 +223,19 @@ def test_the_feed_detaches_when_the_run_ends(tmp_path, browser):
     dash.feed.flush()
     assert len(browser.messages) == before
     assert "ended" in browser.state(dash.title)["value"]
+
+
+def test_a_dashboard_opened_after_the_run_shows_it_all(tmp_path, browser):
+    async def main():
+        handle = start(BAG % 40, SIM_CONF, tmp_path)
+        early = Dashboard(handle)
+        await handle
+        late = Dashboard(handle)          # e.g. displayed again in a later cell
+        await asyncio.sleep(0.05)
+        return early, late
+
+    early, late = run_async(main())
+    assert late.feed.stopped
+    assert late.progress.snapshot() == early.progress.snapshot()
+    assert sum(late.progress.snapshot().values()) >= 40
+    assert browser.state(late.sites.table)["value"] == browser.state(early.sites.table)["value"]

@@ -12,11 +12,9 @@ sites (virtual time) or on the local site / a local coaster site (real processes
 from __future__ import annotations
 
 import asyncio
-from collections import defaultdict
 from typing import Any
 
 import comm
-import pytest
 from comm import DummyComm
 
 
