@@ -383,7 +383,7 @@ class Run:
         if c is FileNode:
             return D.FileValue(n.name, n.tname, self.path_of(n))
         if c is ArrayNode:
-            if not n.closed:
+            if not n.closed and not self._fixed_elements(n):
                 if n.state == FAILED:
                     raise Failed(n.error)  # type: ignore[arg-type]
                 raise NotReady(n, keys=True)
@@ -394,15 +394,32 @@ class Run:
                                   if not isinstance(x, Cell)})
         return n
 
-    def mapper_param(self, mapper: str, v: Any) -> Any:
+    def mapper_param(self, mapper: str, v: Any, is_input: bool = False) -> Any:
         """A mapper parameter: primitives as they are, files and composites as their
         mapping (paths, without waiting for the files).  A structured_regexp_mapper
         source that is still being written is passed as a live view, so the mapper can
         name each element as it arrives (the outputs of the same foreach)."""
-        if isinstance(v, ArrayNode) and not v.closed and mapper.lower().replace("_", "") in (
-                "structuredregexpmapper",):
+        if isinstance(v, ArrayNode) and not v.closed and not is_input and (
+                mapper.lower().replace("_", "") == "structuredregexpmapper"):
             return _LiveArray(self, v)
         return self.mapping_data(v)
+
+    @staticmethod
+    def _fixed_elements(n: ArrayNode) -> bool:
+        """Its mapper fixes the elements (they exist already, open): the names are known
+        before the array is written, e.g. for ``@filenames(o)`` in the app making o."""
+        root: Any = n
+        while root.parent is not None and root.parent.__class__ is not str:
+            root = root.parent
+        m = getattr(root, "mapper", None)
+        if m.__class__ is Cell:
+            if m.state == CLOSED:
+                m = m.value
+            elif m.state == FAILED:
+                raise Failed(m.error)  # type: ignore[arg-type]
+            else:
+                raise NotReady(m)  # the mapping is being evaluated: wait for it
+        return m is not None and bool(getattr(m, "fixed", False))
 
     def filename_of(self, n: Any) -> str:
         data = self.mapping_data(n)
@@ -499,7 +516,6 @@ class Run:
 
     def _bound(self, mexec: Any, node: Node, sym: Any, m: Any, pending: Cell, done: Any) -> None:
         _set_binding(node, m)
-        pending.set(m)
         try:
             if mexec.is_input:
                 self._populate_input(node, sym, m)
@@ -510,6 +526,7 @@ class Run:
         except SwiftError as e:
             self.runtime_error(e, mexec.pos)
             node.fail(SwiftError(e.message, dependency=True))
+        pending.set(m)  # only now: waiters see the elements the mapping made
         done()
 
     def _create_fixed(self, node: Composite, m: Any) -> None:
