@@ -90,13 +90,13 @@ def typed(path: tuple[str, ...], value: Any) -> Any:
     return value
 
 
-_BAD_NAME = re.compile(r'[\s"\\${}\[\],=;#]')
+_BAD_NAME = re.compile(r'[\s"\\${}\[\],=;#/]')  # "/": pyhocon cannot hold it in a key
 
 
 def _check_name(name: str, what: str, display: str, line: int) -> None:
     if not name or _BAD_NAME.search(name):
         raise ConfigError(f"{display}:{line}: {name!r}: not a valid {what} name "
-                          "(no spaces, quotes or any of $ {{ }} [ ] , = ; #)")
+                          "(no spaces, quotes or any of $ { } [ ] , = ; # /)")
 
 
 # ------------------------------------------------------------------ sites.xml
@@ -139,6 +139,10 @@ def _parse_xml(path: str, display: str) -> _Element:
     except OSError as exc:
         raise ConfigError(f"{display}: cannot read site catalog: {exc.strerror}") from None
     except xml.parsers.expat.ExpatError as exc:
+        kind = guess_kind(text_problem(path)[0] or "")
+        if kind not in (None, "sites.xml"):
+            raise ConfigError(f"{display}: this is not a site catalog (sites.xml): it looks "
+                              f"like {_KIND_HINT[kind]}") from None
         raise ConfigError(f"{display}:{exc.lineno}:{exc.offset + 1}: XML error: "
                           f"{xml.parsers.expat.ErrorString(exc.code)}") from None
     return root[0]
@@ -321,12 +325,42 @@ def _globus_profile(tree: _Tree, site: tuple[str, ...], key: str, value: str, li
 _PROFILE = re.compile(r'\s*([A-Za-z_]+)::([^=]+)=\s*("(?:[^"\\]|\\.)*"|[^;]*)\s*(?:;|$)')
 
 
+_KIND_HINT = {
+    "sites.xml": "an XML site catalog; give it with -sites.file",
+    "swift.conf": "a swift.conf; give it with -config",
+    "tc.data": "a transformation catalog; give it with -tc.file",
+}
+
+
+def guess_kind(text: str) -> str | None:
+    """Which kind of configuration file ``text`` looks like, from its first meaningful
+    line, so that a file given to the wrong option is named as such:
+    ``sites.xml`` (starts with ``<``), ``swift.conf`` (``key: value``, ``key {``,
+    ``include``), ``tc.data`` (three or more columns); None when unsure."""
+    for raw in text.splitlines():
+        line = raw.strip().lstrip("\ufeff")
+        if not line or line.startswith(("#", "//", "!")):
+            continue
+        if line.startswith("<"):
+            return "sites.xml"
+        if line.startswith("include ") or re.match(r'^[A-Za-z_"][\w."-]*\s*(:|\{|=)', line):
+            return "swift.conf"
+        if len(line.split()) >= 3 and "=" not in line.split()[0] and ":" not in line.split()[0]:
+            return "tc.data"
+        return None
+    return None
+
+
 def convert_tc_data(path: str, display: str, origins: Origins, site_names: list[str],
                     default_local: bool, warnings: list[str]) -> dict[str, Any]:
     text, problem = text_problem(path)
     if text is None:
         raise ConfigError(f"{display}: cannot read transformation catalog: {problem}")
     lines = text.splitlines()
+    kind = guess_kind(text)
+    if kind not in (None, "tc.data"):
+        raise ConfigError(f"{display}: this is not a transformation catalog: it looks like "
+                          f"{_KIND_HINT[kind]}")
     tree = _Tree(origins, display)
     for number, text in enumerate(lines, 1):
         stripped = text.strip()

@@ -125,3 +125,34 @@ def test_bad_walltime_numbers(tmp_path, write, cli, value):
     r = cli("check-config", "-config", "w.conf")
     assert r.returncode == 1
     assert 'maxWallTime: invalid value' in r.stderr and 'expected a time ("MM"' in r.stderr
+
+
+SITES_XML = ('<config><pool handle="localhost"><execution provider="local"/>'
+             '<workdirectory>work</workdirectory></pool></config>\n')
+
+
+@pytest.mark.parametrize("option,name,text,says", [
+    ("-sites.file", "swift.conf", "sites: local\n", "this is not a site catalog (sites.xml): "
+     "it looks like a swift.conf; give it with -config"),
+    ("-sites.file", "tc.data", "localhost echo /bin/echo\n", "this is not a site catalog "
+     "(sites.xml): it looks like a transformation catalog; give it with -tc.file"),
+    ("-tc.file", "sites.xml", SITES_XML, "this is not a transformation catalog: it looks "
+     "like an XML site catalog; give it with -sites.file"),
+])
+def test_a_file_given_to_the_wrong_option_is_named(tmp_path, write, cli, option, name, text,
+                                                     says):
+    write("hello.swift", HELLO)
+    write(name, text)
+    extra = ["-sites.file", "ok.xml"] if option == "-tc.file" else []
+    if extra:
+        write("ok.xml", SITES_XML)
+    r = cli("run", *extra, option, name, "hello.swift")
+    assert r.returncode == 1
+    assert f"{name}: {says}" in r.stderr
+
+
+def test_slash_in_a_tc_data_name_is_an_error_not_a_traceback(tmp_path, write, cli):
+    write("tc.data", "localhost\t/bin/echo\tlocalhost\n")
+    r = cli("check-config", "-tc.file", "tc.data")
+    assert r.returncode == 1
+    assert "tc.data:1: '/bin/echo': not a valid transformation name" in r.stderr
