@@ -321,6 +321,11 @@ class Compiler:
             else:
                 vtype, ktype = T.ANY, T.INT
         vsym = self.new_sym(st.var, vtype, st.pos, kind="loop")
+        if not isinstance(it, A.Range) and root_name(it) is not None:
+            try:
+                vsym.alias, _ = self.lookup(scope, root_name(it), it.pos)  # type: ignore[arg-type]
+            except CompileError:
+                pass
         pre = [vsym]
         ksym = None
         if st.index is not None:
@@ -345,6 +350,8 @@ class Compiler:
         if rn is None:
             return set()
         sym, _ = self.lookup(scope, rn, target.pos)
+        while sym.alias is not None:
+            sym = sym.alias
         return {sym}
 
     def assign(self, target: A.Expr, value: A.Expr, scope: Scope, pos: A.Pos) -> Exec:

@@ -78,7 +78,7 @@ class Sym:
     """A variable: its type, its slot in its scope's frame, how it is written."""
 
     __slots__ = ("name", "ltype", "tinfo", "pos", "slot", "scope", "is_global", "mapping",
-                 "nwriters", "formal", "kind")
+                 "nwriters", "formal", "kind", "alias")
 
     def __init__(self, name: str, ltype: T.SwiftType, tinfo: TypeInfo, pos: A.Pos,
                  kind: str = "var") -> None:
@@ -93,6 +93,9 @@ class Sym:
         self.nwriters = 0
         self.formal = False
         self.kind = kind  # "var", "loop" (foreach value/key), "iter" (iterate counter)
+        #: for a foreach value variable: the variable it iterates (writing an element
+        #: through the loop variable writes that array)
+        self.alias: Sym | None = None
 
     @property
     def composite(self) -> bool:
