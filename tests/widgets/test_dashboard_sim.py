@@ -239,3 +239,22 @@ def test_a_dashboard_opened_after_the_run_shows_it_all(tmp_path, browser):
     assert late.progress.snapshot() == early.progress.snapshot()
     assert sum(late.progress.snapshot().values()) >= 40
     assert browser.state(late.sites.table)["value"] == browser.state(early.sites.table)["value"]
+
+
+def test_site_sets_follow_the_sitesets_policy(tmp_path, browser):
+    conf = SIM_CONF + '\nsiteSelectionPolicy: "sitesets"\n'
+
+    async def main():
+        handle = start(BAG % 150, conf, tmp_path)
+        dash = Dashboard(handle)
+        await handle
+        await asyncio.sleep(0.05)
+        return handle, dash
+
+    handle, dash = run_async(main())
+    moves = [(e["host"], e["set"]) for e in handle.event_list if e.kind == "SITE_SET"]
+    assert ("flaky", "hibernated") in moves      # a failure hibernates the flaky site
+    last = dict(moves)
+    rows = {r["site"]: r for r in table_rows(browser.state(dash.sites.table)["value"])}
+    for site in ("good", "flaky"):
+        assert rows[site]["set"] == last.get(site, "candidate")
