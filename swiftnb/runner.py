@@ -275,6 +275,10 @@ class RunHandle:
         except asyncio.CancelledError:
             if self._task.cancelled():
                 return self.outcome
+            # the waiter was interrupted (the notebook's stop button on `await run`):
+            # stop the run too, cleanly
+            if not self._task.done():
+                self.cancel("Execution interrupted by the user")
             raise
 
     def wait(self, timeout: float | None = None) -> Any:

@@ -70,3 +70,57 @@ def test_swift_config_shows_and_sets(ip, tmp_path, capsys):
     run.wait() if not run.done else None
     ip.run_line_magic("swift_config", "missing.conf")
     assert "no such file" in capsys.readouterr().err
+
+
+def test_magic_in_a_real_ipykernel_runs_in_background_and_interrupts(tmp_path):
+    """A python3 kernel through jupyter_client: the %%swift cell returns while the run
+    goes on; interrupting `await run` cancels the run (the app is killed)."""
+    import threading
+    import time
+
+    from kernelhelp import CellResult
+    from jupyter_client.manager import start_new_kernel
+
+    km, kc = start_new_kernel(kernel_name="python3", cwd=str(tmp_path))
+
+    def run(code, timeout=60):
+        outputs = []
+        msg = kc.execute_interactive(code, timeout=timeout, output_hook=lambda m: outputs.append(
+            (m["msg_type"], m["content"])))
+        return CellResult(msg["content"], outputs)
+
+    try:
+        assert run("%load_ext swiftnb").status == "ok"
+        pidfile = tmp_path / "pid"
+        r = run('%%swift -o r --no-dashboard\ntype file;\n'
+                'app (file o) sleeper(string p) { sh "-c" "echo $$ > \\"$0\\"; exec sleep 60" p '
+                'stdout=@o; }\nfile z <"z.txt"> = sleeper("PIDFILE");'.replace(
+                    "PIDFILE", str(pidfile)))
+        assert r.status == "ok", r.reply
+        assert "<RunHandle run001: running>" in r.data("text/plain")[0]
+        deadline = time.monotonic() + 30
+        while not (pidfile.exists() and pidfile.read_text().strip()):
+            assert time.monotonic() < deadline, "the run did not go on in the background"
+            time.sleep(0.05)
+        pid = int(pidfile.read_text())
+        result = {}
+        t = threading.Thread(target=lambda: result.setdefault("r", run("await r", 90)))
+        t.start()
+        time.sleep(0.5)
+        km.interrupt_kernel()
+        t.join(60)
+        assert result["r"].status == "error"
+        for _ in range(200):
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the app survived the interrupt")
+        r = run("import asyncio\nfor _ in range(100):\n    if r.done: break\n"
+                "    await asyncio.sleep(0.1)\nprint(r.status())")
+        assert r.stream().strip() == "canceled"
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
