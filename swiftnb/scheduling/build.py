@@ -95,9 +95,10 @@ def _factory_for(exec_type: str) -> ProviderFactory:
         if make is not None:
             PROVIDER_FACTORIES[exec_type] = make
             return make
+    available = sorted(set(PROVIDER_FACTORIES) | {"coaster"})
     raise SchedulerError(
         f'execution type "{exec_type}" has no provider in this version of swiftnb '
-        f"(available: {', '.join(sorted(PROVIDER_FACTORIES))})")
+        f"(available: {', '.join(available)})")
 
 
 def _site_attributes(site: Any) -> dict[str, Any]:
@@ -124,7 +125,10 @@ def build_sites(config: Any, bus: EventBus, clock: Clock, *, site_run: str | Non
     for sc in config.enabled_sites:
         provider = (providers or {}).get(sc.name)
         if provider is None:
-            provider = _factory_for(sc.type)(sc, ctx)
+            try:
+                provider = _factory_for(sc.type)(sc, ctx)
+            except SchedulerError as exc:
+                raise SchedulerError(f"site.{sc.name}.execution.type: {exc}") from None
         try:
             site = Site(
                 sc.name, provider,
