@@ -45,11 +45,17 @@ class SubprocessTestExecutor:
 
         stdin = open(at(task.stdin), "rb") if task.stdin else asyncio.subprocess.DEVNULL
         stdout = open(at(task.stdout), "wb") if task.stdout else asyncio.subprocess.DEVNULL
+        proc = None
         try:
             proc = await asyncio.create_subprocess_exec(
                 task.executable or task.tr, *task.args, cwd=task.base_dir, stdin=stdin,
                 stdout=stdout, stderr=asyncio.subprocess.PIPE)
             _, err = await proc.communicate()
+        except asyncio.CancelledError:
+            if proc is not None and proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+            raise
         finally:
             for fh in (stdin, stdout):
                 if hasattr(fh, "close"):
