@@ -22,7 +22,14 @@ import os
 import re
 from dataclasses import dataclass
 
-__all__ = ["RunDir", "make_run_dir", "next_run_number", "script_stem"]
+__all__ = ["RunDir", "RunDirError", "make_run_dir", "next_run_number", "script_stem"]
+
+
+class RunDirError(OSError):
+    """The run directory or the log cannot be made; ``str()`` is the message alone."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 _RUN_RE = re.compile(r"^run(\d{3,})$")
 
@@ -79,8 +86,14 @@ def make_run_dir(
     base = os.path.abspath(cwd or os.getcwd())
     stem = script_stem(script)
     if runid:
+        if runid in (".", "..") or "/" in runid or (os.altsep and os.altsep in runid):
+            raise RunDirError(22, f"-runid {runid}: a run id is a name, not a path")
         path = os.path.join(base, runid)
-        os.makedirs(path, exist_ok=True)
+        try:
+            os.makedirs(path, exist_ok=True)
+        except OSError as exc:
+            raise RunDirError(exc.errno or 0, f"-runid {runid}: cannot create the run "
+                              f"directory {path}: {exc.strerror or exc}") from None
     else:
         n = next_run_number(base)
         while True:
@@ -93,6 +106,19 @@ def make_run_dir(
                 n += 1
     log_file = os.path.abspath(os.path.join(base, logfile)) if logfile else os.path.join(
         path, f"{stem}-{runid}.log")
-    restart_file = os.path.join(path, f"{stem}-{runid}.0.rlog")
+    if logfile:
+        try:  # the log is appended to: try that now, before anything runs
+            os.makedirs(os.path.dirname(log_file), exist_ok=True)
+            with open(log_file, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            raise RunDirError(exc.errno or 0, f"-logfile {logfile}: cannot write the log: "
+                              f"{exc.strerror or exc}") from None
+    # Guide 16.2: NAME-RUNID.N.rlog with the first free N, so a run that reuses a run id
+    # (-runid) never overwrites the restart log an earlier failed run left to resume from
+    index = 0
+    while os.path.lexists(os.path.join(path, f"{stem}-{runid}.{index}.rlog")):
+        index += 1
+    restart_file = os.path.join(path, f"{stem}-{runid}.{index}.rlog")
     return RunDir(runid=runid, path=path, script=script, stem=stem, log_file=log_file,
                   restart_file=restart_file)

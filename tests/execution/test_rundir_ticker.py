@@ -128,3 +128,26 @@ def test_ticker_counts_calls_of_a_stopped_run_as_canceled():
     t.stop()
     assert out.getvalue().splitlines()[-1] == (
         "Final status: DATE  Finished successfully:1  Canceled:2")
+
+
+def test_runid_is_a_name_and_a_reused_runid_keeps_old_restart_logs(tmp_path):
+    from swiftnb.rundir import RunDirError
+
+    for bad in ("a/b", "..", "."):
+        with pytest.raises(RunDirError, match="a run id is a name, not a path"):
+            make_run_dir("wf.swift", cwd=str(tmp_path), runid=bad)
+    first = make_run_dir("wf.swift", cwd=str(tmp_path), runid="same")
+    assert first.restart_file.endswith("wf-same.0.rlog")
+    open(first.restart_file, "w").close()  # a failed run left it to resume from
+    second = make_run_dir("wf.swift", cwd=str(tmp_path), runid="same")
+    assert second.restart_file.endswith("wf-same.1.rlog")
+
+
+def test_unwritable_logfile_is_refused_before_the_run(tmp_path):
+    from swiftnb.rundir import RunDirError
+
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(RunDirError, match=r"-logfile afile/x\.log: cannot write the log"):
+        make_run_dir("wf.swift", cwd=str(tmp_path), logfile="afile/x.log")
+    rd = make_run_dir("wf.swift", cwd=str(tmp_path), logfile="logs/deep/x.log")
+    assert os.path.isfile(rd.log_file) and rd.log_file.endswith("logs/deep/x.log")
