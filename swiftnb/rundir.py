@@ -104,6 +104,8 @@ def make_run_dir(
                 break
             except FileExistsError:
                 n += 1
+            except OSError as exc:  # a read-only or vanished current directory
+                raise RunDirError(exc.errno or 0, f"{path}: {exc.strerror or exc}") from None
     log_file = os.path.abspath(os.path.join(base, logfile)) if logfile else os.path.join(
         path, f"{stem}-{runid}.log")
     if logfile:
