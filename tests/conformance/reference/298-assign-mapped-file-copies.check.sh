@@ -1,0 +1,1 @@
+test -f 298-a.txt
