@@ -1,0 +1,4 @@
+type file;
+(int r) triple (int x) {
+  r = x * 3;
+}

@@ -1,0 +1,2 @@
+global string prefix = "hello ";
+trace("module loaded");
