@@ -1,0 +1,2 @@
+int e[] = [];
+trace(e, length(e));

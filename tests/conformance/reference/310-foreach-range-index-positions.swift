@@ -1,0 +1,3 @@
+foreach v, i in [5:9:2] {
+  trace(i, v);
+}

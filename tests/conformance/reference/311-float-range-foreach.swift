@@ -1,0 +1,3 @@
+foreach x in [0.5:1.5:0.5] {
+  trace(x);
+}
