@@ -68,9 +68,27 @@ def _in_mapping(before: str) -> bool:
     return lt >= 0 and lt > max(before.rfind(c) for c in ";>{}")
 
 
+def _fields(code: str, cursor_pos: int, session: Any) -> list[str] | None:
+    """Field names when the cursor follows ``var.`` of a struct-typed session variable."""
+    m = re.search(r"([A-Za-z_]\w*)\.(\w*)$", code[:cursor_pos])
+    if m is None or session is None or m.group(1) not in session.vars:
+        return None
+    decl = session.vars[m.group(1)].decl
+    if decl.declarators[0].dims or decl.type.dims:
+        return None
+    tdecl = session.types.get(decl.type.name)
+    if tdecl is None or not tdecl.fields:
+        return None
+    return [f.name for f in tdecl.fields if f.name.startswith(m.group(2))]
+
+
 def complete(code: str, cursor_pos: int, session: Any = None) -> dict[str, Any]:
     """A Jupyter complete_reply content."""
     prefix, start = _prefix(code, cursor_pos)
+    fields = _fields(code, cursor_pos, session)
+    if fields is not None:
+        return {"status": "ok", "matches": fields, "cursor_start": start,
+                "cursor_end": cursor_pos, "metadata": {}}
     at = prefix.startswith("@")
     word = prefix[1:] if at else prefix
     names = candidates(code, session)

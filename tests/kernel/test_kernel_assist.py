@@ -34,6 +34,17 @@ def test_complete_keywords_builtins_declared_and_cell_names(session):
     assert complete("@filen", 6)["matches"] == ["@filename", "@filenames"]
 
 
+def test_complete_struct_fields(tmp_path):
+    s = SwiftSession(str(tmp_path))
+    cell = s.compile_cell("type point { int x; int y; float weight; }\npoint p;\np.x = 1;")
+    s.commit(cell)
+    from swiftnb.kernel.session import VarEntry, top_declared
+
+    s.vars["p"] = VarEntry("p", dict(top_declared(cell.cell_ast))["p"], None)
+    assert complete("trace(p.", 8, s)["matches"] == ["x", "y", "weight"]
+    assert complete("trace(p.w", 9, s)["matches"] == ["weight"]
+
+
 def test_inspect_shows_signature_and_doc(session):
     r = inspect("f = copy(g);", 5, session)
     assert r["found"]
