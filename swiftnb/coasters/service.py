@@ -370,8 +370,13 @@ class CoasterService:
         conn.prefetch = self.prefetch()
         while conn.free > 0:
             # the task must fit what is left of the block when it can start (at once, or
-            # behind a running task when prefetching)
-            limit = block.time_left(now) - conn.start_delay(now)
+            # behind a running task when prefetching).  Up to half the reserve may be used:
+            # the LRM ends the block a whole reserve later, so the task still finishes, and
+            # a task as long as its block (height capped by maxJobTime - reserve, or an
+            # overallocation below 1) can start although its workers connected late;
+            # without this such a task never fitted and its blocks came and went forever.
+            limit = (block.time_left(now) - conn.start_delay(now)
+                     + self.settings.reserve / 2)
             job = self.queued.pop_fitting(limit) or self.holding.pop_fitting(limit)
             if job is None:
                 break

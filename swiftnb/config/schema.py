@@ -76,7 +76,7 @@ SIM_OPTIONS: dict[str, Any] = {
     "failureProbability": interval(0.0, 1.0),
     "seed": T("int"),
     "outages": T("outages"),
-    "speed": T("posfloat"),
+    "speed": T("gtzero"),
 }
 
 # EXTENSION: direct ssh execution and batch submission without coasters.

@@ -82,6 +82,13 @@ class ValueType:
             if not isinstance(value, dict):
                 raise BadValue("expected an object ({ ... })")
             return value
+        if kind == "distribution" and isinstance(value, dict):
+            for app, one in value.items():  # per app: {ALL: 10, blast: "exp:60"}
+                try:
+                    parse_distribution(one)
+                except BadValue as exc:
+                    raise BadValue(f"{exc} (for app {app})") from None
+            return value
         if isinstance(value, dict):
             raise BadValue("expected " + self.describe() + ", not an object")
         if kind == "string":
@@ -104,6 +111,11 @@ class ValueType:
             return number
         if kind == "float":
             return _float(value)
+        if kind == "gtzero":
+            number = _float(value)
+            if not number > 0:
+                raise BadValue("expected a number greater than 0")
+            return number
         if kind == "autoint":
             if isinstance(value, str) and value.strip().lower() == "auto":
                 return "auto"
@@ -169,6 +181,7 @@ _DESCRIPTIONS = {
     "posint": "an integer greater than 0",
     "float": "a number",
     "posfloat": "a positive number",
+    "gtzero": "a number greater than 0",
     "autoint": 'an integer greater than or equal to 0, or "auto"',
     "throttle": 'a positive integer or "off"',
     "time": 'a time ("MM", "HH:MM" or "HH:MM:SS")',

@@ -126,9 +126,17 @@ def build_sites(config: Any, bus: EventBus, clock: Clock, *, site_run: str | Non
         provider = (providers or {}).get(sc.name)
         if provider is None:
             try:
-                provider = _factory_for(sc.type)(sc, ctx)
+                factory = _factory_for(sc.type)
             except SchedulerError as exc:
                 raise SchedulerError(f"site.{sc.name}.execution.type: {exc}") from None
+            try:
+                provider = factory(sc, ctx)
+            except SchedulerError:
+                raise
+            except (ValueError, TypeError) as exc:  # a provider refusing its options
+                text = str(exc)
+                raise SchedulerError(text if sc.name in text else f"site {sc.name}: {text}") \
+                    from None
         try:
             site = Site(
                 sc.name, provider,

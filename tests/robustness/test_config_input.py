@@ -156,3 +156,19 @@ def test_slash_in_a_tc_data_name_is_an_error_not_a_traceback(tmp_path, write, cl
     r = cli("check-config", "-tc.file", "tc.data")
     assert r.returncode == 1
     assert "tc.data:1: '/bin/echo': not a valid transformation name" in r.stderr
+
+
+def test_sim_speed_zero_and_per_app_durations(tmp_path, write, cli):
+    write("s.conf", "sites: g\nsite.g { execution { type: sim, options { speed: 0 } }\n"
+                    "  workDirectory: w }\n")
+    r = cli("check-config", "-config", "s.conf")
+    assert r.returncode == 1
+    assert "site.g.execution.options.speed: invalid value 0, expected a number greater than 0" \
+        in r.stderr
+    write("s.conf", "sites: g\nsite.g { execution { type: sim, options { taskDuration: "
+                    '{ALL: 10, blast: "exp:60"} } }\n  workDirectory: w }\n')
+    assert cli("check-config", "-config", "s.conf").returncode == 0
+    write("s.conf", "sites: g\nsite.g { execution { type: sim, options { taskDuration: "
+                    '{ALL: 10, blast: "exp:x"} } }\n  workDirectory: w }\n')
+    r = cli("check-config", "-config", "s.conf")
+    assert r.returncode == 1 and "(for app blast)" in r.stderr

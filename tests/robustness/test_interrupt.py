@@ -77,3 +77,17 @@ def test_interrupted_run(tmp_path, write, sig, site):
     assert not list(run_dir.glob("nap-run001.d/*-info")), "canceled calls are not failures"
     assert not (tmp_path / "swiftwork").exists()
     assert not list(tmp_path.glob("nap*.out"))
+
+
+def test_task_as_long_as_its_capped_block_runs(tmp_path, write):
+    """maxJobTime - reserve caps the block height at the task's walltime: the workers
+    connect after the block's start, yet the task runs (it used to wait forever while
+    blocks were requested, idled and shut down)."""
+    from conftest import HELLO, swiftnb
+
+    write("hello.swift", HELLO)
+    write("c.conf", COASTER_CONF.replace('maxJobTime: "01:00:00"', 'maxJobTime: "00:02:00"')
+          .replace('defaultWalltime: "00:02:00"', 'defaultWalltime: "00:01:00"'))
+    r = swiftnb("run", "-config", "c.conf", "hello.swift", cwd=tmp_path, timeout=45)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "hello.txt").read_text() == "hi\n"
