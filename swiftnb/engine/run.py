@@ -228,6 +228,11 @@ class Run:
             else:
                 idle = 0
         outcome: RunOutcome = self._done_fut.result()
+        if self.tasks:
+            # an aborted run: let the cancelled app calls end (processes killed) first
+            for t in list(self.tasks):
+                t.cancel()
+            await asyncio.wait(list(self.tasks), timeout=10)
         V.set_error_sink(None)
         if self.pgraph is not None and self.settings.pgraph:
             try:

@@ -57,6 +57,9 @@ class SubprocessTestExecutor:
                 await proc.wait()
             raise
         finally:
+            transport = getattr(proc, "_transport", None)
+            if transport is not None:
+                transport.close()  # not left to the garbage collector after the loop ends
             for fh in (stdin, stdout):
                 if hasattr(fh, "close"):
                     fh.close()
