@@ -119,3 +119,15 @@ def test_interrupt_cancels_the_run(kernel):
     r = kernel.run("%python print(open(swift_run.log_path).read())")
     assert "Execution interrupted by the user" in r.stream()
     assert kernel.run('trace("still here");').status == "ok"
+
+
+def test_dashboard_under_a_cell_when_widgets_exist(kernel):
+    pytest.importorskip("swiftnb.widgets")
+    assert kernel.run("%swift_config --dashboard").status == "ok"
+    try:
+        r = kernel.run('trace("watched");')
+        assert r.status == "ok", r.errors
+        assert r.data("application/vnd.jupyter.widget-view+json"), r.outputs
+        assert "SwiftScript trace: watched" in r.stream()
+    finally:
+        assert kernel.run("%swift_config --no-dashboard").status == "ok"
