@@ -1,0 +1,3 @@
+string s = "héllo wörld ✓";
+trace(s);
+tracef("%s\n", s);
