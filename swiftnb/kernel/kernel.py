@@ -171,6 +171,7 @@ class SwiftKernel(IPythonKernel):
                 return failed
         if not _has_code(text):
             return {"status": "ok"}
+        self.swift.base_dir = os.getcwd()  # imports resolve where the runs go
         try:
             cell = self.swift.compile_cell(text, self.shell.user_ns)
         except lang.CompileError as exc:

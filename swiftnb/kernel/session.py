@@ -56,6 +56,8 @@ class CellProgram:
     declared_vars: list[str] = field(default_factory=list)
     python_names: list[str] = field(default_factory=list)
     cell_ast: A.Program | None = None
+    #: types and procedures of the modules the cell imports (kept for later cells)
+    imported: tuple[tuple[A.TypeDecl, ...], tuple[A.Procedure, ...]] = ((), ())
 
     # what the engine reads of a checked program
     @property
@@ -189,11 +191,14 @@ class SwiftSession:
     def compile_cell(self, text: str, python_ns: Mapping[str, Any] | None = None) -> CellProgram:
         """Check ``text`` against the session; raises ``lang.CompileError``."""
         cell = lang.parse(text, CELL_FILE)
+        imports, cell_types, cell_procs, cell_stmts = self._imports(cell, text)
         own_types = {t.name for t in cell.types}
         own_procs = {p.name for p in cell.procedures}
+        new_types = own_types | {t.name for t in cell_types}  # replace the prelude's
+        new_procs = own_procs | {p.name for p in cell_procs}
         own_vars = [name for name, _ in top_declared(cell)]
-        types = tuple(t for n, t in self.types.items() if n not in own_types) + cell.types
-        procs = tuple(p for n, p in self.procs.items() if n not in own_procs) + cell.procedures
+        types = tuple(t for n, t in self.types.items() if n not in new_types) + cell.types
+        procs = tuple(p for n, p in self.procs.items() if n not in new_procs) + cell.procedures
         prelude: list[A.Stmt] = []
         seed: dict[str, Any] = {}
         given: set[int] = set()
@@ -220,7 +225,6 @@ class SwiftSession:
                 given.add(id(decl.declarators[0]))
                 seed[n.name] = value
                 python_names.append(n.name)
-        imports, cell_types, cell_procs, cell_stmts = self._imports(cell, text)
         program = A.Program(cell.pos, cell.imports, cell_types + types, cell_procs + procs,
                             tuple(prelude) + cell_stmts + cell.statements, CELL_FILE)
         sources = {CELL_FILE: text, **imports}
@@ -229,7 +233,7 @@ class SwiftSession:
         self._warned.update(checked.warnings)
         checked.warnings[:] = fresh
         return CellProgram(checked, seed, text, sorted(own_types), sorted(own_procs),
-                           own_vars, python_names, cell)
+                           own_vars, python_names, cell, (cell_types, cell_procs))
 
     def _imports(self, cell: A.Program, text: str) -> tuple[dict, tuple, tuple, tuple]:
         """The modules a cell imports, merged the way ``lang`` merges them."""
@@ -253,6 +257,12 @@ class SwiftSession:
 
         program = cell.cell_ast
         assert program is not None
+        for t in cell.imported[0]:
+            self.types[t.name] = t
+        for p in cell.imported[1]:
+            self.procs[p.name] = p
+            self.docs.pop(p.name, None)
+            self.sources.pop(p.name, None)
         cell_ast_types = {t.name: t for t in program.types}
         for name in cell.declared_types:
             self.types[name] = cell_ast_types[name]

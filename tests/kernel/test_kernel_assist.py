@@ -121,3 +121,14 @@ def test_install_writes_a_kernelspec(tmp_path):
     spec = json.loads((tmp_path / "share/jupyter/kernels/swiftnb/kernel.json").read_text())
     assert spec["argv"][:3] == [sys.executable, "-m", "swiftnb.kernel"]
     assert spec["language"] == "swift" and spec["interrupt_mode"] == "signal"
+
+
+def test_imported_procedures_persist(tmp_path):
+    (tmp_path / "mylib.swift").write_text('app (file o) hello() { echo "lib" stdout=@o; }\n')
+    s = SwiftSession(str(tmp_path))
+    for _ in range(2):  # importing again replaces, it does not clash
+        cell = s.compile_cell('import "mylib";\ntype file;\n')
+        s.commit(cell)
+    assert "hello" in s.procs
+    cell = s.compile_cell('type file;\nfile g <"g.txt"> = hello();')
+    assert "hello" in cell.checked.procedures
