@@ -380,8 +380,10 @@ class Job:
             candidates = [name] if os.path.isabs(name) else [
                 os.path.join(self.dir, name), os.path.join(self.base_dir, name)]
             found = next((c for c in candidates if os.path.exists(c)), None)
-            if found is None:
-                self._fail_early(f"Cannot find executable {name} on site system path")
+            if found is None:  # a path, not a name: the PATH was never searched
+                self._fail_early(f"Cannot find executable {name}: no such file"
+                                 + ("" if os.path.isabs(name) else
+                                    f" (relative to {self.base_dir})"))
                 return None
         else:
             found = _which(name, self.env)
@@ -394,7 +396,10 @@ class Job:
                 else:
                     self._fail_early(f"Cannot find executable {name} on site system path")
                 return None
-        if os.path.isdir(found) or not os.access(found, os.X_OK):
+        if os.path.isdir(found):
+            self._fail_early(f"The executable {found} is a directory", retryable=False)
+            return None
+        if not os.access(found, os.X_OK):
             self._fail_early(f"The executable {found} does not have the executable bit set", retryable=False)
             return None
         return found

@@ -57,3 +57,18 @@ def test_binary_stdout_tail_is_printable(tmp_path, write):
     assert r.returncode == 2
     line = next(x for x in r.stderr.splitlines() if "stdout.txt:" in x)
     assert "\x00" not in line and "\x01" not in line and line.endswith(".\x1bx.")
+
+
+@pytest.mark.parametrize("path,says", [
+    ("/", "The executable / is a directory"),
+    ("/nonexistent/echo", "Cannot find executable /nonexistent/echo: no such file"),
+    ("bin/echo", "Cannot find executable bin/echo: no such file (relative to "),
+])
+def test_tc_data_executable_paths(tmp_path, write, path, says):
+    write("hello.swift", HELLO)
+    write("sites.xml", '<config><pool handle="localhost"><execution provider="local"/>'
+                       '<workdirectory>work</workdirectory></pool></config>\n')
+    write("tc.data", f"localhost echo {path}\n")
+    r = swiftnb("run", "-sites.file", "sites.xml", "-tc.file", "tc.data", "hello.swift",
+                cwd=tmp_path)
+    assert r.returncode == 2 and f"Caused by: {says}" in r.stderr, r.stderr
