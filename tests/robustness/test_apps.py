@@ -59,16 +59,19 @@ def test_binary_stdout_tail_is_printable(tmp_path, write):
     assert "\x00" not in line and "\x01" not in line and line.endswith(".\x1bx.")
 
 
-@pytest.mark.parametrize("path,says", [
-    ("/", "The executable / is a directory"),
-    ("/nonexistent/echo", "Cannot find executable /nonexistent/echo: no such file"),
-    ("bin/echo", "Cannot find executable bin/echo: no such file (relative to "),
-])
-def test_tc_data_executable_paths(tmp_path, write, path, says):
-    write("hello.swift", HELLO)
+def test_tc_data_executable_paths(tmp_path, write):
+    """A directory, a missing absolute path, a missing relative path: one run, three
+    errors (lazyErrors), each saying what is wrong with the path."""
+    write("three.swift", 'type file;\napp (file o) a() { a stdout=@o; }\n'
+                         'app (file o) b() { b stdout=@o; }\napp (file o) c() { c stdout=@o; }\n'
+                         'file x <"x">; file y <"y">; file z <"z">;\nx = a(); y = b(); z = c();\n')
     write("sites.xml", '<config><pool handle="localhost"><execution provider="local"/>'
                        '<workdirectory>work</workdirectory></pool></config>\n')
-    write("tc.data", f"localhost echo {path}\n")
-    r = swiftnb("run", "-sites.file", "sites.xml", "-tc.file", "tc.data", "hello.swift",
+    write("tc.data", "localhost a /\nlocalhost b /nonexistent/echo\nlocalhost c bin/echo\n")
+    r = swiftnb("run", "-sites.file", "sites.xml", "-tc.file", "tc.data", "three.swift",
                 cwd=tmp_path)
-    assert r.returncode == 2 and f"Caused by: {says}" in r.stderr, r.stderr
+    assert r.returncode == 2
+    for says in ("The executable / is a directory",
+                 "Cannot find executable /nonexistent/echo: no such file",
+                 f"Cannot find executable bin/echo: no such file (relative to {tmp_path})"):
+        assert f"Caused by: {says}" in r.stderr, r.stderr
