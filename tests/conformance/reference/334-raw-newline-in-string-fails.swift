@@ -1,0 +1,4 @@
+// THIS-SCRIPT-SHOULD-FAIL
+string s = "line one
+line two";
+trace(s);

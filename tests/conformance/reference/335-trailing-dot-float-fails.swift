@@ -1,0 +1,3 @@
+// THIS-SCRIPT-SHOULD-FAIL
+float f = 1.;
+trace(f);
