@@ -118,6 +118,8 @@ class SwiftKernel(IPythonKernel):
                 shell.history_manager.store_inputs(count, code, code)
                 shell.execution_count += 1
         reply["execution_count"] = count
+        if reply["status"] == "ok" and user_expressions:
+            reply["user_expressions"] = shell.user_expressions(user_expressions)
         reply.setdefault("user_expressions", {})
         reply.setdefault("payload", [])
         return reply

@@ -131,3 +131,12 @@ def test_dashboard_under_a_cell_when_widgets_exist(kernel):
         assert "SwiftScript trace: watched" in r.stream()
     finally:
         assert kernel.run("%swift_config --no-dashboard").status == "ok"
+
+
+def test_user_expressions_see_swift_values(kernel):
+    msg_id = kernel.kc.execute("int ue = 21;", user_expressions={"twice": "ue * 2"})
+    reply = kernel.kc.get_shell_msg(timeout=60)
+    while reply["parent_header"].get("msg_id") != msg_id:
+        reply = kernel.kc.get_shell_msg(timeout=60)
+    assert reply["content"]["status"] == "ok"
+    assert reply["content"]["user_expressions"]["twice"]["data"]["text/plain"] == "42"
