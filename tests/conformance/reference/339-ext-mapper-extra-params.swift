@@ -1,0 +1,3 @@
+type file;
+file fs[] <ext; exec="339-map.sh", prefix="p-", n=2>;
+trace(filenames(fs));
