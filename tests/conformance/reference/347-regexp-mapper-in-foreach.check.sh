@@ -1,0 +1,3 @@
+set -e
+test "$(cat 347-a.res)" = AA
+test "$(cat 347-b.res)" = BB
