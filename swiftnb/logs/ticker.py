@@ -36,6 +36,7 @@ _STATUS_STATE = {
 #: the run's own words when it is stopped (runner, RunHandle.cancel, engine): calls that
 #: end after them were canceled, not failed or finished
 _STOP_MESSAGES = ("Execution interrupted", "Execution canceled")
+_ENDED = frozenset({"Finished successfully", "Failed", "Finished in previous run", "Canceled"})
 
 
 _JAVA_FIELDS = (
@@ -242,6 +243,10 @@ class ProgressTicker:
             self._handle.cancel()
             self._handle = None
         if final:
+            if self._stopping:  # the run was stopped: what had not ended was canceled
+                for jobid, state in list(self.states.items()):
+                    if state not in _ENDED:
+                        self._set(jobid, "Canceled")
             self._write("Final status: ", self.summary())
         self._unsubscribe()
 

@@ -331,6 +331,7 @@ class Scheduler:
         self._app_sites: dict[str, list[Site]] = {}
         self._start_futures: dict[str, asyncio.Future] = {}
         self._groups: set[_Group] = set()
+        self._in_flight: set[asyncio.Task] = set()
         self._queued: set[_Attempt] = set()
         self._sweeper: TimerHandle | None = None
         self.closed = False
@@ -365,6 +366,15 @@ class Scheduler:
                 handle.cancel()
         if self.clusterer is not None:
             self.clusterer.close()
+        # the run was stopped (Ctrl-C, cancel): attempts still waiting for a site or
+        # running end as canceled (status 6 on the log) before the sites shut down;
+        # after a normal end there are none
+        me = asyncio.current_task()
+        stopping = [t for t in self._in_flight if t is not me and not t.done()]
+        for t in stopping:
+            t.cancel()
+        if stopping:
+            await asyncio.wait(stopping, timeout=10.0)
         for site in self.sites:
             if site.started:
                 try:
@@ -515,6 +525,18 @@ class Scheduler:
         return self.policy.check(task, sites)
 
     async def _attempt(self, task: Task, ref: _Ref | None, exclude: frozenset) -> TaskResult:
+        # remembered so that close() can stop what is in flight when the run is stopped
+        me = asyncio.current_task()
+        if me is not None:
+            self._in_flight.add(me)
+        try:
+            return await self._attempt_once(task, ref, exclude)
+        finally:
+            if me is not None:
+                self._in_flight.discard(me)
+
+    async def _attempt_once(self, task: Task, ref: _Ref | None,
+                            exclude: frozenset) -> TaskResult:
         self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
         problem = self._check(task)
         if problem is not None:

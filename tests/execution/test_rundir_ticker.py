@@ -151,3 +151,15 @@ def test_unwritable_logfile_is_refused_before_the_run(tmp_path):
         make_run_dir("wf.swift", cwd=str(tmp_path), logfile="afile/x.log")
     rd = make_run_dir("wf.swift", cwd=str(tmp_path), logfile="logs/deep/x.log")
     assert os.path.isfile(rd.log_file) and rd.log_file.endswith("logs/deep/x.log")
+
+
+def test_stopped_run_counts_unended_calls_as_canceled():
+    bus = EventBus()
+    out = io.StringIO()
+    t = ProgressTicker(bus, stream=out, date=lambda: "DATE")
+    emit_job(bus, "a", "urn:1", [8, 1, 2], end=False)   # no event ever ends it
+    emit_job(bus, "b", "urn:2", [8, 1, 2, 7])
+    bus.emit("MESSAGE", {}, text="Execution interrupted")
+    t.stop()
+    assert out.getvalue().splitlines()[-1] == (
+        "Final status: DATE  Finished successfully:1  Canceled:1")

@@ -91,3 +91,29 @@ def test_task_as_long_as_its_capped_block_runs(tmp_path, write):
     r = swiftnb("run", "-config", "c.conf", "hello.swift", cwd=tmp_path, timeout=45)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "hello.txt").read_text() == "hi\n"
+
+
+def test_interrupted_run_on_sim_and_local_sites(tmp_path, write):
+    """Through the multi-site scheduler: simulated jobs (real time, next to a local site)
+    are canceled too, not left "Active"."""
+    write("nap.swift", SLEEPERS)
+    (tmp_path / "pids").mkdir()
+    write("m.conf", "sites: [local, grid]\nsite.grid { execution { type: sim, options "
+                    "{ taskDuration: 3600, slots: 4 } }, app.ALL.executable: \"*\", "
+                    "maxParallelTasks: 4, initialParallelTasks: 4 }\n")
+    proc = start("run", "-config", "m.conf", "nap.swift", f"-piddir={tmp_path / 'pids'}",
+                 cwd=tmp_path)
+    log = tmp_path / "run001" / "nap-run001.log"
+    try:
+        wait_for(lambda: log.exists() and log.read_text().count(" status=2") >= 4, 60,
+                 "four jobs active")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 2, err
+    final = [x for x in err.splitlines() if x.startswith("Final status:")][-1]
+    assert "Canceled:4" in final, final
+    assert log.read_text().count(" status=6") == 4
