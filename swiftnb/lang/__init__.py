@@ -19,6 +19,7 @@ folder and the current directory; each module is loaded once (cycles are fine). 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from swiftnb.lang import ast, types
@@ -31,9 +32,12 @@ from swiftnb.lang.parser import parse
 _STDLIB = {"stdlib.v1", "stdlib.v2"}
 
 
-def check(program: ast.Program, sources: dict[str, str] | None = None) -> CheckedProgram:
-    """Check a parsed (and, for imports, merged) program."""
-    return _check(program, sources)
+def check(program: ast.Program, sources: dict[str, str] | None = None,
+          given: Iterable[ast.Node] = ()) -> CheckedProgram:
+    """Check a parsed (and, for imports, merged) program.  ``given``: the Declarator
+    nodes of variables whose values are seeded from outside (the notebook kernel's
+    earlier cells), which are therefore not "uninitialised"."""
+    return _check(program, sources, given)
 
 
 def _search_dirs(folder: str, root: str, search_path: list[str] | None) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterable
 
 from swiftnb.lang import ast
 from swiftnb.lang import builtins as B
@@ -52,8 +53,12 @@ def _describe(kind: str) -> str:
 
 
 class Checker:
-    def __init__(self, program: ast.Program, sources: dict[str, str] | None = None) -> None:
+    def __init__(self, program: ast.Program, sources: dict[str, str] | None = None,
+                 given: Iterable[ast.Node] = ()) -> None:
         self.program = program
+        #: declarations whose variables get their values from outside the program (the
+        #: notebook kernel seeds earlier cells' values): never "uninitialised"
+        self.given = frozenset(given)
         self.sources = sources or {}
         self.errors: list[tuple[ast.Pos, str]] = []
         self.warnings: list[str] = []
@@ -416,7 +421,8 @@ class Checker:
     def _check_uninitialised(self) -> None:
         for sym in self.symbols:
             if (sym.kind in ("var", "global") and sym.reads and not sym.writers
-                    and sym.type.is_primitive and sym.mapping is None):
+                    and sym.type.is_primitive and sym.mapping is None
+                    and sym.decl not in self.given):
                 self.error(sym.decl.pos, f"Uninitalized variable: {sym.name}")
 
     # ================================================================== procedures
@@ -1145,15 +1151,17 @@ def _lv_text(e: ast.Node) -> str:
     return "expression"
 
 
-def check(program: ast.Program, sources: dict[str, str] | None = None) -> CheckedProgram:
-    """Check a (merged) program; raise :class:`CompileError` with every error found."""
+def check(program: ast.Program, sources: dict[str, str] | None = None,
+          given: Iterable[ast.Node] = ()) -> CheckedProgram:
+    """Check a (merged) program; raise :class:`CompileError` with every error found.
+    ``given``: Declarator nodes of variables whose values come from outside (seeded)."""
     was_enabled = gc.isenabled()
     gc.disable()  # checking allocates tables that live as long as the program
     limit = sys.getrecursionlimit()
     if limit < _RECURSION_LIMIT:  # long operator chains nest deeply (a + b + ... + z)
         sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
-        return Checker(program, sources).check()
+        return Checker(program, sources, given).check()
     except RecursionError:
         raise CompileError(Diagnostic(
             program.filename, 1, 1, "the program nests too deeply to be checked (an "
