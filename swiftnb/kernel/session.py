@@ -10,9 +10,9 @@ Each cell is checked and run as its own program, made of
 A name the cell declares again replaces the prelude's one, so re-running a cell never
 fails with "already defined".  The earlier values reach the run as the engine's
 ``Run(seed=...)``: the closed dataflow nodes themselves, so apps do not run again and
-files keep their paths.  The checker is told that the prelude's variables have values (a
-subclass that exempts them from the "uninitialised variable" check); everything else is
-the ordinary front end and engine.
+files keep their paths.  The checker is told that the prelude's variables have values
+(``lang.check(..., given=...)``: not "uninitialised"); everything else is the ordinary
+front end and engine.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ from typing import Any
 
 from swiftnb import lang
 from swiftnb.lang import ast as A
-from swiftnb.lang.checker import Checker
 
 __all__ = ["SwiftSession", "CellProgram", "CELL_FILE"]
 
@@ -67,22 +66,6 @@ class CellProgram:
     @property
     def warnings(self) -> list[str]:
         return self.checked.warnings
-
-
-class _CellChecker(Checker):
-    """The checker, with the prelude's variables counted as having values."""
-
-    def __init__(self, program: A.Program, sources: dict[str, str], given: set[int]) -> None:
-        super().__init__(program, sources)
-        self._given = given
-
-    def _check_uninitialised(self) -> None:
-        saved = self.symbols
-        self.symbols = [s for s in saved if id(s.decl) not in self._given]
-        try:
-            super()._check_uninitialised()
-        finally:
-            self.symbols = saved
 
 
 def _walk(node: Any) -> Iterator[Any]:
@@ -201,12 +184,12 @@ class SwiftSession:
         procs = tuple(p for n, p in self.procs.items() if n not in new_procs) + cell.procedures
         prelude: list[A.Stmt] = []
         seed: dict[str, Any] = {}
-        given: set[int] = set()
+        given: list[A.Declarator] = []
         for name, entry in self.vars.items():
             if name in own_vars:
                 continue
             prelude.append(entry.decl)
-            given.add(id(entry.decl.declarators[0]))
+            given.append(entry.decl.declarators[0])
             seed[name] = entry.value
         python_names: list[str] = []
         if python_ns is not None:
@@ -222,13 +205,13 @@ class SwiftSession:
                     continue
                 decl = A.VarDecl(texpr.pos, texpr, (A.Declarator(texpr.pos, n.name),))
                 prelude.append(decl)
-                given.add(id(decl.declarators[0]))
+                given.append(decl.declarators[0])
                 seed[n.name] = value
                 python_names.append(n.name)
         program = A.Program(cell.pos, cell.imports, cell_types + types, cell_procs + procs,
                             tuple(prelude) + cell_stmts + cell.statements, CELL_FILE)
         sources = {CELL_FILE: text, **imports}
-        checked = _CellChecker(program, sources, given).check()
+        checked = lang.check(program, sources, given)
         fresh = [w for w in checked.warnings if w not in self._warned]
         self._warned.update(checked.warnings)
         checked.warnings[:] = fresh
