@@ -120,10 +120,19 @@ class RestartLog:
 
     # -- the two operations a run needs -------------------------------------------------
 
+    #: where relative outputs are looked for (None: the current directory, the CLI's)
+    base_dir: str | None = None
+
     def is_done(self, outputs: Iterable[str]) -> bool:
-        """True when every output of a call is recorded (a call with no outputs never is)."""
+        """True when every output of a call is recorded and still exists (a call with no
+        outputs never is).  Swift trusted the log alone, so an output deleted since was
+        not made again and the calls that read it failed; here such a call runs again."""
         outs = list(outputs)
-        return bool(outs) and all(o in self._entries for o in outs)
+        if not outs or not all(o in self._entries for o in outs):
+            return False
+        base = self.base_dir or os.getcwd()
+        return all(os.path.lexists(o if os.path.isabs(o) else os.path.join(base, o))
+                   for o in outs)
 
     def record(self, outputs: Iterable[str]) -> None:
         """Append a successful call's outputs, one per line, and hand them to the OS now."""

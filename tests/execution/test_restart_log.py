@@ -23,6 +23,11 @@ def test_format_and_resume(tmp_path):
     assert lines[2:] == ["a.out", "dir/c0002.out", "b.out"]
 
     again = RestartLog(path, resume=True)
+    again.base_dir = str(tmp_path)
+    assert not again.is_done(["a.out"]), "recorded, but the file is gone: run it again"
+    (tmp_path / "dir").mkdir()
+    for name in ("a.out", "dir/c0002.out", "missing.out"):
+        (tmp_path / name).write_text("x")
     assert again.is_done(["a.out", "dir/c0002.out"])
     assert not again.is_done(["a.out", "missing.out"])
     assert not again.is_done([])
@@ -38,6 +43,9 @@ def test_swift_written_log_with_keys_is_read(tmp_path):
     path.write_text("# Log file created Sun Nov 22 10:13:21 UTC 2026\n# Format version 2.0\n"
                     "R-2:v.$!42\nout/f.txt\n")
     log = RestartLog(path, resume=True)
+    log.base_dir = str(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "f.txt").write_text("x")
     assert log.is_done(["out/f.txt"]) and "R-2:v.$" in log and log.value("R-2:v.$") == "42"
     log.close()
 
