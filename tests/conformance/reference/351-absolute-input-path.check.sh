@@ -1,0 +1,1 @@
+test -s 351-absolute-input-path.out

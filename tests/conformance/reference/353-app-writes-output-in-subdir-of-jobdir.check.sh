@@ -1,0 +1,1 @@
+test "$(cat 353-nested/dir/out.txt)" = deep
