@@ -405,6 +405,8 @@ class IndexAssignExec(Exec):
         self.to_float = to_float
         self.lv = lv
 
+    self_release = True  # the hot path: no release closure per run
+
     def run(self, f: list, done: Done) -> None:
         try:
             v = self.ev(f)
@@ -421,6 +423,8 @@ class IndexAssignExec(Exec):
         except SwiftError as e:
             self.rt.runtime_error(e, self.pos)
             _fail_lv(self.lv, f, SwiftError(e.message, dependency=True))
+        for get in self.holds:
+            get(f).remove_writer()
         done()
 
 
