@@ -1,0 +1,2 @@
+int n = readData("359-n.txt");
+trace(n * 2);
