@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import HELLO, swiftnb
+from robusthelp import HELLO, swiftnb
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import HELLO
+from robusthelp import HELLO
 
 pytestmark = pytest.mark.timeout(60)
 

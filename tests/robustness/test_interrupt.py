@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from conftest import SLEEPERS, alive, start, wait_for
+from robusthelp import SLEEPERS, alive, start, wait_for
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -83,7 +83,7 @@ def test_task_as_long_as_its_capped_block_runs(tmp_path, write):
     """maxJobTime - reserve caps the block height at the task's walltime: the workers
     connect after the block's start, yet the task runs (it used to wait forever while
     blocks were requested, idled and shut down)."""
-    from conftest import HELLO, swiftnb
+    from robusthelp import HELLO, swiftnb
 
     write("hello.swift", HELLO)
     write("c.conf", COASTER_CONF.replace('maxJobTime: "01:00:00"', 'maxJobTime: "00:02:00"')

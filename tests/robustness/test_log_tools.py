@@ -7,7 +7,7 @@ import bz2
 
 import pytest
 
-from conftest import swiftnb
+from robusthelp import swiftnb
 
 pytestmark = pytest.mark.timeout(60)
 

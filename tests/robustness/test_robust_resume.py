@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import swiftnb
+from robusthelp import swiftnb
 
 pytestmark = pytest.mark.timeout(90)
 
