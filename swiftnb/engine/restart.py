@@ -122,6 +122,8 @@ class RestartLog:
 
     #: where relative outputs are looked for (None: the current directory, the CLI's)
     base_dir: str | None = None
+    #: calls skipped thanks to this log (a resumed log that skipped none is kept)
+    hits: int = 0
 
     def is_done(self, outputs: Iterable[str]) -> bool:
         """True when every output of a call is recorded and still exists (a call with no
@@ -131,8 +133,10 @@ class RestartLog:
         if not outs or not all(o in self._entries for o in outs):
             return False
         base = self.base_dir or os.getcwd()
-        return all(os.path.lexists(o if os.path.isabs(o) else os.path.join(base, o))
+        done = all(os.path.lexists(o if os.path.isabs(o) else os.path.join(base, o))
                    for o in outs)
+        self.hits += done
+        return done
 
     def record(self, outputs: Iterable[str]) -> None:
         """Append a successful call's outputs, one per line, and hand them to the OS now."""
@@ -179,8 +183,12 @@ class RestartLog:
             pass
 
     def delete(self) -> None:
-        """The run succeeded: close and remove the log, as Swift does."""
+        """The run succeeded: close and remove the log, as Swift does, except a log given
+        to ``-resume`` that skipped no call: that may be another script's log (a wrong
+        ``-resume`` argument), and deleting it would lose that run's resume point."""
         self.close()
+        if self.resumed and not self.hits:
+            return
         try:
             os.unlink(self.path)
         except FileNotFoundError:

@@ -90,3 +90,19 @@ def test_unwritable_restart_log_is_a_restart_log_error(tmp_path):
     (tmp_path / "adir.rlog").mkdir()
     with pytest.raises(RestartLogError, match="Cannot create the restart log"):
         RestartLog(tmp_path / "adir.rlog")
+
+
+def test_a_resumed_log_that_skipped_nothing_is_kept(tmp_path):
+    path = tmp_path / "other-run007.0.rlog"
+    path.write_text("# Log file created x\n# Format version 2.0\nsomething.else\n")
+    log = RestartLog(path, resume=True)
+    log.base_dir = str(tmp_path)
+    assert not log.is_done(["mine.out"])
+    log.delete()  # the run succeeded, but this was not its log
+    assert path.exists()
+    (tmp_path / "something.else").write_text("x")
+    log = RestartLog(path, resume=True)
+    log.base_dir = str(tmp_path)
+    assert log.is_done(["something.else"])
+    log.delete()
+    assert not path.exists()
