@@ -22,6 +22,7 @@ import dataclasses
 import inspect
 import os
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -147,7 +148,9 @@ class RunHandle:
 
     def __init__(self, *, program: Any, config: Any, bus: Any, run_dir: Any, executor: Any,
                  engine_run: Any, restart: Any, writer: Any = None, detach_log: Any = None,
-                 ticker: Any = None, base_dir: str = ".") -> None:
+                 ticker: Any = None, base_dir: str = ".", failure_log: Any = None) -> None:
+        from swiftnb.attempts import FailureLog
+
         self.program = program
         self.config = config
         self.bus = bus
@@ -166,6 +169,10 @@ class RunHandle:
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._done_callbacks: list[Callable[[RunHandle], None]] = []
+        # filled by the RecordingExecutor the engine submits through (prepare_run)
+        self._failures = failure_log if failure_log is not None else FailureLog(
+            getattr(bus, "clock", None) or time.time)
+        self._executor_closed = False
 
     # ---------------------------------------------------------------- identity
     @property
@@ -225,6 +232,7 @@ class RunHandle:
         return outcome
 
     async def _close(self) -> None:
+        self._executor_closed = True   # from now on a retry needs an executor of its own
         try:
             await self.executor.close()
         finally:
@@ -302,6 +310,75 @@ class RunHandle:
         self.bus.emit("MESSAGE", {}, text=message, level="WARN")
         self.interrupted = True
         self.run.cancel()
+
+    # ---------------------------------------------------------------- failures
+    @property
+    def failures(self) -> list[Any]:
+        """The failed app attempts so far (:class:`swiftnb.attempts.Failure`), oldest
+        first: task, result, site, time and Swift source position of each."""
+        return list(self._failures.items)
+
+    def failure(self, failure_id: int) -> Any:
+        """The failure numbered ``failure_id`` (``Failure.id``, from 1)."""
+        return self._failures.get(failure_id)
+
+    def on_failure(self, callback: Callable[[Any], None]) -> Callable[[], None]:
+        """Call ``callback(failure)`` for each new failed attempt, from the event loop, as
+        it is recorded (keep it cheap).  Returns the function that unsubscribes."""
+        return self._failures.subscribe(callback)
+
+    async def retry(self, failure: Any) -> Any:
+        """Submit a failed call again, as a new attempt; its TaskResult.
+
+        ``failure``: a :class:`~swiftnb.attempts.Failure` of this run or its id.  While
+        the run goes the attempt goes through the run's own executor (site selection,
+        scores, throttles; its events are in the run's stream); once the run has closed
+        its sites, through a fresh executor built from the run's configuration, closed
+        again after the call.  A successful retry is recorded in the run's restart log
+        (if it still exists), so ``-resume`` skips the call; it does not change the
+        outcome of the Swift run.  The result is appended to ``failure.retries``; a retry
+        that fails again is not a new entry of :attr:`failures`.
+        """
+        if isinstance(failure, int):
+            failure = self._failures.get(failure)
+        elif failure not in self._failures.items:
+            raise ValueError(f"{failure!r} is not a failure of run {self.runid}")
+        log = self._failures
+        task = dataclasses.replace(failure.task, attempt=log.next_attempt(failure.jobid))
+        log.saw_attempt(task)
+        if not self._executor_closed:
+            result = await self.executor.submit(task)
+        else:
+            fresh = build_run_executor(self.config, self.bus, site_run=self.run_dir.site_run,
+                                       keep=bool(getattr(self.config, "keep_site_dir", False)))
+            try:
+                result = await fresh.submit(task)
+            finally:
+                await fresh.close()
+        failure.retries.append(result)
+        if result.ok and task.outputs:
+            self._record_restart(task.outputs)
+        return result
+
+    def _record_restart(self, outputs: Sequence[str]) -> None:
+        """A retried call's outputs into the restart log: the open one while the run goes,
+        else the one the run left behind (a failed run keeps it for ``-resume``)."""
+        from swiftnb.engine.restart import RestartLog, RestartLogError
+
+        restart = self.restart
+        if restart is None:
+            return
+        try:
+            if not restart.closed:
+                restart.record(outputs)
+            elif os.path.isfile(restart.path):
+                again = RestartLog(restart.path, resume=True)
+                try:
+                    again.record(outputs)
+                finally:
+                    again.close()
+        except (OSError, RestartLogError):
+            pass
 
     # ---------------------------------------------------------------- results
     @property
@@ -499,7 +576,10 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
         run_kwargs["stdout"] = stdout
     if seed:
         run_kwargs["seed"] = dict(seed)
-    engine_run = run_mod.Run(program, executor, bus=bus, settings=settings, base_dir=base_dir,
+    from swiftnb.attempts import FailureLog, RecordingExecutor
+
+    failure_log = FailureLog(bus.clock)
+    engine_run = run_mod.Run(program, RecordingExecutor(executor, failure_log), bus=bus, settings=settings, base_dir=base_dir,
                              run_dir=run_dir.path, runid=run_dir.runid, restart=restart,
                              **run_kwargs)
     progress = None
@@ -512,7 +592,8 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
                                   prefix=config.ticker_prefix or "Progress: ")
     return RunHandle(program=program, config=config, bus=bus, run_dir=run_dir,
                      executor=executor, engine_run=engine_run, restart=restart, writer=writer,
-                     detach_log=detach_log, ticker=progress, base_dir=base_dir)
+                     detach_log=detach_log, ticker=progress, base_dir=base_dir,
+                     failure_log=failure_log)
 
 
 def start_run(source: Any, **kwargs: Any) -> RunHandle:

@@ -19,7 +19,7 @@ from typing import Any
 import ipywidgets as W
 
 from swiftnb.events import EventBus
-from swiftnb.widgets._util import executor_of, providers_of, scheduler_of
+from swiftnb.widgets._util import providers_of, scheduler_of
 from swiftnb.widgets.blocks import BlocksPanel
 from swiftnb.widgets.failures import FailuresPanel
 from swiftnb.widgets.feed import DEFAULT_INTERVAL, Feed
@@ -49,10 +49,6 @@ def _sources_of(run: Any) -> dict[str, str]:
     return {}
 
 
-def _can_reopen(run: Any) -> bool:
-    return all(getattr(run, a, None) is not None for a in ("config", "bus", "run_dir"))
-
-
 class Dashboard:
     """Live panels of one run, composed in one ipywidgets Tab-free VBox."""
 
@@ -64,14 +60,11 @@ class Dashboard:
         if self.bus is None:
             raise TypeError("Dashboard needs a run with a .bus (or bus=)")
         self.scheduler = scheduler_of(run)
-        executor = executor_of(run)
         self.progress = ProgressPanel()
         self.sites = SitesPanel(self.scheduler, chart=charts)
         self.blocks = BlocksPanel(providers_of(run), chart=charts)
         self.throttles = ThrottlesPanel(self.scheduler)
-        self.failures = FailuresPanel(executor, sources=_sources_of(run),
-                                      is_done=lambda: bool(getattr(run, "done", False)),
-                                      reopen=self._reopen if _can_reopen(run) else None)
+        self.failures = FailuresPanel(run, sources=_sources_of(run))
         self.panels = [self.progress, self.sites, self.blocks, self.throttles, self.failures]
         self.label = "run"
         self.title = W.HTML(value="<b>swiftnb</b> run")
@@ -118,14 +111,6 @@ class Dashboard:
         if self.progress.jobs_failed:
             text += f", {self.progress.jobs_failed} failed"
         self.title.value = f"<b>swiftnb</b> {html.escape(self.label)} {text}"
-
-    def _reopen(self) -> Any:
-        """A fresh executor like the run's (for retrying a call after the run ended)."""
-        from swiftnb.runner import build_run_executor
-
-        run = self.run
-        return build_run_executor(run.config, run.bus, site_run=run.run_dir.site_run,
-                                  keep=bool(getattr(run.config, "keep_site_dir", False)))
 
     # ------------------------------------------------------------------ public
     @classmethod

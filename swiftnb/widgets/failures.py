@@ -1,22 +1,19 @@
 """Recent failures: command, exit code, stderr tail, the Swift source line, retry.
 
-On a live run the panel records the failed attempts themselves: it wraps the ``submit``
-of the run's executor (an instance attribute, removed again when the dashboard stops),
-so it has the :class:`~swiftnb.engine.task.Task` (argv, source position) and the
-:class:`~swiftnb.engine.task.TaskResult` (exit code, stderr tail, site).  From a log it
+On a live run the panel shows the failed attempts the run itself records
+(``run.failures``, :class:`swiftnb.attempts.Failure`: the Task with its argv and source
+position, the TaskResult with exit code, stderr tail and site), and is told of new ones
+through ``run.on_failure(callback)``.  It only observes: any number of panels can watch
+one run, and a panel opened late shows the failures that happened before.  From a log it
 only has what Swift logged: APPLICATION_EXCEPTION's message, and JOB_START's app and
 arguments.
 
-**Retry** submits the failed call again through the same executor, as a new attempt
-(``attempt + 1``; the scheduler selects a site again and the attempt gets its own task id
-and events), and shows how it ended.  It does not change the Swift run's outcome: the
-run already recorded the error (its dataflow does not wait for a retry).  What it is for:
-after fixing the cause (a missing input, a broken site), check that the call now works,
-and produce its outputs in their mapped places; with ``-resume`` the next run then skips
-it.  While the run lives, the retry goes through the run's own executor (its sites, scores
-and throttles).  Once the run has ended and closed its sites, the retry goes through a
-fresh executor built from the run's configuration (``reopen``), which is closed again
-after the call.
+**Retry** calls ``run.retry(failure)`` (see :meth:`swiftnb.runner.RunHandle.retry`): the
+failed call again, as a new attempt, through the run's executor while the run goes and
+through a fresh one built from its configuration afterwards; the row shows how it ended.
+It does not change the Swift run's outcome.  What it is for: after fixing the cause (a
+missing input, a broken site), check that the call now works and produce its outputs in
+their mapped places (recorded in the restart log, so ``-resume`` skips the call).
 """
 
 from __future__ import annotations
@@ -33,7 +30,7 @@ import ipywidgets as W
 
 from swiftnb.events import Event
 
-__all__ = ["FailuresPanel", "Failure", "SubmitRecorder"]
+__all__ = ["FailuresPanel", "Failure", "watches_failures"]
 
 _EXIT = re.compile(r"exit code (?:of )?(-?\d+)")
 
@@ -50,32 +47,21 @@ class Failure:
     source_line: str
     site: str
     message: str
-    task: Any = None                 # the Task, when recorded live (retry needs it)
+    attempt: Any = None              # the run's swiftnb.attempts.Failure (live; retry needs it)
     retry_state: str = ""            # "", "running", "ok", "failed: ..."
     retry_result: Any = None
 
+    @property
+    def task(self) -> Any:
+        return None if self.attempt is None else self.attempt.task
 
-class SubmitRecorder:
-    """Wraps ``executor.submit`` to hand failed (task, result) pairs to a callback."""
 
-    def __init__(self, executor: Any, on_failure: Callable[[Any, Any], None]) -> None:
-        self.executor = executor
-        self.original = executor.submit
-        self.on_failure = on_failure
-        executor.submit = self.submit
-
-    async def submit(self, task: Any) -> Any:
-        result = await self.original(task)
-        if not result.ok and not getattr(result, "canceled", False):
-            try:
-                self.on_failure(task, result)
-            except Exception:  # noqa: BLE001 - a panel never breaks a run
-                pass
-        return result
-
-    def remove(self) -> None:
-        if self.executor.__dict__.get("submit") == self.submit:
-            del self.executor.submit
+def watches_failures(run: Any) -> bool:
+    """Does ``run`` record its failures (a RunHandle: ``failures``, ``on_failure``,
+    ``retry``)?"""
+    return run is not None and all(callable(getattr(run, a, None)) for a in ("on_failure",
+                                                                              "retry")) \
+        and hasattr(run, "failures")
 
 
 def _tail(text: str, lines: int = 6) -> str:
@@ -83,16 +69,16 @@ def _tail(text: str, lines: int = 6) -> str:
 
 
 class FailuresPanel:
-    """The last ``keep`` failures, newest first, each with a retry button when live."""
+    """The last ``keep`` failures, newest first, each with a retry button when live.
+
+    ``run``: a run that records its failures (:func:`watches_failures`), else None (the
+    panel is then fed by log events only)."""
 
     title = "Failures"
 
-    def __init__(self, executor: Any = None, *, sources: dict[str, str] | None = None,
-                 keep: int = 8, is_done: Callable[[], bool] | None = None,
-                 reopen: Callable[[], Any] | None = None) -> None:
-        self.executor = executor
-        self.is_done = is_done
-        self.reopen = reopen
+    def __init__(self, run: Any = None, *, sources: dict[str, str] | None = None,
+                 keep: int = 8) -> None:
+        self.run = run if watches_failures(run) else None
         self.sources = sources or {}
         self.failures: deque[Failure] = deque(maxlen=keep)
         self.total = 0
@@ -104,8 +90,17 @@ class FailuresPanel:
         self.header = W.HTML(value="no failures")
         self.list = W.VBox([])
         self.widget = W.VBox([self.header, self.list])
-        self.recorder = SubmitRecorder(executor, self.record) if executor is not None else None
         self.rows: list[tuple[W.HBox, W.Button, W.HTML]] = []
+        self._unsubscribe: Callable[[], None] | None = None
+        if self.run is not None:
+            for attempt in self.run.failures:      # those before the panel was opened
+                self.record(attempt)
+            self._unsubscribe = self.run.on_failure(self.record)
+
+    @property
+    def live(self) -> bool:
+        """Showing a run's own failure records (retry possible)."""
+        return self.run is not None
 
     # ------------------------------------------------------------ live recording
     def _source_line(self, source: str) -> str:
@@ -120,29 +115,26 @@ class FailuresPanel:
                     return lines[line - 1].strip()
         return ""
 
-    def record(self, task: Any, result: Any) -> None:
-        """A failed attempt from the executor (called by the recorder)."""
-        argv = [task.executable or task.tr, *task.args]
-        exit_code = result.exit_code
-        if exit_code is None:
-            m = _EXIT.search(result.message or "")
-            exit_code = int(m.group(1)) if m else None
+    def record(self, attempt: Any) -> None:
+        """A failed attempt recorded by the run (a :class:`swiftnb.attempts.Failure`)."""
         self.failures.appendleft(Failure(
-            jobid=task.jobid, command=" ".join(argv), exit_code=exit_code,
-            stderr=_tail(result.stderr_tail), source=task.source,
-            source_line=self._source_line(task.source), site=result.site,
-            message=(result.message or "").strip(), task=task))
+            jobid=attempt.jobid, command=attempt.command, exit_code=attempt.exit_code,
+            stderr=_tail(attempt.stderr_tail), source=attempt.source,
+            source_line=self._source_line(attempt.source), site=attempt.site,
+            message=attempt.message, attempt=attempt))
         self.total += 1
         self._dirty = True
 
     def stop(self) -> None:
-        if self.recorder is not None:
-            self.recorder.remove()
+        """Stop listening to the run (rows and retry buttons stay)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
 
     # ------------------------------------------------------------ events (logs)
     def apply(self, events: list[Event]) -> None:
-        if self.recorder is not None:
-            return  # live: failures are recorded from the executor, with more detail
+        if self.run is not None:
+            return  # live: the run records its failures, with more detail
         for e in events:
             kind = e.kind
             if kind == "JOB_START":
@@ -166,40 +158,24 @@ class FailuresPanel:
 
     # ------------------------------------------------------------ retry
     def retry(self, index: int) -> asyncio.Task | None:
-        """Submit failure ``index`` (0 = newest) again; returns the asyncio task."""
+        """Retry failure ``index`` (0 = newest) through ``run.retry``; the asyncio task."""
         failure = list(self.failures)[index]
-        if failure.task is None or self.recorder is None:
+        if failure.attempt is None or self.run is None:
             failure.retry_state = "failed: no task to retry (watching a log)"
             self._dirty = True
             return None
-        task = dataclasses.replace(failure.task, attempt=failure.task.attempt + 1)
         failure.retry_state = "running"
         self.retried.append(failure)
         self._dirty = True
-        submit = self.recorder.original
-        fresh = None
-        if self.is_done is not None and self.reopen is not None and self.is_done():
-            try:
-                fresh = self.reopen()
-            except Exception as exc:  # noqa: BLE001 - shown in the panel
-                failure.retry_state = f"failed: {exc}"
-                return None
-            submit = fresh.submit
 
         async def again() -> Any:
             try:
-                result = await submit(task)
-            except Exception as exc:  # noqa: BLE001 - e.g. the run's sites are closed
+                result = await self.run.retry(failure.attempt)
+            except Exception as exc:  # noqa: BLE001 - shown in the panel (e.g. a bad site)
                 failure.retry_state = f"failed: {exc or type(exc).__name__}"
                 self._dirty = True
                 self.render()
                 return None
-            finally:
-                if fresh is not None:
-                    try:
-                        await fresh.close()
-                    except Exception:  # noqa: BLE001
-                        pass
             failure.retry_result = result
             if result.ok:
                 failure.retry_state = f"ok on {result.site}" if result.site else "ok"
@@ -252,7 +228,7 @@ class FailuresPanel:
             if text.value != value:
                 text.value = value
                 changed = True
-            live = self.recorder is not None and f.task is not None
+            live = self.run is not None and f.attempt is not None
             visibility = "visible" if live else "hidden"
             if button.layout.visibility != visibility:
                 button.layout.visibility = visibility

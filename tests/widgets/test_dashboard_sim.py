@@ -217,7 +217,8 @@ def test_the_feed_detaches_when_the_run_ends(tmp_path, browser):
     handle, dash, subscribed = run_async(main())
     assert dash.feed.stopped and dash.feed._timer is None
     assert subscribed and dash.feed._buffer.append not in handle.bus._subscribers
-    assert "submit" not in vars(handle.executor)  # the failure recorder is removed
+    assert dash.failures._unsubscribe is None      # no longer told of the run's failures
+    assert handle._failures._listeners == []
     before = len(browser.messages)
     handle.bus.emit("TASK_STATUS_CHANGE", {"taskid": "urn:x", "status": 2})
     dash.feed.flush()
