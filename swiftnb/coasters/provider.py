@@ -41,7 +41,7 @@ try:  # let swift.conf validation accept swiftnb's own coaster options
         "parallelism": interval(0.0, 1.0),
         "maxWorkerIdleTime": T("posfloat"),
         "suspendDelay": T("float"),
-        "planInterval": T("posfloat"),
+        "planInterval": T("gtzero"),
         "listenAddress": T("string"),
         "servicePort": T("int"),
         "workerRetries": T("int"),

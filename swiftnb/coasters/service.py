@@ -681,7 +681,8 @@ class CoasterService:
         assert self._wake is not None
         while not self._closing:
             try:
-                await asyncio.wait_for(self._wake.wait(), self.settings.plan_interval)
+                # never 0: that would be a busy loop holding a whole core
+                await asyncio.wait_for(self._wake.wait(), max(0.01, self.settings.plan_interval))
                 await asyncio.sleep(0.02)  # let a burst of submissions arrive first
             except asyncio.TimeoutError:
                 pass

@@ -108,7 +108,7 @@ PROVIDER_EXTRA_OPTIONS: dict[str, Any] = {
     "writeOutputs": T("bool"), "failureMessage": T("string"),
     # coasters
     "parallelism": interval(0.0, 1.0), "maxWorkerIdleTime": T("posfloat"),
-    "suspendDelay": T("float"), "planInterval": T("posfloat"),
+    "suspendDelay": T("float"), "planInterval": T("gtzero"),
     "listenAddress": T("string"), "servicePort": T("int"), "workerRetries": T("int"),
     "prefetch": T("autoint"), "defaultWalltime": T("time"), "maxtime": T("posint"),
 }

@@ -172,3 +172,12 @@ def test_sim_speed_zero_and_per_app_durations(tmp_path, write, cli):
                     '{ALL: 10, blast: "exp:x"} } }\n  workDirectory: w }\n')
     r = cli("check-config", "-config", "s.conf")
     assert r.returncode == 1 and "(for app blast)" in r.stderr
+
+
+def test_coaster_plan_interval_zero_is_refused(tmp_path, write, cli):
+    write("c.conf", 'sites: c\nsite.c { execution { type: coaster, jobManager: "local:local",'
+                    ' options { planInterval: 0 } }\n  workDirectory: w }\n')
+    r = cli("check-config", "-config", "c.conf")
+    assert r.returncode == 1
+    assert ("site.c.execution.options.planInterval: invalid value 0, expected a number "
+            "greater than 0") in r.stderr
