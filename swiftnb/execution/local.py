@@ -123,7 +123,7 @@ class LocalProvider:
         self.failed = 0
 
     async def start(self) -> None:
-        return None
+        self._closing = False  # a provider started again after shutdown() runs tasks again
 
     def spec(self, task: Task) -> dict[str, Any]:
         """The wrapper's job spec for a task on this site."""
