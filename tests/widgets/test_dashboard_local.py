@@ -86,6 +86,36 @@ def test_retry_during_the_run_goes_through_the_run_executor(tmp_path, browser):
     assert len(starts) >= 2
 
 
+def test_two_dashboards_and_a_late_one_show_the_same_failures(tmp_path, browser):
+    """Panels only observe the run's own failure records: any number, at any time."""
+    missing = tmp_path / "missing.txt"
+
+    async def main():
+        handle = start(FAILING % missing, "", tmp_path)
+        first, second = Dashboard(handle), Dashboard(handle)
+        await handle
+        await asyncio.sleep(0.05)
+        late = Dashboard(handle)                 # opened after the run ended
+        late.flush()
+        missing.write_text("fixed\n")
+        browser.click(late.failures.buttons[0])
+        await asyncio.gather(*late.failures.retries)
+        late.failures.render()
+        return handle, (first, second, late)
+
+    handle, dashes = run_async(main())
+    assert len(handle.failures) == 1
+    for dash in dashes:
+        assert browser.state(dash.failures.header)["value"] == "1 failed attempt"
+        row = browser.state(dash.failures.rows[0][2])["value"]
+        assert f"<b>cat {missing}</b>" in row and "exit code 1 on local" in row
+        assert browser.state(dash.failures.buttons[0].layout)["visibility"] == "visible"
+    assert dashes[2].failures.failures[0].attempt is handle.failures[0]
+    assert "retry: ok on local" in browser.state(dashes[2].failures.rows[0][2])["value"]
+    assert handle.failures[0].retries[0].ok
+    assert (tmp_path / "a.txt").read_text() == "fixed\n"
+
+
 COASTER_CONF = """
 sites: coast
 site.coast {
@@ -220,3 +250,5 @@ def test_from_log_watches_a_run_of_another_process(tmp_path, browser):
     failed = dash.sites.snapshot()["flaky"]["failed"]
     assert failed > 0 and dash.failures.total == failed   # from APPLICATION_EXCEPTION lines
     assert "exit code 1" in browser.state(dash.failures.rows[0][2])["value"]
+    assert not dash.failures.live                          # no run: nothing to retry
+    assert browser.state(dash.failures.buttons[0].layout)["visibility"] == "hidden"
