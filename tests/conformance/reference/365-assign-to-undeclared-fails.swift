@@ -1,0 +1,2 @@
+// THIS-SCRIPT-SHOULD-FAIL
+y = 3;
