@@ -17,7 +17,9 @@ cross a socket as it is.  The wrapper
    and stdin/stdout/stderr redirected,
 4. on exit 0 with every declared output present, moves the outputs to their mapped
    places with ``os.replace`` (atomic; a copy to a temporary name first across file
-   systems), so a mapped path never holds a partial file; otherwise builds Swift's
+   systems), so a mapped path never holds a partial file, and with them every file
+   matching the spec's ``output_globs`` (dynamic outputs: an app that makes an array of
+   files whose number only it knows; none is required); otherwise builds Swift's
    failure text (reference 2.6)::
 
        Exception in echo:
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -121,6 +124,7 @@ def spec_from_task(
         "walltime": walltime,
         "source": getattr(task, "source", "") or "",
         "scratch": scratch,
+        "output_globs": [str(g) for g in (getattr(task, "output_globs", None) or ())],
     }
 
 
@@ -155,6 +159,66 @@ def _inside(root: str, rel: str) -> str | None:
     if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or norm == ".":
         return None
     return os.path.join(root, norm)
+
+
+def _glob_parts(glob: str) -> list[str] | None:
+    """The components of a relative stage-out glob, or None when it is absolute or
+    leaves the job directory (those files are written in place by the app)."""
+    if not glob or os.path.isabs(glob):
+        return None
+    parts = [p for p in glob.split("/") if p and p != "."]
+    if not parts or ".." in parts or parts[-1] == "**":
+        return None
+    return parts
+
+
+def _component_match(token: str, name: str) -> bool:
+    """One path component of a Swift glob: ``*`` any characters, ``?`` one, the rest
+    literal (no character classes, as Swift escaped ``[]``)."""
+    rx = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in token)
+    return re.fullmatch(rx, name, re.S) is not None
+
+
+def glob_files(root: str, glob: str) -> list[str]:
+    """Files under ``root`` matching a Swift stage-out glob (``*`` ``?`` per component,
+    ``**`` any depth of directories, the last component files), as sorted relative
+    paths.  Symlinked directories are not entered (a staged input directory is already
+    in its place) and symlinks are not returned (staged inputs are symlinks)."""
+    parts = _glob_parts(glob)
+    if parts is None:
+        return []
+    found: set[str] = set()
+
+    def walk(rel: str, pos: int) -> None:
+        token = parts[pos]
+        here = os.path.join(root, rel) if rel else root
+        last = pos == len(parts) - 1
+        if not last and token != "**" and "*" not in token and "?" not in token:
+            sub = os.path.join(here, token)  # a literal directory: no listing needed
+            if os.path.isdir(sub) and not os.path.islink(sub):
+                walk(f"{rel}/{token}" if rel else token, pos + 1)
+            return
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            return
+        for e in entries:
+            child = f"{rel}/{e.name}" if rel else e.name
+            if e.is_symlink():
+                continue
+            if last:
+                if e.is_file() and _component_match(token, e.name):
+                    found.add(child)
+            elif token == "**":
+                if e.is_dir():
+                    walk(child, pos)  # one more directory level
+            elif e.is_dir() and _component_match(token, e.name):
+                walk(child, pos + 1)
+        if token == "**":
+            walk(rel, pos + 1)  # no (more) directory level
+
+    walk("", 0)
+    return sorted(found)
 
 
 #: PATH lookups already done: (name, PATH) -> path.  Only hits are kept, so a program
@@ -319,6 +383,17 @@ class Job:
                 else:
                     target = path if os.path.isabs(path) else os.path.join(self.base_dir, path)
                     _ensure_dir(os.path.dirname(target))
+            for glob in spec.get("output_globs") or ():
+                # the literal directories of a dynamic output (``outs`` of ``outs/*.out``)
+                # exist for the app, as the directories of declared outputs do
+                parts = _glob_parts(glob) or []
+                literal = []
+                for part in parts[:-1]:
+                    if "*" in part or "?" in part:
+                        break
+                    literal.append(part)
+                if literal:
+                    self._make_inside(os.path.join(self.dir, *literal))
             stdin = spec.get("stdin")
             if stdin:
                 inside = None if os.path.isabs(stdin) else _inside(self.dir, stdin)
@@ -538,7 +613,33 @@ class Job:
                     missing.append(path)
                 continue
             moves.append((src, os.path.join(self.base_dir, path)))
+        if self.spec.get("output_globs"):
+            moves.extend(self._dynamic_outputs(seen))
         return missing, moves
+
+    def _dynamic_outputs(self, seen: set[str]) -> list[tuple[str, str]]:
+        """(source, destination) of the files matching ``output_globs``: what an app
+        producing a whole array created.  Staged inputs (copies on scratch sites) and the
+        declared outputs already listed are left out."""
+        skip = {os.path.normpath(p) for p in seen}
+        skip.update(os.path.normpath(p) for p in self.spec.get("inputs") or ()
+                    if not os.path.isabs(p))
+        for stream in (self.spec.get("stdin"),):
+            if stream and not os.path.isabs(stream):
+                skip.add(os.path.normpath(stream))
+        # files inside a staged input directory (copied on scratch sites) are inputs too
+        under_input = tuple(os.path.normpath(p) + os.sep for p in self.spec.get("inputs") or ()
+                            if not os.path.isabs(p))
+        moves: list[tuple[str, str]] = []
+        done: set[str] = set()
+        for glob in self.spec.get("output_globs") or ():
+            for rel in glob_files(self.dir, glob):
+                norm = os.path.normpath(rel)
+                if norm in skip or norm in done or (under_input and norm.startswith(under_input)):
+                    continue
+                done.add(norm)
+                moves.append((os.path.join(self.dir, norm), os.path.join(self.base_dir, norm)))
+        return moves
 
     def _tail_of(self, path: str) -> str:
         anon = self._captured.get(path)

@@ -215,3 +215,81 @@ def test_two_jobs_with_the_same_jobid_at_once_do_not_disturb_each_other(tmp_path
     assert result2["ok"], result2["message"]
     assert result2["directory"].endswith("cat-k0qzzmvr.2")
     assert (tmp_path / "a.txt").read_text() == "one\n" and (tmp_path / "b.txt").read_text() == "two\n"
+
+
+# -- dynamic outputs (Task.output_globs) ------------------------------------------------
+
+GEN = "mkdir -p outs; for i in 0 1 2; do echo test$i > outs/foo000$i.out; done; echo x > outs/skip.txt"
+
+
+def test_dynamic_outputs_matching_the_globs_are_brought_back(tmp_path):
+    spec = make_spec(tmp_path, tr="bash", args=["-c", GEN], output_globs=["outs/*.out"])
+    result = wrapper.run_job(spec)
+    assert result["ok"], result["message"]
+    assert sorted(p.name for p in (tmp_path / "outs").iterdir()) == [
+        "foo0000.out", "foo0001.out", "foo0002.out"]
+    assert (tmp_path / "outs/foo0002.out").read_text() == "test2\n"
+    assert not (tmp_path / "swiftwork/script-run001/jobs/c/cat-k0qzzmvr").exists()
+
+
+def test_dynamic_outputs_are_left_in_place_when_the_app_fails(tmp_path):
+    spec = make_spec(tmp_path, tr="bash", args=["-c", GEN + "; exit 3"], output_globs=["outs/*.out"])
+    result = wrapper.run_job(spec)
+    assert not result["ok"] and result["exit_code"] == 3
+    assert not (tmp_path / "outs").exists()
+
+
+def test_dynamic_outputs_need_no_file_and_their_directory_exists_for_the_app(tmp_path):
+    # no mkdir: the literal directory of the glob is there, as for declared outputs
+    spec = make_spec(tmp_path, tr="bash", args=["-c", "test -d outs && ls -A outs | wc -l"],
+                     stdout="n.txt", outputs=["n.txt"], output_globs=["outs/*.out"])
+    result = wrapper.run_job(spec)
+    assert result["ok"], result["message"]
+    assert (tmp_path / "n.txt").read_text().strip() == "0"
+    assert not (tmp_path / "outs").exists()
+
+
+def test_dynamic_outputs_with_double_star_and_question_mark(tmp_path):
+    script = "mkdir -p r/a/b r/c; echo 1 > r/x1.dat; echo 2 > r/a/b/x2.dat; echo 3 > r/c/xx3.dat"
+    spec = make_spec(tmp_path, tr="bash", args=["-c", script], output_globs=["r/**/x?.dat"])
+    result = wrapper.run_job(spec)
+    assert result["ok"], result["message"]
+    assert (tmp_path / "r/x1.dat").read_text() == "1\n"
+    assert (tmp_path / "r/a/b/x2.dat").read_text() == "2\n"
+    assert not (tmp_path / "r/c/xx3.dat").exists()
+
+
+def test_staged_inputs_matching_the_glob_are_not_moved_back(tmp_path):
+    (tmp_path / "outs").mkdir()
+    (tmp_path / "outs/in.out").write_text("original\n")
+    for scratch in (None, str(tmp_path / "scratch")):
+        spec = make_spec(tmp_path, tr="bash", args=["-c", "cat outs/in.out > outs/new.out"],
+                         inputs=["outs/in.out"], output_globs=["outs/*.out"], scratch=scratch)
+        result = wrapper.run_job(spec)
+        assert result["ok"], result["message"]
+        assert (tmp_path / "outs/in.out").read_text() == "original\n"
+        assert not (tmp_path / "outs/in.out").is_symlink()
+        assert (tmp_path / "outs/new.out").read_text() == "original\n"
+
+
+def test_dynamic_outputs_and_a_declared_output_overlapping(tmp_path):
+    spec = make_spec(tmp_path, tr="bash", args=["-c", GEN], outputs=["outs/foo0001.out"],
+                     output_globs=["outs/*.out", "outs/foo*.out"])
+    result = wrapper.run_job(spec)
+    assert result["ok"], result["message"]
+    assert len(list((tmp_path / "outs").iterdir())) == 3
+
+
+def test_globs_outside_the_job_directory_are_ignored(tmp_path):
+    (tmp_path / "keep.out").write_text("k")
+    assert wrapper.glob_files(str(tmp_path), "../*.out") == []
+    assert wrapper.glob_files(str(tmp_path), str(tmp_path / "*.out")) == []
+    assert wrapper.glob_files(str(tmp_path), "*.out") == ["keep.out"]
+
+
+def test_spec_from_task_carries_the_output_globs(tmp_path):
+    from swiftnb.engine.task import Task
+
+    task = Task(jobid="gen-1", tr="gen", args=[], base_dir=str(tmp_path), run_dir=str(tmp_path / "run001"))
+    task.output_globs = ["outs/*.out"]
+    assert wrapper.spec_from_task(task)["output_globs"] == ["outs/*.out"]
