@@ -45,8 +45,9 @@ def typecheck_file(path: str, *, out=None, err=None) -> int:
 
     from swiftnb import lang
 
-    if not os.path.isfile(path):
-        print(f"SwiftScript program does not exist: {path}", file=err)
+    missing = script_problem(path)
+    if missing:
+        print(missing, file=err)
         return EXIT_MISSING_SCRIPT
     try:
         program = lang.load(path)
@@ -57,6 +58,19 @@ def typecheck_file(path: str, *, out=None, err=None) -> int:
         print(f"Warning: {warning}", file=err)
     print(program.summary(), file=out)
     return EXIT_OK
+
+
+def script_problem(path: str) -> str | None:
+    """Why ``path`` cannot be run as a script (exit code 4), or None.  A directory gets
+    its own message: "does not exist" would send the user looking for a missing file."""
+    import os
+
+    if os.path.isdir(path):
+        return (f"SwiftScript program is a directory, not a file: {path} "
+                f"(give the .swift file in it)")
+    if not os.path.isfile(path):
+        return f"SwiftScript program does not exist: {path}"
+    return None
 
 
 def _cmd_typecheck(argv: Sequence[str]) -> int:
@@ -82,6 +96,7 @@ options:
   -dryrun                run the script without submitting any app
   -resume FILE           resume from a restart log (.rlog), skipping completed calls
   -config FILE           the swift.conf to use
+  -configpath A:B        these swift.conf files instead of the default search
   -sites.file FILE       a legacy sites.xml
   -tc.file FILE          a legacy tc.data
   -sites A,B             the sites to run on (overrides `sites` of the configuration)
@@ -156,7 +171,7 @@ CONF_KEYS = {
     "maxForeachThreads", "maxThreads",
 }
 
-_VALUE_OPTIONS = {"-resume", "-config", "-runid", "-logfile", "-sites.file", "-tc.file",
+_VALUE_OPTIONS = {"-resume", "-config", "-configpath", "-runid", "-logfile", "-sites.file", "-tc.file",
                   "-sites", "-pgraph", "-ui", "-cdm.file", "-properties"}
 _FLAG_OPTIONS = {"-typecheck", "-dryrun", "-verbose", "-v", "-debug", "-d", "-version",
                  "-help", "-h", "-monitor", "-tui", "-listconfig", "-sitelist",
@@ -329,8 +344,9 @@ def _cmd_run(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     if opts.flag("-typecheck"):
         return typecheck_file(opts.script)
-    if not os.path.isfile(opts.script):
-        print(f"SwiftScript program does not exist: {opts.script}", file=sys.stderr)
+    missing = script_problem(opts.script)
+    if missing:
+        print(missing, file=sys.stderr)
         return EXIT_MISSING_SCRIPT
     for option in ("-config", "-sites.file", "-tc.file"):
         path = opts.values.get(option)
@@ -347,9 +363,12 @@ def _cmd_run(argv: Sequence[str]) -> int:
         return EXIT_COMPILE
     base_dir = os.getcwd()
     try:
-        config = load_run_config(opts.values.get("-config"), properties=dict(opts.conf),
-                                 sites_file=opts.values.get("-sites.file"),
-                                 tc_file=opts.values.get("-tc.file"), base_dir=base_dir)
+        if "-configpath" in opts.values:
+            config = _load_configpath(opts, base_dir)
+        else:
+            config = load_run_config(opts.values.get("-config"), properties=dict(opts.conf),
+                                     sites_file=opts.values.get("-sites.file"),
+                                     tc_file=opts.values.get("-tc.file"), base_dir=base_dir)
     except RunSetupError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -362,6 +381,27 @@ def _cmd_run(argv: Sequence[str]) -> int:
     return _execute(opts, program, config, base_dir)
 
 
+def _load_configpath(opts: RunOptions, base_dir: str):
+    """The configuration of ``-configpath a:b``: those files replace the [D]..[R] search
+    (docs/configuration.md); legacy files, ``-config`` and properties still apply."""
+    import os
+
+    from swiftnb.config import ConfigError, load_config
+    from swiftnb.runner import RunSetupError
+
+    paths = [p for p in opts.values["-configpath"].split(os.pathsep) if p]
+    if not paths:
+        raise RunSetupError("-configpath: no file given")
+    try:
+        config = load_config(opts.values.get("-config"), properties=dict(opts.conf),
+                             sites_file=opts.values.get("-sites.file"),
+                             tc_file=opts.values.get("-tc.file"), cwd=base_dir,
+                             configpath=paths)
+    except ConfigError as exc:
+        raise RunSetupError(str(exc)) from None
+    return config
+
+
 def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
     """Prepare the run (swiftnb.runner), tee the console into ``swift.out``, run it."""
     import os
@@ -372,6 +412,17 @@ def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
     if resume is not None and not os.path.isfile(resume):
         print(f"swiftnb: -resume {resume}: no such restart log", file=sys.stderr)
         return EXIT_USAGE
+    logfile = opts.values.get("-logfile")
+    if logfile is not None:
+        problem = _logfile_problem(logfile, base_dir)
+        if problem:  # before the run directory exists: no empty runNNN is left behind
+            print(f"Could not start execution:\n\t{problem}", file=sys.stderr)
+            return EXIT_USAGE
+    warnings = []
+    if resume is not None:
+        warning = _resume_name_warning(resume, opts.script)
+        if warning:
+            warnings.append(warning)
     pgraph = opts.values.get("-pgraph") or opts.properties.get("pgraph")
     if pgraph in ("false", None):
         pgraph = None
@@ -390,7 +441,7 @@ def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
     real_out, real_err = sys.stdout, sys.stderr
     sys.stdout, sys.stderr = _Tee(real_out, out_copy), _Tee(real_err, out_copy)
     try:
-        return _execute_in(opts, program, config, handle)
+        return _execute_in(opts, program, config, handle, warnings)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -398,8 +449,51 @@ def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
         out_copy.close()
 
 
-def _execute_in(opts, program, config, handle) -> int:
+def _logfile_problem(logfile: str, base_dir: str) -> str | None:
+    """Why the log cannot be written at ``-logfile`` (naming the log file), or None.
+    Tried the way the run will use it: missing directories made, the file opened for
+    appending."""
+    import os
+
+    path = os.path.abspath(os.path.join(base_dir, logfile))
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, "Is a directory")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        shown = logfile if os.path.abspath(logfile) == path else f"{logfile} ({path})"
+        why = exc.strerror or str(exc)
+        if isinstance(exc, (FileExistsError, NotADirectoryError)):
+            blocker = os.path.dirname(path)  # a file where a directory of the path must be
+            while blocker and not os.path.lexists(blocker) and blocker != os.path.dirname(blocker):
+                blocker = os.path.dirname(blocker)
+            if os.path.lexists(blocker) and not os.path.isdir(blocker):
+                why = f"{blocker} is a file, not a directory"
+        return f"-logfile {shown}: cannot write the log file: {why}"
+    return None
+
+
+def _resume_name_warning(resume: str, script: str) -> str | None:
+    """A warning when a restart log's name says it is another script's: Swift named it
+    ``SCRIPT-RUNID.N.rlog``, and resuming with another script's log skips nothing (or,
+    worse, calls that happen to look alike)."""
+    import os
+
+    from swiftnb.rundir import script_stem
+
+    stem = script_stem(script)
+    name = os.path.basename(resume)
+    if name.startswith(stem + "-"):
+        return None
+    return (f"the restart log {resume} does not look like one of {os.path.basename(script)} "
+            f"(its name does not start with \"{stem}-\"); resuming with it anyway")
+
+
+def _execute_in(opts, program, config, handle, warnings=()) -> int:
     import asyncio
+    import os
 
     err = sys.stderr
     print(_version_line(), file=err)
@@ -408,6 +502,12 @@ def _execute_in(opts, program, config, handle) -> int:
         print(f"Warning: {warning}", file=err)
     for warning in getattr(config, "warnings", ()) or ():
         print(f"Warning: {warning}", file=err)
+    for warning in warnings:
+        print(f"Warning: {warning}", file=err)
+        try:
+            handle.bus.emit("WARNING", {}, text=warning)
+        except Exception:  # noqa: BLE001  the log line is a courtesy
+            pass
     err.flush()
     if opts.flag("-debug", "-d"):
         handle.bus.subscribe(lambda e: _echo_debug(e))
@@ -419,10 +519,15 @@ def _execute_in(opts, program, config, handle) -> int:
 
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
-        try:  # SIGTERM: stop like Ctrl-C, killing the apps (they run in their own sessions)
-            loop.add_signal_handler(signal.SIGTERM, current.cancel)
-        except (NotImplementedError, RuntimeError, ValueError):
-            pass
+        # SIGTERM, and SIGHUP (the terminal or ssh session went away): stop like Ctrl-C,
+        # killing the apps (they run in their own sessions)
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+            if signum is None:
+                continue
+            try:
+                loop.add_signal_handler(signum, current.cancel)
+            except (NotImplementedError, RuntimeError, ValueError):
+                pass
         handle.start(loop)
         task = handle._task
         try:
@@ -439,6 +544,10 @@ def _execute_in(opts, program, config, handle) -> int:
         outcome = asyncio.run(main())
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("Execution interrupted", file=err)
+        _log_interrupted_end(handle)
+        restart = getattr(getattr(handle, "restart", None), "path", None)
+        if restart and os.path.isfile(restart):
+            print(f"Restart log: {restart}", file=err)
         return EXIT_EXECUTION
     if _outcome_ok(outcome):
         return EXIT_OK
@@ -446,6 +555,33 @@ def _execute_in(opts, program, config, handle) -> int:
     print(f"Restart log: {handle.restart.path}", file=err)
     code = getattr(outcome, "exit_code", EXIT_EXECUTION)
     return code if code == 99 else EXIT_EXECUTION  # 99: the hang detector (reference 2.6)
+
+
+def _log_interrupted_end(handle) -> None:
+    """End an interrupted run's log with ``Swift finished with errors``, as every failed
+    run's log ends (log tools look for that line to tell a finished run from a running
+    one).  The run has closed its log writer by now, so the line is appended; nothing is
+    written when the log already ends so."""
+    import os
+    import time
+
+    path = getattr(handle, "log_path", None)
+    if not path:
+        return
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 4096))
+            tail = fh.read().decode("utf-8", "replace")
+        if "Swift finished with" in tail.rsplit("Execution interrupted", 1)[-1]:
+            return
+        from swiftnb.events import Event
+        from swiftnb.logs.writer import format_event
+
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(format_event(Event(time.time(), "RUN_FAILURE", {})))
+    except OSError:
+        pass
 
 
 def _outcome_ok(outcome) -> bool:

@@ -40,7 +40,7 @@ def _pids(piddir) -> list[int]:
 
 
 @pytest.mark.parametrize("sig,site", [(signal.SIGINT, "local"), (signal.SIGTERM, "local"),
-                                      (signal.SIGTERM, "coaster")])
+                                      (signal.SIGHUP, "local"), (signal.SIGTERM, "coaster")])
 def test_interrupted_run(tmp_path, write, sig, site):
     write("nap.swift", SLEEPERS)
     piddir = tmp_path / "pids"
@@ -70,6 +70,10 @@ def test_interrupted_run(tmp_path, write, sig, site):
     run_dir = tmp_path / "run001"
     log = (run_dir / "nap-run001.log").read_text()
     assert "Execution interrupted" in log
+    # as after a failure: the log ends as a failed run's, the console says how to resume
+    assert log.rstrip("\n").endswith("Swift finished with errors"), log[-500:]
+    assert log.count("Swift finished with") == 1
+    assert err.rstrip("\n").splitlines()[-1] == f"Restart log: {run_dir / 'nap-run001.0.rlog'}"
     assert log.count(" status=6") >= 2
     if site == "coaster":
         assert "BLOCK_SHUTDOWN" in log
