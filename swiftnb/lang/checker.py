@@ -302,7 +302,8 @@ class Checker:
             self.error(target.pos, f"Cannot assign to input parameter {sym.name} of "
                                    f"procedure {sym.owner.name if sym.owner else '?'}")
             return
-        if sym.kind in ("foreach_value", "foreach_key", "iterate"):
+        if sym.kind in ("foreach_value", "foreach_key", "iterate") and not (
+                lkind == "whole" and self._is_output_slot(sym)):
             self.error(target.pos, f"Cannot assign to loop variable {sym.name}")
             return
         if lkind == "whole" and kind != "append":  # appends are partial writes
@@ -320,6 +321,23 @@ class Checker:
         if w.kind in ("whole", "member", "output") and lkind != "element":
             self._whole_writes.setdefault((sym,), []).append((w, self._branch, self._loops,
                                                                path))
+
+    def _is_output_slot(self, sym: Symbol) -> bool:
+        """True when ``sym`` is the value variable of a foreach over a *mapped* array of
+        files (``file outs[] <array_mapper; ...>; foreach f in outs { f = app(); }``):
+        the element is a file slot the mapper already named, and assigning the loop
+        variable writes that element (Swift's IO/q7 test; the engine aliases the write
+        to the array).  Key and iterate variables, and elements that are values
+        (primitives, structs) or come from an unmapped array, stay read-only."""
+        if sym.kind != "foreach_value" or not sym.type.is_mapped:
+            return False
+        # follow nested loops (foreach row in grid { foreach f in row ... }) to the array
+        while sym.kind == "foreach_value" and isinstance(sym.decl, ast.Foreach):
+            root, _, _ = self._root_symbol(sym.decl.iterable)
+            if root is None or root is sym:
+                return False
+            sym = root
+        return sym.mapping is not None or sym.kind == "output"
 
     def _check_writeable(self, sym: Symbol, target: ast.Expr) -> None:
         """Swift 0.96 (VariableScope.isVariableWriteable): a loop body may not assign a
@@ -658,6 +676,7 @@ class Checker:
             vt, kt = T.ANY, T.ANY
         inner = _Scope(scope, scope.owner)
         vs = self.declare(inner, st.var, vt, st, "foreach_value")
+        self._decl_depth[vs] = len(self._kinds) + 1  # a local of the loop body
         ks = None
         if st.index is not None:
             prev = inner.lookup(st.index)
