@@ -105,8 +105,15 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def timings_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def _streams(out: TextIO | None, err: TextIO | None) -> tuple[TextIO, TextIO]:
+    """The streams to write to: those given, else ``sys.stdout``/``sys.stderr`` as they
+    are *now* (not at import: pytest's capture, a notebook or a tee may replace them)."""
+    return (sys.stdout if out is None else out), (sys.stderr if err is None else err)
+
+
+def timings_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
     """``swiftnb timings LOG [--format table|csv|json|aimes] [--offset S] [-o FILE]``."""
+    out, err = _streams(out, err)
     parser = _Parser(prog="swiftnb timings", description="timings of a run from its log")
     parser.add_argument("log")
     parser.add_argument("--format", "-f", default="table",
@@ -147,8 +154,9 @@ def timings_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sy
     return EXIT_OK
 
 
-def plot_log_main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def plot_log_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
     """``swiftnb plot-log LOG [-o report.html]``: an offline HTML report."""
+    out, err = _streams(out, err)
     parser = _Parser(prog="swiftnb plot-log",
                      description="an HTML report of a run (works offline: BokehJS inlined)")
     parser.add_argument("log")
@@ -192,8 +200,11 @@ def main(command: str, argv: Sequence[str]) -> int:
     try:
         return commands[command](argv)
     except BrokenPipeError:  # `swiftnb timings x.log | head`: the reader left, fine
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        try:  # no "Exception ignored ... BrokenPipeError" when Python flushes at exit
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):  # a stream without a file descriptor (captured)
+            pass
         return EXIT_OK
     except KeyboardInterrupt:
         return 130
