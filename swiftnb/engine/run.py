@@ -9,6 +9,7 @@ call, hang detection, and the engine events of the log.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import itertools
 import os
@@ -154,6 +155,9 @@ class Run:
         # the checker's warnings are printed by whoever compiled the program (cli, kernel)
         self._warned: set[str] = set(getattr(checked_program, "warnings", None) or ())
         self._done_fut: asyncio.Future | None = None
+        #: this run's callback queue (never shared: see values.Trampoline)
+        self.tramp = V.Trampoline()
+        self.tramp.error_sink = self._engine_bug
         self._uid = itertools.count(int(time.time() * 1000) % (35**6))
         self._rand = random.Random()
         self._temp = itertools.count(1)
@@ -190,9 +194,15 @@ class Run:
         self._finish_abort("Execution canceled")
 
     async def execute(self) -> RunOutcome:
+        token = V.use(self.tramp)
+        try:
+            return await self._execute()
+        finally:
+            V.leave(token)
+
+    async def _execute(self) -> RunOutcome:
         loop = asyncio.get_running_loop()
         self._done_fut = loop.create_future()
-        V.set_error_sink(self._engine_bug)
         self.bus.emit("RUN_START", {})
         from swiftnb.engine.compiler import Compiler
 
@@ -209,7 +219,7 @@ class Run:
             self._apply_seed(block)
         try:
             block.run_in(self.top_frame, self._top_done)
-            V.drain()
+            self.tramp.drain()
         except Exception as e:  # noqa: BLE001
             self._engine_bug(e)
         idle = 0
@@ -220,7 +230,7 @@ class Run:
                 pass
             if self._done_fut.done():
                 break
-            if (not self.tasks and V.pending_callbacks() == 0 and self.active == 0
+            if (not self.tasks and not self.tramp.ready and self.active == 0
                     and self.busy == 0):
                 idle += 1
                 if idle >= 2:
@@ -233,7 +243,6 @@ class Run:
             for t in list(self.tasks):
                 t.cancel()
             await asyncio.wait(list(self.tasks), timeout=10)
-        V.set_error_sink(None)
         if self.pgraph is not None and self.settings.pgraph:
             try:
                 self.pgraph.write(os.path.join(self.base_dir, self.settings.pgraph))
@@ -267,7 +276,7 @@ class Run:
 
     def _finish_abort(self, message: str | None = None) -> None:
         self.aborted = True
-        V._ready.clear()  # the aborted run's pending statements must not run later
+        self.tramp.ready.clear()  # the aborted run's pending statements must not run later
         for t in list(self.tasks):
             t.cancel()
         if self._done_fut is not None and not self._done_fut.done():
@@ -342,7 +351,13 @@ class Run:
         self.bus.emit("WARNING", {}, text=f"Warning: {message}", level="WARN")
 
     def spawn(self, coro: Any) -> asyncio.Task:
-        t = asyncio.get_running_loop().create_task(coro)
+        loop = asyncio.get_running_loop()
+        if V._current.get() is self.tramp:
+            t = loop.create_task(coro)  # inherits this run's context
+        else:  # started from elsewhere (a foreign callback): still this run's queue
+            ctx = contextvars.copy_context()
+            ctx.run(V.use, self.tramp)
+            t = loop.create_task(coro, context=ctx)
         self.tasks.add(t)
         t.add_done_callback(self.tasks.discard)
         return t

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar, Token
 from typing import Any
 
 OPEN = 0
@@ -30,59 +31,114 @@ Callback = Callable[[], None]
 
 # ----------------------------------------------------------------------------- trampoline
 
-_ready: deque[Callback] = deque()
-_draining = False
 #: Callbacks run per drain before the rest is handed back to the event loop, so that a
 #: long pure-dataflow stretch does not starve the loop (Jupyter, app completions).
 SLICE = 20000
-_error_sink: Callable[[BaseException], None] | None = None
+
+
+class Trampoline:
+    """One run's callback queue.  Each :class:`~swiftnb.engine.run.Run` owns one, so two
+    runs sharing an event loop (two notebook cells) neither run nor clear each other's
+    pending statements, and an escaping exception is reported to the run it belongs to."""
+
+    __slots__ = ("ready", "draining", "error_sink")
+
+    def __init__(self) -> None:
+        self.ready: deque[Callback] = deque()
+        self.draining = False
+        self.error_sink: Callable[[BaseException], None] | None = None
+
+    def drain(self) -> None:
+        """Run queued callbacks until the queue is empty or a slice is used up."""
+        global _active
+        if self.draining:
+            return
+        self.draining = True
+        outer = _active
+        _active = self  # callbacks that wake other callbacks queue them here
+        ready = self.ready
+        popleft = ready.popleft
+        n = 0
+        try:
+            while ready:
+                cb = popleft()
+                try:
+                    cb()
+                except BaseException as exc:  # noqa: BLE001 - reported, never swallowed silently
+                    if self.error_sink is None:
+                        raise
+                    self.error_sink(exc)
+                n += 1
+                if n >= SLICE and ready:
+                    try:
+                        loop = asyncio.get_running_loop()
+                    except RuntimeError:
+                        n = 0
+                        continue
+                    loop.call_soon(self.drain)
+                    break
+        finally:
+            self.draining = False
+            _active = outer
+
+
+_default = Trampoline()
+#: The trampoline of the run whose code is executing: set by ``Run.execute`` and
+#: inherited by the tasks and loop callbacks it starts (asyncio copies the context).
+_current: ContextVar[Trampoline] = ContextVar("swiftnb_trampoline", default=_default)
+#: The trampoline draining right now (the fast path: no context lookup inside a drain).
+_active: Trampoline | None = None
+
+
+def current() -> Trampoline:
+    """The trampoline callbacks go to from here: the draining one, else the context's."""
+    t = _active
+    return t if t is not None else _current.get()
+
+
+def use(tramp: Trampoline) -> Token:
+    """Make ``tramp`` current in this context (undo with :func:`leave`)."""
+    return _current.set(tramp)
+
+
+def leave(token: Token) -> None:
+    _current.reset(token)
 
 
 def set_error_sink(sink: Callable[[BaseException], None] | None) -> None:
-    """Where an exception escaping a callback goes (the run reports it as an engine bug)."""
-    global _error_sink
-    _error_sink = sink
+    """Where an exception escaping a callback of the current trampoline goes."""
+    current().error_sink = sink
 
 
 def schedule(cb: Callback) -> None:
     """Queue ``cb`` to run from the trampoline (now, if nothing is running)."""
-    _ready.append(cb)
-    if not _draining:
-        drain()
+    t = _active
+    if t is None:
+        t = _current.get()
+    t.ready.append(cb)
+    if not t.draining:
+        t.drain()
+
+
+def _wake(cbs: Iterable[Callback]) -> None:
+    """Queue callbacks without draining (the caller drains when its update is done)."""
+    t = _active
+    if t is None:
+        t = _current.get()
+    t.ready.extend(cbs)
 
 
 def drain() -> None:
-    """Run queued callbacks until the queue is empty or a slice is used up."""
-    global _draining
-    if _draining:
-        return
-    _draining = True
-    popleft = _ready.popleft
-    n = 0
-    try:
-        while _ready:
-            cb = popleft()
-            try:
-                cb()
-            except BaseException as exc:  # noqa: BLE001 - reported, never swallowed silently
-                if _error_sink is None:
-                    raise
-                _error_sink(exc)
-            n += 1
-            if n >= SLICE and _ready:
-                try:
-                    loop = asyncio.get_running_loop()
-                except RuntimeError:
-                    n = 0
-                    continue
-                loop.call_soon(drain)
-                break
-    finally:
-        _draining = False
+    """Run the current trampoline's queued callbacks."""
+    t = _active
+    if t is None:
+        t = _current.get()
+    if t.ready and not t.draining:
+        t.drain()
 
 
 def pending_callbacks() -> int:
-    return len(_ready)
+    return len(current().ready)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -164,11 +220,11 @@ class Node:
         w = self.waiters
         if w is not None:
             self.waiters = None
-            _ready.extend(w)
+            _wake(w)
         p = self.parent
         if p.__class__ is not str and p is not None:
             p._child_done(self)
-        if not _draining and _ready:
+        if _active is None:  # inside a drain, that drain runs what was woken
             drain()
 
     def fail(self, error: SwiftError) -> None:
@@ -233,11 +289,11 @@ class Cell(Node):
         w = self.waiters
         if w is not None:
             self.waiters = None
-            _ready.extend(w)
+            _wake(w)
         p = self.parent
         if p is not None and p.__class__ is not str:
             p._child_done(self)
-        if _ready and not _draining:
+        if _active is None:  # inside a drain, that drain runs what was woken
             drain()
 
     def get(self) -> Any:
@@ -342,7 +398,7 @@ class Composite(Node):
         kw = self.key_waiters
         if kw is not None:
             self.key_waiters = None
-            _ready.extend(kw)
+            _wake(kw)
         for child in self._children():
             if isinstance(child, Composite) and not child.closed:
                 child.close()
@@ -352,7 +408,7 @@ class Composite(Node):
                 # never will be; the struct is complete without it (trace shows it)
                 self.open_children -= 1
         self._check_deep()
-        if _ready and not _draining:
+        if _active is None:  # inside a drain, that drain runs what was woken
             drain()
 
     def when_keys_closed(self, cb: Callback) -> None:
@@ -375,7 +431,7 @@ class Composite(Node):
             kw = self.key_waiters
             if kw is not None and not self.closed:
                 self.key_waiters = None
-                _ready.extend(kw)
+                _wake(kw)
             self._fire()
             return
         self.open_children -= 1
@@ -392,7 +448,7 @@ class Composite(Node):
         kw = self.key_waiters
         if kw is not None:
             self.key_waiters = None
-            _ready.extend(kw)
+            _wake(kw)
 
 
 class ArrayNode(Composite):
@@ -444,7 +500,7 @@ class ArrayNode(Composite):
         if self.missing is not None:
             cbs = self.missing.pop(key, None)
             if cbs:
-                _ready.extend(cbs)
+                _wake(cbs)
 
     def put(self, key: Any, node: Node) -> None:
         """Insert an existing node (array literal, copying) at ``key``."""
@@ -478,8 +534,8 @@ class ArrayNode(Composite):
             if self.missing is not None:
                 cbs = self.missing.pop(key, None)
                 if cbs:
-                    _ready.extend(cbs)
-                    if not _draining:
+                    _wake(cbs)
+                    if _active is None:  # inside a drain, that drain runs what was woken
                         drain()
         elif isinstance(node, Node):
             node.set(value)
@@ -544,7 +600,7 @@ class ArrayNode(Composite):
         if self.missing:
             # readers of keys that never came: let them find out (Invalid index)
             for cbs in self.missing.values():
-                _ready.extend(cbs)
+                _wake(cbs)
             self.missing = None
         Composite.close(self)
 
