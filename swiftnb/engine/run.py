@@ -13,7 +13,6 @@ import contextvars
 import dataclasses
 import itertools
 import os
-import random
 import sys
 import time
 from collections.abc import Mapping
@@ -45,6 +44,7 @@ __all__ = ["RunSettings", "RunOutcome", "Run", "EXIT_HANG"]
 
 EXIT_HANG = 99
 _B35 = "0123456789abcdefghijklmnopqrstuvxyz"  # base 35: a-z without w
+_UID_SPACE = 35**8  # eight base-35 digits
 
 
 @dataclass
@@ -159,7 +159,6 @@ class Run:
         self.tramp = V.Trampoline()
         self.tramp.error_sink = self._engine_bug
         self._uid = itertools.count(int(time.time() * 1000) % (35**6))
-        self._rand = random.Random()
         self._temp = itertools.count(1)
         self._made_dirs: set[str] = set()
         self._thread = itertools.count(1)
@@ -612,7 +611,9 @@ class Run:
     # ------------------------------------------------------------------ apps
 
     def _jobid(self, tr: str) -> str:
-        n = next(self._uid) * 7919 + self._rand.randrange(35**3)
+        # a bijection of the per-run counter mod 35**8 (7919 is prime to 35): ids look
+        # scattered like Swift's but never repeat within a run
+        n = (next(self._uid) * 7919) % _UID_SPACE
         s = ""
         for _ in range(8):
             s += _B35[n % 35]

@@ -310,3 +310,18 @@ trace("independent");
     r = swift(src, lazy_errors=True)
     assert r.outcome.exit_code == 2 and r.lines == ["SwiftScript trace: independent"]
     assert len(r.outcome.errors) == 1
+
+
+def test_jobids_are_unique_and_swift_shaped(tmp_path) -> None:
+    import re
+
+    from swiftnb.engine.run import Run, RunSettings
+    from swiftnb.events import EventBus
+    from swiftnb.lang.parser import parse
+
+    r = Run(parse("int x = 1;\n", "t.swift"), SubprocessTestExecutor(), bus=EventBus(),
+            settings=RunSettings(), base_dir=str(tmp_path), run_dir=str(tmp_path / "r"),
+            runid="r")
+    ids = [r._jobid("/usr/bin/my.tool") for _ in range(20000)]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"my_tool-[0-9a-vx-z]{8}", i) for i in ids), ids[:3]
