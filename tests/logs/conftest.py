@@ -1,18 +1,10 @@
-from __future__ import annotations
+"""Fixtures of the log tests (shared data and helpers in _helpers.py)."""
 
-import bz2
-import json
-import sys
-from pathlib import Path
+from __future__ import annotations
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "aimes"
-EXPERIMENTS = ["stampede-exp-017", "stampede-exp-018", "stampede-exp-019", "stampede-exp-020"]
-#: experiment -> (tasks, blocks) from metadata.json and the log
-SMALL = ["stampede-exp-020", "stampede-exp-017"]
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ._helpers import DATA, EXPERIMENTS
 
 
 @pytest.fixture(scope="session")
@@ -21,17 +13,3 @@ def aimes_logs():
     from swiftnb.logs.frame import LogFrame
 
     return {name: LogFrame.read(DATA / name / "swift.log.bz2") for name in EXPERIMENTS}
-
-
-def log_text(name: str) -> str:
-    return bz2.decompress((DATA / name / "swift.log.bz2").read_bytes()).decode()
-
-
-def metadata(name: str) -> dict:
-    text = (DATA / name / "metadata.json").read_text()
-    # the file is not valid JSON ("cores": {[32, 1]}); n_tasks is all we need
-    return {"n_tasks": int(text.split('"n_tasks":')[1].split(",")[0])}
-
-
-def durations(name: str) -> dict:
-    return json.loads((DATA / name / "durations.json").read_text())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import EXPERIMENTS, durations, log_text, metadata
+from ._helpers import EXPERIMENTS, durations, log_text, metadata
 
 from swiftnb.logs.aimes import AIMES_OFFSET
 from swiftnb.logs.aimes import durations as aimes_durations

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import DATA, durations, log_text
+from ._helpers import DATA, durations, log_text
 
 SMALL = DATA / "stampede-exp-020" / "swift.log.bz2"
 
@@ -122,7 +122,7 @@ def test_each_plot_is_a_layout(fn, frames):
 @pytest.fixture(scope="module")
 def frames():
     """A Swift/K log, a synthetic coaster run with a retry, and an empty run."""
-    from synthetic import record
+    from .synthetic import record
 
     from swiftnb.logs.frame import LogFrame
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
-from synthetic import T0
+from .synthetic import T0
 
 from swiftnb.events import Event
 from swiftnb.logs.frame import LogFrame
@@ -65,7 +65,7 @@ def test_empty_and_log_without_jobs():
 
 def test_plot_and_report_from_a_frame(tmp_path):
     from bokeh.model import Model
-    from synthetic import record
+    from .synthetic import record
 
     lf = LogFrame.from_events(record())
     assert isinstance(lf.plot(), Model)

@@ -9,8 +9,8 @@ import warnings
 
 import pandas as pd
 import pytest
-from conftest import DATA, log_text
-from synthetic import record
+from ._helpers import DATA, log_text
+from .synthetic import record
 
 from swiftnb.logs.frame import LogFrame, events_frame
 from swiftnb.logs.reader import LogFormatError, LogWarning, read_events, read_log

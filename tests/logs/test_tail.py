@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pandas as pd
-from synthetic import record
+from .synthetic import record
 
 from swiftnb.events import EventBus
 from swiftnb.logs.reader import concat_frames, read_log
