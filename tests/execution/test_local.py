@@ -151,3 +151,26 @@ def test_failed_job_leaves_an_info_file_in_the_run_directory(tmp_path):
     assert not run(main()).ok
     info = (tmp_path / "run001" / "wf-run001.d" / "sh-fail-info").read_text()
     assert "EXIT_CODE=4" in info and "why" in info and "ARGS=[-c, echo why >&2; exit 4]" in info
+
+
+def test_dynamic_outputs_come_back_through_the_local_provider(tmp_path):
+    """Task.output_globs: the files the app created that match come back to the base
+    directory; the site directory is gone at the end."""
+    ex = SingleSiteExecutor(LocalProvider(site_run="s-run001"), EventBus(), max_parallel=2)
+    t = task(tmp_path, "bash-dyn", "bash",
+             ["-c", "mkdir -p outs/sub; for i in 1 2 3 4; do echo $i > outs/f$i.out; done; "
+                    "echo no > outs/f5.txt; echo deep > outs/sub/g.out"])
+    t.output_globs = ["outs/*.out"]
+
+    async def main():
+        try:
+            return await ex.submit(t)
+        finally:
+            await ex.close()
+
+    result = run(main())
+    assert result.ok, result.message
+    assert sorted(p.name for p in (tmp_path / "outs").iterdir()) == [
+        "f1.out", "f2.out", "f3.out", "f4.out"]
+    assert (tmp_path / "outs/f4.out").read_text() == "4\n"
+    assert not (tmp_path / "swiftwork").exists()
