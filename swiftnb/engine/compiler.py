@@ -248,7 +248,8 @@ class Compiler:
         if isinstance(st, A.Assign):
             return [self.assign(st.target, st.value, scope, st.pos)]
         if isinstance(st, A.Append):
-            arr = self.node_expr(st.target, scope)
+            # an append creates the sub-array it reaches through an index (`a[1] << v`)
+            arr = self.node_expr(st.target, scope, create=True)
             ev = self.expr(st.value, scope)
             lt = self.static_type(st.target, scope)
             to_float = isinstance(lt, T.ArrayType) and lt.element == T.FLOAT
