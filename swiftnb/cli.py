@@ -289,13 +289,13 @@ class _Tee:
             pass
         try:
             return self._stream.write(text)
-        except BrokenPipeError:  # `swiftnb run x.swift | head`: the run goes on
-            return len(text)
+        except OSError:  # `swiftnb run x.swift | head` (EPIPE), a terminal hung up (EIO):
+            return len(text)  # the run goes on, swift.out still gets everything
 
     def flush(self) -> None:
         try:
             self._stream.flush()
-        except BrokenPipeError:
+        except OSError:
             pass
         try:
             self._copy.flush()

@@ -108,3 +108,41 @@ def test_resume_with_another_scripts_log_warns(tmp_path, write):
     assert "hello.swift" in warning[0] and '"hello-"' in warning[0]
     log = next(tmp_path.glob("run003/hello-run003.log")).read_text()
     assert "does not look like one of hello.swift" in log
+
+
+def test_sighup_after_the_terminal_went_away(tmp_path, write):
+    """The terminal closes (ssh dropped): SIGHUP stops the run as SIGTERM does, and the
+    console writes that now fail (EIO) neither crash it nor lose swift.out's copy."""
+    import signal
+    import subprocess
+    import sys
+
+    from robusthelp import SLEEPERS, _env, wait_for
+
+    write("nap.swift", SLEEPERS)
+    piddir = tmp_path / "pids"
+    piddir.mkdir()
+    master, slave = os.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "swiftnb.cli", "run", "nap.swift",
+                             f"-piddir={piddir}"], cwd=tmp_path, env=_env(tmp_path),
+                            stdin=slave, stdout=slave, stderr=slave, start_new_session=True)
+    os.close(slave)
+    try:
+        wait_for(lambda: len(list(piddir.glob("*.pid"))) >= 2, 60, "two apps running")
+        os.close(master)
+        master = None
+        proc.send_signal(signal.SIGHUP)
+        code = proc.wait(timeout=30)
+    finally:
+        if master is not None:
+            os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 2
+    out = (tmp_path / "run001" / "swift.out").read_text()
+    assert "Traceback" not in out
+    assert "Execution interrupted" in out
+    assert f"Restart log: {tmp_path / 'run001' / 'nap-run001.0.rlog'}" in out
+    log = (tmp_path / "run001" / "nap-run001.log").read_text()
+    assert log.rstrip("\n").endswith("Swift finished with errors")
