@@ -960,7 +960,8 @@ class Compiler:
             try:
                 return fn(ctx, *vals)
             except D.BuiltinError as err:
-                raise SwiftError(err.message, where=where) from None
+                raise SwiftError(err.message, where=where,
+                                 fatal=isinstance(err, D.AssertionFailed)) from None
 
         return call
 

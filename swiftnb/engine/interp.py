@@ -766,6 +766,8 @@ class _ForeachRun:
 
     def _resume(self) -> None:
         self.st.rt.busy -= 1
+        if self.st.rt.aborted:
+            return  # the run is over: start no more iterations
         self._drive()
         V.drain()
 

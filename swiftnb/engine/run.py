@@ -275,7 +275,7 @@ class Run:
 
     def _finish_abort(self, message: str | None = None) -> None:
         self.aborted = True
-        self.tramp.ready.clear()  # the aborted run's pending statements must not run later
+        self.tramp.stop()  # the aborted run's pending statements must not run later
         for t in list(self.tasks):
             t.cancel()
         if self._done_fut is not None and not self._done_fut.done():
@@ -325,6 +325,10 @@ class Run:
         elif pos is not None and pos.line:
             msg = f"{msg}\n\t{os.path.basename(pos.file)}, line: {pos.line}"
         self._error(msg)
+        if err.fatal and not self.aborted:
+            # Swift's lazyErrors only defer app failures: a failed assert ends the run
+            # (and with it any loop still going, e.g. an `iterate ... until (false)`)
+            self._finish_abort()
 
     def dependency_error(self, tr: str, pos: A.Pos | None) -> None:
         self._error(f"Swift: Application {tr} not executed due to errors in dependencies")

@@ -48,6 +48,12 @@ class Trampoline:
         self.draining = False
         self.error_sink: Callable[[BaseException], None] | None = None
 
+    def stop(self) -> None:
+        """The run is over (aborted): drop what is queued and whatever is queued later,
+        so no loop of the script (``iterate``, a self-feeding ``foreach``) goes on."""
+        self.ready.clear()
+        self.ready = deque(maxlen=0)  # appends vanish: nothing of the run runs again
+
     def drain(self) -> None:
         """Run queued callbacks until the queue is empty or a slice is used up."""
         global _active
@@ -147,10 +153,13 @@ def pending_callbacks() -> int:
 class SwiftError(Exception):
     """A run-time error of the script (not an engine bug); ``str`` is for people."""
 
-    def __init__(self, message: str, *, dependency: bool = False, where: str | None = None) -> None:
+    def __init__(self, message: str, *, dependency: bool = False, where: str | None = None,
+                 fatal: bool = False) -> None:
         super().__init__(message)
         self.message = message
         self.dependency = dependency
+        #: ends the run even with lazyErrors (a failed ``assert``: lazy errors are for apps)
+        self.fatal = fatal
         #: Swift's location line for the report, e.g. ``assert @ script.swift, line: 3``
         self.where = where
 

@@ -325,3 +325,12 @@ def test_jobids_are_unique_and_swift_shaped(tmp_path) -> None:
     ids = [r._jobid("/usr/bin/my.tool") for _ in range(20000)]
     assert len(set(ids)) == len(ids)
     assert all(re.fullmatch(r"my_tool-[0-9a-vx-z]{8}", i) for i in ids), ids[:3]
+
+
+def test_failed_assert_in_iterate_ends_the_run_even_with_lazy_errors(swift) -> None:
+    src = 'iterate i {\n  trace(i);\n  assert(i != 3, "I_IS_3");\n} until (false);\n'
+    for lazy in (False, True):
+        r = swift(src, lazy_errors=lazy, timeout=10)
+        assert not r.outcome.ok and r.outcome.exit_code == 2
+        assert r.lines[-1] == "swift: assert failed: I_IS_3"
+        assert r.lines.count("SwiftScript trace: 3") == 1
