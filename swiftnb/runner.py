@@ -224,6 +224,9 @@ class RunHandle:
                 await asyncio.shield(self._close())
             except asyncio.CancelledError:
                 pass
+            # the engine was stopped before it could say how the run ended: say it, so
+            # the log ends as Swift's did ("Swift finished with errors")
+            self.bus.emit("RUN_FAILURE", {})
             self._end(ok=False)
             raise
         await self._close()
