@@ -151,6 +151,12 @@ class CoasterProvider:
             task, site=self.name, work_dir=self.work_dir, site_run=self.site_run, keep=self.keep,
             walltime=task.maxwalltime or None)
 
+    def job_dir(self, task: Task) -> str:
+        """The task's job directory relative to the site work directory."""
+        from swiftnb.execution import wrapper
+
+        return wrapper.job_dir_relative(self.spec(task))
+
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
         report(TaskStatus.SUBMITTING)
         walltime = int(task.maxwalltime) if task.maxwalltime else self.settings.default_walltime

@@ -137,6 +137,10 @@ class LocalProvider:
             scratch=self.scratch,
         )
 
+    def job_dir(self, task: Task) -> str:
+        """The task's job directory relative to the site work directory."""
+        return wrapper.job_dir_relative(self.spec(task))
+
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
         if self._closing:  # the run is stopping: start nothing new
             report(TaskStatus.CANCELED)

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import Task, TaskResult
 from swiftnb.events import TaskStatus
+from swiftnb.scheduling.provider import job_dir_of
 
 if TYPE_CHECKING:
     from swiftnb.scheduling.scheduler import Scheduler
@@ -134,7 +135,7 @@ class Clusterer:
                 future.set_result(result)
 
     async def _run_cluster(self, tasks: list[Task]) -> list[TaskResult]:
-        from swiftnb.scheduling.scheduler import SchedulerError, _Attempt, _tmpdir
+        from swiftnb.scheduling.scheduler import SchedulerError, _Attempt
 
         s = self.s
         first = tasks[0]
@@ -157,7 +158,7 @@ class Clusterer:
             if s.resolve_app is not None:
                 tasks = [s.resolve_app(site, t) for t in tasks]
             for t in tasks:
-                tmpdir = _tmpdir(site.provider, t, s.site_run)
+                tmpdir = job_dir_of(site.provider, t, s.site_run)
                 args = [str(a) for a in t.args]
                 emit("THREAD_ASSOCIATION", {"jobid": t.jobid, "thread": getattr(t, "thread", None)
                                             or "R", "host": site.name, "replicationGroup": None})

@@ -33,3 +33,19 @@ class Provider(Protocol):
 
     def state(self) -> dict[str, Any]:
         """A snapshot for people and panels (queued, running, blocks...)."""
+
+    # Optional: ``job_dir(task) -> str``, the task's job directory relative to the site
+    # work directory (JOB_START's ``tmpdir=``), for providers with a layout of their own.
+
+
+def job_dir_of(provider: Any, task: Task, site_run: str | None = None) -> str:
+    """Where ``task`` runs on ``provider``, as Swift's ``SCRIPT-RUNID/jobs/X/JOBID``.
+
+    The provider's own answer when it has one (it alone knows its layout: retries get
+    their own directory), else Swift's layout.
+    """
+    job_dir = getattr(provider, "job_dir", None)
+    if job_dir is not None:
+        return job_dir(task)
+    prefix = f"{site_run}/" if site_run else ""
+    return f"{prefix}jobs/{task.jobid[:1]}/{task.jobid}"

@@ -38,6 +38,7 @@ from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.clock import Clock, RealClock, TimerHandle
 from swiftnb.scheduling.policies import make_policy
 from swiftnb.scheduling.policy import Policy, PolicyContext, QueueStats
+from swiftnb.scheduling.provider import job_dir_of
 from swiftnb.scheduling.sites import MINWEIGHT, ScoreFactors, Site
 from swiftnb.scheduling.throttles import Throttle, parse_throttle
 
@@ -568,7 +569,7 @@ class Scheduler:
             "replicationGroup": ref and _group_of(self, ref)})
         if ref is not None and ref.replica:
             emit("REPLICA_START", {"jobid": jobid, "taskid": att.taskid, "host": site.name})
-        tmpdir = _tmpdir(site.provider, task, self.site_run)
+        tmpdir = job_dir_of(site.provider, task, self.site_run)
         args = [str(a) for a in task.args]
         emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
                            "tmpdir": tmpdir, "host": site.name})
@@ -908,20 +909,6 @@ def _find_group(sched: Scheduler, ref: _Ref) -> _Group | None:
 def _group_of(sched: Scheduler, ref: _Ref) -> str | None:
     group = _find_group(sched, ref)
     return group.id if group is not None else None
-
-
-def _tmpdir(provider: Any, task: Task, site_run: str | None = None) -> str:
-    """Swift's ``SCRIPT-RUNID/jobs/X/JOBID`` (the provider's own layout when it has one)."""
-    spec_of = getattr(provider, "spec", None)
-    if spec_of is not None:
-        try:
-            from swiftnb.execution.wrapper import job_dir_relative
-
-            return job_dir_relative(spec_of(task))
-        except Exception:
-            pass
-    prefix = f"{site_run}/" if site_run else ""
-    return f"{prefix}jobs/{task.jobid[:1]}/{task.jobid}"
 
 
 def _num(value: float | int | None) -> Any:

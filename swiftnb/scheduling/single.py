@@ -24,7 +24,7 @@ from typing import Any
 
 from swiftnb.engine.task import Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.scheduling.provider import Provider
+from swiftnb.scheduling.provider import Provider, job_dir_of
 
 __all__ = ["SingleSiteExecutor"]
 
@@ -64,14 +64,6 @@ class SingleSiteExecutor:
                 await self.provider.start()
                 self._started = True
 
-    def _tmpdir(self, task: Task) -> str:
-        spec_of = getattr(self.provider, "spec", None)
-        if spec_of is not None:
-            from swiftnb.execution.wrapper import job_dir_relative  # stdlib-only module
-
-            return job_dir_relative(spec_of(task))
-        return f"jobs/{task.jobid[:1]}/{task.jobid}"
-
     async def submit(self, task: Task) -> TaskResult:
         """Run one attempt of a task on the provider; returns when it has ended."""
         if self.closed:
@@ -99,7 +91,7 @@ class SingleSiteExecutor:
             thread = getattr(task, "thread", None) or "R"
             emit("THREAD_ASSOCIATION", {"jobid": jobid, "thread": thread, "host": host,
                                         "replicationGroup": None})
-            tmpdir = self._tmpdir(task)
+            tmpdir = job_dir_of(self.provider, task)
             args = [str(a) for a in task.args]
             emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
                                "tmpdir": tmpdir, "host": host})
