@@ -429,7 +429,24 @@ class Compiler:
             args = [self.expr(a.value, scope) for a in call.args]
             return AsyncBuiltinStmt(self.rt, pos, b, args, None)
         ev = self.builtin_call(call, scope, b)
-        return ExprStmt(self.rt, pos, ev)
+        ex = ExprStmt(self.rt, pos, ev)
+        if call.name == "trace":
+            ex.on_failed = self._trace_failed
+        return ex
+
+    def _trace_failed(self, err: SwiftError) -> None:
+        """Swift 0.96: a trace with an argument in an error state prints the exception
+        instead of the values (reference 2.1); we print it on one line: the error's first
+        line and, for an app failure, its ``Caused by:`` reason."""
+        lines = (err.message or "").split("\n")
+        text = lines[0]
+        cause = next((ln for ln in lines[1:] if ln.startswith("Caused by: ")), None)
+        if cause is not None:
+            text = f"{text} {cause[len('Caused by: '):]}"
+        line = f"SwiftScript trace: {text}"
+        ctx = self.rt.ctx
+        ctx.write_stdout(line + "\n")
+        ctx.emit("TRACE", None, line)
 
     def bind_inputs(self, proc: A.Procedure, call: A.Call, scope: Scope,
                     pos: A.Pos) -> list[Any]:

@@ -162,8 +162,8 @@ class Exec:
     def fail_writes(self, f: list, err: SwiftError) -> None:
         """The statement will not run (its inputs failed): its outputs fail too, so that
         their readers are skipped instead of waiting forever."""
-        if not err.dependency:
-            err = SwiftError(err.message, dependency=True)
+        err = SwiftError(err.message, dependency=True)
+        err.skipped = True
         for get in self.fails:
             try:
                 node = get(f)
@@ -284,11 +284,13 @@ def _releaser(f: list, holds: tuple, then: Done) -> Done:
 class ExprStmt(Exec):
     """Evaluate an expression for its effect (a builtin procedure such as trace)."""
 
-    __slots__ = ("ev",)
+    __slots__ = ("ev", "on_failed")
 
     def __init__(self, rt: Any, pos: A.Pos, ev: Callable) -> None:
         Exec.__init__(self, rt, pos)
         self.ev = ev
+        #: what to do when an argument failed (``trace`` prints the error), else skip
+        self.on_failed: Callable[[SwiftError], None] | None = None
 
     def run(self, f: list, done: Done) -> None:
         try:
@@ -296,8 +298,9 @@ class ExprStmt(Exec):
         except NotReady as nr:
             nr.wait(lambda: self.run(f, done))
             return
-        except Failed:
-            pass
+        except Failed as e:
+            if self.on_failed is not None and not getattr(e.error, "skipped", False):
+                self.on_failed(e.error)
         except SwiftError as e:
             self.rt.runtime_error(e, self.pos)
         done()

@@ -160,6 +160,9 @@ class SwiftError(Exception):
         self.dependency = dependency
         #: ends the run even with lazyErrors (a failed ``assert``: lazy errors are for apps)
         self.fatal = fatal
+        #: set on the error of a value whose writing statement was skipped (an `if` on a
+        #: failed condition): Swift left such a value open, so a trace of it prints nothing
+        self.skipped = False
         #: Swift's location line for the report, e.g. ``assert @ script.swift, line: 3``
         self.where = where
 

@@ -334,3 +334,18 @@ def test_failed_assert_in_iterate_ends_the_run_even_with_lazy_errors(swift) -> N
         assert not r.outcome.ok and r.outcome.exit_code == 2
         assert r.lines[-1] == "swift: assert failed: I_IS_3"
         assert r.lines.count("SwiftScript trace: 3") == 1
+
+
+def test_trace_of_a_failed_value_prints_the_error(swift) -> None:
+    src = f"""type file;
+app (file o) fail() {{ "{sys.executable}" "-c" "import sys; sys.exit(1)" stdout=@o; }}
+int v = readData(fail());
+trace("v", v);
+trace("ok", 1);
+"""
+    r = swift(src, lazy_errors=True)
+    assert not r.outcome.ok and r.outcome.exit_code == 2
+    assert "SwiftScript trace: ok, 1" in r.lines
+    failed = [ln for ln in r.lines if ln.startswith("SwiftScript trace: ") and "ok, 1" not in ln]
+    assert len(failed) == 1 and "exit code 1" in failed[0], r.lines
+    assert "\n" not in failed[0]
