@@ -66,6 +66,22 @@ def root_name(e: A.Expr) -> str | None:
     return e.name if isinstance(e, A.Name) else None
 
 
+def slot_value(slot: int) -> Callable[[list], Any]:
+    """The evaluator of a frame slot: its value once closed (the hot path of every name)."""
+
+    def ev(f: list) -> Any:
+        n = f[slot]
+        if n.__class__ is Cell:
+            if n.state == CLOSED:
+                return n.value
+            if n.state:
+                raise Failed(n.error)
+            raise NotReady(n)
+        return n
+
+    return ev
+
+
 class Compiler:
     """Compiles one program for one run (closures refer to the run: ``rt``)."""
 
@@ -360,7 +376,6 @@ class Compiler:
             return self.call_stmt(value, [(target, None)], scope, pos)
         tt = self.static_type(target, scope)
         ev = self.expr(value, scope, return_type=tt)
-        to_float = tt == T.FLOAT or (isinstance(tt, T.ArrayType) and tt.element == T.FLOAT)
         writes = self.writes_of(target, scope)
         lv = self.node_expr(target, scope, create=True)
         if (isinstance(target, A.Index) and isinstance(tt, T.PrimitiveType)
@@ -578,16 +593,7 @@ class Compiler:
         sym, depth = self.lookup(scope, e.name, e.pos)
         slot = sym.slot
         if depth == 0:
-            def ev(f: list) -> Any:
-                n = f[slot]
-                if n.__class__ is Cell:
-                    if n.state == CLOSED:
-                        return n.value
-                    if n.state:
-                        raise Failed(n.error)
-                    raise NotReady(n)
-                return n
-            return ev
+            return slot_value(slot)
         get = self.getter(depth, slot)
 
         def ev2(f: list) -> Any:
@@ -875,18 +881,7 @@ class Compiler:
             ex.outs[0] = lambda f, _s=tmp.slot: f[_s]  # type: ignore[attr-defined]
             ex.writes = {tmp}
             scope.hidden.append(ex)
-            slot = tmp.slot
-
-            def ev(f: list) -> Any:
-                n = f[slot]
-                if n.__class__ is Cell:
-                    if n.state == CLOSED:
-                        return n.value
-                    if n.state:
-                        raise Failed(n.error)
-                    raise NotReady(n)
-                return n
-            return ev
+            return slot_value(tmp.slot)
         b = _builtin_lookup(e.name)
         if b is None:
             raise CompileError(f"No function or procedure '{e.name}' found.", e.pos)
@@ -896,18 +891,7 @@ class Compiler:
             ex = AsyncBuiltinStmt(self.rt, e.pos, b, args, lambda f, _s=tmp.slot: f[_s])
             ex.writes = {tmp}
             scope.hidden.append(ex)
-            slot = tmp.slot
-
-            def eva(f: list) -> Any:
-                n = f[slot]
-                if n.__class__ is Cell:
-                    if n.state == CLOSED:
-                        return n.value
-                    if n.state:
-                        raise Failed(n.error)
-                    raise NotReady(n)
-                return n
-            return eva
+            return slot_value(tmp.slot)
         return self.builtin_call(e, scope, b, return_type=return_type)
 
     def builtin_call(self, e: A.Call, scope: Scope, b: Any,
