@@ -38,8 +38,6 @@ def _usage_error(message: str) -> int:
 
 def typecheck_file(path: str, *, out=None, err=None) -> int:
     """Parse and check one script; print the summary or the diagnostics; exit code."""
-    import os
-
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
 

@@ -501,8 +501,6 @@ def convert_properties(path: str, display: str, origins: Origins, env: Mapping[s
         if key in schema.GLOBAL and key not in ("site", "app"):
             tree.set((key,), value, line)  # already a swift.conf name
             continue
-        import difflib
-
         names = list(PROPERTY_NAMES) + ["sites.file", "tc.file", "use.provider.staging",
                                         "use.wrapper.staging", "ticker.disable"]
         near = difflib.get_close_matches(key, names, n=1, cutoff=0.6)

@@ -124,7 +124,7 @@ class Scope:
         return sym
 
     def temp(self, ltype: T.SwiftType, tinfo: TypeInfo, pos: A.Pos) -> Sym:
-        sym = Sym(f"?", ltype, tinfo, pos, kind="temp")
+        sym = Sym("?", ltype, tinfo, pos, kind="temp")
         sym.slot = self.nslots
         self.nslots += 1
         sym.scope = self
