@@ -171,17 +171,18 @@ class CallExec(Exec):
             self.release(f)  # the body's statements hold the outputs they write
 
 
-def _bind_node(rt: Any, get: Callable, f: list) -> Any:
-    """The caller's node for an lvalue argument; if its index is not known yet, a cell
-    that receives the value later."""
+def _now_or_later(rt: Any, compute: Callable, f: list, settle: Callable) -> Any:
+    """``compute(f)`` now; if it is not ready yet, a cell that ``settle(value, cell)``
+    fills once it is.  A failed input becomes a failed cell, so the callee's use of that
+    input fails rather than the call itself."""
     try:
-        return get(f)
+        return compute(f)
     except NotReady as nr:
         holder = Cell("?")
 
         def retry() -> None:
             try:
-                n = get(f)
+                v = compute(f)
             except NotReady as nr2:
                 nr2.wait(retry)
                 return
@@ -192,7 +193,7 @@ def _bind_node(rt: Any, get: Callable, f: list) -> Any:
                 rt.runtime_error(e, None)
                 holder.fail(SwiftError(e.message, dependency=True))
                 return
-            _forward(n, holder)
+            settle(v, holder)
 
         nr.wait(retry)
         return holder
@@ -200,6 +201,12 @@ def _bind_node(rt: Any, get: Callable, f: list) -> Any:
         c = Cell("?")
         c.fail(e.error)
         return c
+
+
+def _bind_node(rt: Any, get: Callable, f: list) -> Any:
+    """The caller's node for an lvalue argument; if its index is not known yet, a cell
+    that receives the value later."""
+    return _now_or_later(rt, get, f, _forward)
 
 
 def _forward(src: Node, holder: Cell) -> None:
@@ -211,42 +218,21 @@ def _forward(src: Node, holder: Cell) -> None:
     src.when_closed(fin)
 
 
+def _settle_value(v: Any, holder: Cell) -> None:
+    if isinstance(v, Node):
+        _forward(v, holder)
+    else:
+        holder.set(v)
+
+
 def _bind_value(rt: Any, ev: Callable, f: list, to_float: bool) -> Any:
     """An expression argument: its value now, or a cell filled when it is ready."""
-    try:
+    def widened(f: list) -> Any:
         v = ev(f)
-        if to_float and v.__class__ is int:
-            v = float(v)
-        return v
-    except NotReady as nr:
-        holder = Cell("?")
+        return float(v) if v.__class__ is int else v
 
-        def retry() -> None:
-            try:
-                v = ev(f)
-            except NotReady as nr2:
-                nr2.wait(retry)
-                return
-            except Failed as e:
-                holder.fail(e.error)
-                return
-            except SwiftError as e:
-                rt.runtime_error(e, None)
-                holder.fail(SwiftError(e.message, dependency=True))
-                return
-            if to_float and v.__class__ is int:
-                v = float(v)
-            if isinstance(v, Node):
-                _forward(v, holder)
-            else:
-                holder.set(v)
-
-        nr.wait(retry)
-        return holder
-    except Failed as e:
-        c = Cell("?")
-        c.fail(e.error)
-        return c
+    try:
+        return _now_or_later(rt, widened if to_float else ev, f, _settle_value)
     except SwiftError as e:
         rt.runtime_error(e, None)
         c = Cell("?")
