@@ -154,7 +154,8 @@ PROPERTY_KEYS: dict[str, str | None] = {
 _BOOL_PROPS = {"lazy.errors", "sitedir.keep", "replication.enabled", "provenance.log",
                "ticker.disable", "wrapperlog.always.transfer", "clustering.enabled",
                "kickstart.always.transfer", "lazyErrors", "keepSiteDir", "replicationEnabled",
-               "tickerEnabled", "logProvenance", "alwaysTransferWrapperLog", "tracingEnabled"}
+               "tickerEnabled", "logProvenance", "alwaysTransferWrapperLog", "tracingEnabled",
+               "fileGCEnabled", "mappingCheckerEnabled", "providerStagingPinSwiftFiles"}
 
 #: swift.conf top-level keys accepted as `-key value` (the command-line config layer).
 CONF_KEYS = {
@@ -170,10 +171,14 @@ CONF_KEYS = {
 }
 
 _VALUE_OPTIONS = {"-resume", "-config", "-configpath", "-runid", "-logfile", "-sites.file", "-tc.file",
-                  "-sites", "-pgraph", "-ui", "-cdm.file", "-properties"}
+                  "-sites", "-pgraph", "-ui", "-cdm.file", "-properties", "-cdmfile"}
 _FLAG_OPTIONS = {"-typecheck", "-dryrun", "-verbose", "-v", "-debug", "-d", "-version",
                  "-help", "-h", "-monitor", "-tui", "-listconfig", "-sitelist",
-                 "-minimal.logging", "-reduced.logging", "-recompile", "-rlog"}
+                 "-minimal.logging", "-reduced.logging", "-recompile", "-rlog",
+                 # Swift 0.96's spellings (accepted; the log is always complete here)
+                 "-minimalLogging", "-reducedLogging", "-pauseOnStart"}
+#: flags that take an optional word after them (0.96: ``-listconfig [files|full]``)
+_OPTIONAL_VALUES = {"-listconfig": ("files", "full")}
 
 
 from dataclasses import dataclass, field  # noqa: E402  (used by the run command only)
@@ -221,6 +226,9 @@ def parse_run_args(argv: Sequence[str]) -> RunOptions:
             continue
         if a in _FLAG_OPTIONS:
             opts.flags.add(a)
+            if i < len(args) and args[i] in _OPTIONAL_VALUES.get(a, ()):
+                opts.values[a] = args[i]
+                i += 1
             continue
         if a in _VALUE_OPTIONS:
             if i >= len(args):
@@ -336,6 +344,8 @@ def _cmd_run(argv: Sequence[str]) -> int:
     if opts.flag("-version"):
         print(_version_line())
         return EXIT_OK
+    if opts.flag("-listconfig", "-sitelist"):  # no script needed (as in Swift)
+        return _list_config(opts)
     if opts.script is None:
         print("swiftnb: no SwiftScript program specified", file=sys.stderr)
         print(RUN_USAGE, file=sys.stderr)
@@ -370,13 +380,31 @@ def _cmd_run(argv: Sequence[str]) -> int:
     except RunSetupError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE
+    return _execute(opts, program, config, base_dir)
+
+
+def _list_config(opts: RunOptions) -> int:
+    """``-listconfig [files|full]`` and ``-sitelist``: print, do not run."""
+    import os
+
+    from swiftnb.runner import RunSetupError, load_run_config
+
+    base_dir = os.getcwd()
+    try:
+        if "-configpath" in opts.values:
+            config = _load_configpath(opts, base_dir)
+        else:
+            config = load_run_config(opts.values.get("-config"), properties=dict(opts.conf),
+                                     sites_file=opts.values.get("-sites.file"),
+                                     tc_file=opts.values.get("-tc.file"), base_dir=base_dir)
+    except RunSetupError as exc:
+        print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
+        return EXIT_USAGE
     if opts.flag("-listconfig"):
-        print(config.listconfig())
-        return EXIT_OK
+        print(config.listconfig(full=opts.values.get("-listconfig") == "full"), end="")
     if opts.flag("-sitelist"):
         print("\n".join(config.sites))
-        return EXIT_OK
-    return _execute(opts, program, config, base_dir)
+    return EXIT_OK
 
 
 def _load_configpath(opts: RunOptions, base_dir: str):
@@ -549,7 +577,7 @@ def _execute_in(opts, program, config, handle, warnings=()) -> int:
         return EXIT_EXECUTION
     if _outcome_ok(outcome):
         return EXIT_OK
-    _print_failure(outcome, err)
+    _print_failure(outcome, err, aborted=bool(getattr(handle.run, "aborted", False)))
     print(f"Restart log: {handle.restart.path}", file=err)
     code = getattr(outcome, "exit_code", EXIT_EXECUTION)
     return code if code == 99 else EXIT_EXECUTION  # 99: the hang detector (reference 2.6)
@@ -592,20 +620,34 @@ def _outcome_ok(outcome) -> bool:
     return outcome is None or outcome == 0
 
 
-def _print_failure(outcome, err) -> None:
-    """Swift's end-of-run error report (reference 2.6), unless the engine printed it."""
+def _print_failure(outcome, err, aborted: bool = False) -> None:
+    """Swift's end-of-run error report (reference 2.6), unless the engine printed it.
+
+    With lazy errors, Swift's ``ProcessBulkErrors`` lists each distinct message once,
+    with `` (N times)`` when it occurred more than once (N dependants of one failed call
+    all say ``Swift: Application cat not executed due to errors in dependencies``).  An
+    error that is not an app failure (a failed assert) ends a lazy run at once, and Swift
+    then printed only that one: ``Execution failed:`` and its message.
+    """
     if getattr(outcome, "reported", False):
         return
     errors = list(getattr(outcome, "errors", None) or ())
     if not errors:
         print("Execution failed:\nExecution completed with errors", file=err)
         return
+    if aborted and getattr(outcome, "lazy", False):
+        print(f"Execution failed:\n{errors[-1]}", file=err)
+        return
     if len(errors) == 1 and not getattr(outcome, "lazy", False):
         print(f"Execution failed:\n{errors[0]}", file=err)
         return
+    counts: dict[str, int] = {}
+    for e in errors:
+        key = str(e).strip()
+        counts[key] = counts.get(key, 0) + 1
     print("The following errors have occurred:", file=err)
-    for i, e in enumerate(errors, 1):
-        print(f"{i}. {e}", file=err)
+    for i, (e, n) in enumerate(counts.items(), 1):
+        print(f"{i}. {e}" + (f" ({n} times)" if n > 1 else ""), file=err)
     print("\nExecution failed:\nExecution completed with errors", file=err)
 
 
