@@ -175,7 +175,7 @@ _VALUE_OPTIONS = {"-resume", "-config", "-configpath", "-runid", "-logfile", "-s
 _FLAG_OPTIONS = {"-typecheck", "-dryrun", "-verbose", "-v", "-debug", "-d", "-version",
                  "-help", "-h", "-monitor", "-tui", "-listconfig", "-sitelist",
                  "-minimal.logging", "-reduced.logging", "-recompile", "-rlog",
-                 # Swift 0.96's spellings (accepted; the log is always complete here)
+                 # Swift 0.96's spellings (-pauseOnStart is accepted and ignored)
                  "-minimalLogging", "-reducedLogging", "-pauseOnStart"}
 #: flags that take an optional word after them (0.96: ``-listconfig [files|full]``)
 _OPTIONAL_VALUES = {"-listconfig": ("files", "full")}
@@ -459,7 +459,9 @@ def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
             ticker=opts.values.get("-ui") != "none", ticker_stream=_Current("stderr"),
             stdout=_Current("stdout"), dryrun=opts.flag("-dryrun"), resume=resume,
             script_name=opts.script, log_arguments=list(opts.argv), pgraph=pgraph,
-            verbose=opts.flag("-verbose", "-v"))
+            verbose=opts.flag("-verbose", "-v"),
+            minimal_logging=opts.flag("-minimalLogging", "-minimal.logging"),
+            reduced_logging=opts.flag("-reducedLogging", "-reduced.logging"))
     except RunSetupError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -501,8 +501,12 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
                 ticker_stream: Any = None, stdout: Any = None, dryrun: bool = False,
                 resume: str | None = None, script_name: str | None = None,
                 log_arguments: Sequence[str] | None = None, pgraph: str | None = None,
-                verbose: bool = False, seed: Mapping[str, Any] | None = None) -> RunHandle:
-    """Everything of a run but starting it (see :func:`start_run`)."""
+                verbose: bool = False, seed: Mapping[str, Any] | None = None,
+                minimal_logging: bool = False, reduced_logging: bool = False) -> RunHandle:
+    """Everything of a run but starting it (see :func:`start_run`).
+
+    ``minimal_logging``/``reduced_logging``: Swift's ``-minimalLogging`` (WARN lines
+    only) and ``-reducedLogging`` (no task-level lines) for the log file."""
     from swiftnb.engine import run as run_mod
     from swiftnb.engine.restart import RestartLog, RestartLogError
     from swiftnb.events import EventBus
@@ -532,7 +536,7 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
     if log:
         from swiftnb.logs.writer import LogWriter
 
-        writer = LogWriter(run_dir.log_file)
+        writer = LogWriter(run_dir.log_file, minimal=minimal_logging, reduced=reduced_logging)
         detach_log = writer.attach(bus)
         writer.write_header(run_id=run_dir.runid,
                             arguments=list(log_arguments if log_arguments is not None

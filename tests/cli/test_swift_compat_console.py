@@ -419,6 +419,8 @@ def test_swift_096_option_spellings(runs):
     work, (r, files, sites, quiet) = runs("options-096")
     assert r.returncode == 0, _detail(r)
     assert (work / "hello.txt").read_text() == "hi there\n"
+    levels = {line[29:34] for line in (work / "run001" / "hello-run001.log").read_text().splitlines()}
+    assert levels == {"WARN "}, "-minimalLogging: only WARN lines (the trace) in the log"
     assert files.returncode == 0 and files.stdout.startswith("[D] "), _detail(files)
     assert sites.returncode == 0 and sites.stdout.split() == ["local"], _detail(sites)
     assert quiet.returncode == 0 and "Final status" not in quiet.stderr, _detail(quiet)
