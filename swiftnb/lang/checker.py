@@ -900,10 +900,13 @@ class Checker:
                 return T.STRING
             return other if other.is_numeric else T.ANY
         if op == "+":
-            # 0.96: string + string|int|float (either side); booleans do not concatenate
+            # 0.96 (Karajan.checkTypesInArithmExpr): a string on either side makes it a
+            # concatenation.  0.96 accepted any other operand there; we take the
+            # primitives (string, int, float, boolean) and reject arrays, structs and
+            # files, whose text 0.96 never defined.
             if lt == T.STRING or rt == T.STRING:
                 other = rt if lt == T.STRING else lt
-                if other in (T.STRING, T.INT, T.FLOAT):
+                if other in (T.STRING, T.INT, T.FLOAT, T.BOOLEAN):
                     return T.STRING
             elif lt.is_numeric and rt.is_numeric:
                 return T.numeric_result(lt, rt)

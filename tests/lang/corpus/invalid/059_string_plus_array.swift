@@ -1,0 +1,3 @@
+// expect: Operator '+' cannot be applied to 'string' and 'int[]'
+int a[] = [1, 2];
+string s = "a" + a;
