@@ -251,8 +251,11 @@ def test_csv_mapper(tmp_path):
     assert len(m.existing()) == 9 and m.fixed
     (tmp_path / "nohdr.txt").write_text("skipme\na b\nc d\n")
     m = mk("CSVMapper", {"file": "nohdr.txt", "header": False, "skip": 1}, tmp_path)
-    assert m.map((Index(0), Field("column1"))) == "b"
-    assert m.map((Index(1), Field("column0"))) == "c"
+    # no header: columns are column1, column2... (what 0.96 did, conformance 337)
+    assert m.map((Index(0), Field("column2"))) == "b"
+    assert m.map((Index(1), Field("column1"))) == "c"
+    with pytest.raises(MapperError, match="no column 'column0'"):
+        m.map((Index(0), Field("column0")))
     (tmp_path / "sp.txt").write_text("first name,age\nann,3\n\nbob,4\n")
     m = mk("csv_mapper", {"file": "sp.txt", "delim": ","}, tmp_path)
     assert m.map((Index(0), Field("first_name"))) == "ann"
