@@ -183,7 +183,7 @@ def _noop() -> None:
 class BlockExec(Exec):
     """A block: creates the declared nodes, then starts every statement at once."""
 
-    __slots__ = ("scope", "stmts", "decls", "maps", "single")
+    __slots__ = ("scope", "stmts", "decls", "maps", "single", "cleanups")
 
     def __init__(self, rt: Any, pos: A.Pos, scope: Scope, stmts: list[Exec]) -> None:
         Exec.__init__(self, rt, pos)
@@ -191,6 +191,10 @@ class BlockExec(Exec):
         self.stmts = stmts
         self.decls: list[Sym] = list(scope.decls)
         self.single = len(stmts) == 1 and not self.decls and not stmts[0].holds
+        #: slots of the variables holding files that this scope cleans up when it ends
+        #: (Swift's cleanDataset: temporary files nothing else refers to are deleted)
+        self.cleanups: tuple[int, ...] = tuple(
+            sym.slot for sym in self.decls if sym.tinfo.mapped and not sym.is_global)
 
     def run(self, parent: list, done: Done) -> None:
         f = [None] * self.scope.nslots
@@ -201,6 +205,8 @@ class BlockExec(Exec):
         if self.single:
             self.stmts[0].run(f, done)
             return
+        if self.cleanups and self.rt.file_gc:
+            done = _cleaner(self.rt, f, self.cleanups, done)
         for sym in self.decls:
             ti = sym.tinfo
             node = ti.make(sym.name)
@@ -236,6 +242,14 @@ class BlockExec(Exec):
                 st.run(f, _releaser(f, st.holds, one_done))
             else:
                 st.run(f, one_done)
+
+
+def _cleaner(rt: Any, f: list, slots: tuple[int, ...], then: Done) -> Done:
+    def clean() -> None:
+        rt.clean_scope(f, slots)
+        then()
+
+    return clean
 
 
 def temp_tag(f: list, name: str, pos: A.Pos) -> str:
@@ -926,8 +940,14 @@ def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
                 tgt.set(v)
             elif isinstance(tgt, FileNode):
                 sp = src.path
-                if isinstance(src, FileNode) and tgt.path is None and tgt.mapped_by is None:
+                if isinstance(src, FileNode) and (
+                        (tgt.path is None and tgt.mapped_by is None) or _remaps(tgt)):
+                    # an unmapped (or remappable) variable takes the file itself (Swift's
+                    # remap): no copy, and the file lives as long as either refers to it
                     tgt.path = sp
+                    V.gc_alias(tgt, src)
+                    if tgt.mapped_by is not None:
+                        rt.remapped(tgt, sp)
                 else:
                     try:
                         tp = rt.path_of(tgt)
@@ -999,6 +1019,19 @@ def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
         sub_done2()
         return
     raise SwiftError(f"cannot assign {src.name} to {tgt.name}")
+
+
+def _remaps(tgt: FileNode) -> bool:
+    """Whether ``tgt``'s mapper lets an assigned file replace its mapping instead of
+    being copied (concurrent_mapper, test_mapper with remappable="true")."""
+    m = tgt.mapped_by
+    if m is None:
+        return False
+    if m.__class__ is Cell:
+        if m.state != CLOSED:
+            return False
+        m = m.value
+    return bool(getattr(m, "remappable", False))
 
 
 def store_plain(rt: Any, tgt: Node, v: Any) -> None:

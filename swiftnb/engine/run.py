@@ -58,6 +58,17 @@ class RunSettings:
     script_args: Any = field(default_factory=dict)
     dryrun: bool = False          # spelling used by the CLI
     pgraph: str | None = None     # write a Graphviz file of the run's dataflow here
+    #: the run's Config (swift.conf); the engine reads ``file_GC_enabled`` from it
+    config: Any = None
+    #: fileGCEnabled: delete temporary files when the scope that declared them ends
+    #: (None: the config's value, else true)
+    file_gc: bool | None = None
+    #: also clean the top-level variables when a run ends without errors (Swift did;
+    #: off by default so that a notebook's later cells can still use the files)
+    gc_top_level: bool = False
+    #: write the per-iteration / per-compound-call log events (FOREACH_IT_START, SCOPE,
+    #: FOREACH_IT_END, STARTCOMPOUND, ENDCOMPOUND): only when someone reads them (-debug)
+    unit_events: bool = False
 
 
 @dataclass
@@ -145,6 +156,15 @@ class Run:
         self.retries = max(0, int(settings.execution_retries))
         self.dry_run = bool(settings.dry_run or settings.dryrun)
         self.ctx = _Context(self)
+        gc = settings.file_gc
+        if gc is None:
+            gc = getattr(settings.config, "file_GC_enabled", True)
+        #: fileGCEnabled (see clean_scope)
+        self.file_gc = bool(True if gc is None else gc)
+        self.gc_top_level = bool(settings.gc_top_level)
+        #: emit FOREACH_IT_START/SCOPE/FOREACH_IT_END and STARTCOMPOUND/ENDCOMPOUND; may be
+        #: switched on after construction (the CLI's -debug), before execute()
+        self.unit_events = bool(settings.unit_events)
         self.errors: list[str] = []
         self.tasks: set[asyncio.Task] = set()
         self.active = 0
@@ -216,6 +236,8 @@ class Run:
         self.top_frame.extend([None] * block.scope.nslots)
         if self.seed:
             self._apply_seed(block)
+        if not self.gc_top_level or self.seed:
+            block.cleanups = ()
         try:
             block.run_in(self.top_frame, self._top_done)
             self.tramp.drain()
@@ -368,6 +390,61 @@ class Run:
     def emit_compound(self, name: str, start: bool) -> None:
         pass
 
+    # ------------------------------------------------------------------ file GC
+
+    def clean_scope(self, f: list, slots: tuple[int, ...]) -> None:
+        """A scope ended: clean its variables' files, as Swift's ``cleanDataset`` did.
+
+        A file is deleted when it was made by a temporary mapping (unmapped variables,
+        concurrent_mapper, test_mapper with temp="true") and this was the last variable
+        referring to it: a file that another variable took (an alias in an outer array,
+        a procedure's output) or that is shared by an outer array lives until that one
+        is cleaned too.  Files of user mappings are never deleted.  After an error the
+        run cleans nothing more, so that ``-resume`` finds the files of completed calls.
+        """
+        if self.errors or self.aborted:
+            return
+        for slot in slots:
+            root = f[slot]
+            if root is None or root.__class__ is Cell:
+                continue
+            m = root.mapped_by if root.__class__ is FileNode else getattr(root, "mapper", None)
+            if m.__class__ is Cell:
+                m = m.value if m.state == CLOSED else None
+                if m is None:
+                    continue  # the mapping never resolved: nothing was made
+            test = m is not None and m.__class__.__name__ == "TestMapper"
+            if m is not None and not test and not getattr(m, "temp", False):
+                continue  # a user mapping: the files are the script's results
+            for leaf in _file_leaves(root):
+                path = leaf.path
+                if path is None:
+                    continue
+                owner = leaf.gc_of or leaf
+                temp = owner.gc_temp
+                if test:
+                    if temp and getattr(m, "temp", False):
+                        self.ctx.write_stdout(f"Cleaning file {path}\n")
+                    else:
+                        self.ctx.write_stdout(f"Not cleaning {path} (not temporary)\n")
+                if owner.gc_refs > 0:
+                    owner.gc_refs -= 1  # another variable still refers to the file
+                    continue
+                if temp:
+                    owner.gc_temp = False  # deleted once
+                    try:
+                        os.unlink(self.local(path))
+                    except OSError:
+                        pass
+
+    def remapped(self, node: FileNode, path: str | None) -> None:
+        """A remappable mapper's variable took another variable's file."""
+        m = node.mapped_by
+        if m.__class__ is Cell:
+            m = m.value
+        if m.__class__.__name__ == "TestMapper":
+            self.ctx.write_stdout(f"Remapping $ -> {path}\n")
+
     # ------------------------------------------------------------------ values
 
     def plain(self, v: Any) -> Any:
@@ -486,13 +563,16 @@ class Run:
             if rel.startswith(".."):
                 rel = self.run_dir
             path = os.path.join(rel, "_concurrent", f"{tag}{suffix}")
+            temp = True
         else:
             try:
                 path = b.map(tuple(steps))
             except D.BuiltinError as e:
                 raise SwiftError(e.message) from None
+            temp = getattr(b, "temp", False)
         if node.__class__ is FileNode:
             node.path = path
+            node.gc_temp = temp
         return path
 
     def bind_mapper(self, mexec: Any, node: Node, sym: Any, name: str, params: dict,

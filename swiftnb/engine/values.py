@@ -336,7 +336,7 @@ class FileNode(Node):
     successful app call).  ``value`` is the path, so a file reads like a string.
     """
 
-    __slots__ = ("path", "temporary", "mapped_by", "tname")
+    __slots__ = ("path", "temporary", "mapped_by", "tname", "gc_temp", "gc_refs", "gc_of")
 
     kind = "file"
 
@@ -347,6 +347,15 @@ class FileNode(Node):
         self.path = path
         self.temporary = False
         self.mapped_by: Any = None
+        # file garbage collection (see Run.clean_scope): ``gc_temp`` - the path was made
+        # by a temporary mapping (concurrent mapper, test_mapper temp="true"), so the
+        # file may be deleted once nothing refers to it; ``gc_refs`` - references beyond
+        # the first (other variables that share this node or alias its file);
+        # ``gc_of`` - for a node that took another's file (``t = f`` into an unmapped or
+        # remappable variable), the node that owns that file and counts the references
+        self.gc_temp = False
+        self.gc_refs = 0
+        self.gc_of: "FileNode | None" = None
 
     @property
     def value(self) -> str | None:
@@ -529,6 +538,8 @@ class ArrayNode(Composite):
             # (and their mapping), and report their closing through a callback
             node.parent = self
             node.key = key
+        elif node.__class__ is FileNode or (isinstance(node, Composite) and node.tinfo.mapped):
+            gc_share(node)  # one more variable refers to these files
         self._add(key, node)
 
     def set_value(self, key: Any, value: Any) -> None:
@@ -716,6 +727,46 @@ def _fmt_key(key: Any) -> str:
     if isinstance(key, bool):
         return "true" if key else "false"
     return str(key)
+
+
+def file_leaves(n: Any) -> list[FileNode]:
+    """The file nodes inside a value (itself, array elements, struct members), in key
+    order."""
+    out: list[FileNode] = []
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        c = x.__class__
+        if c is FileNode:
+            out.append(x)
+        elif c is ArrayNode:
+            for k in reversed(x.sorted_keys()):
+                stack.append(x.items[k])
+        elif c is StructNode:
+            stack.extend(reversed(list(x.fields.values())))
+        elif c is Cell and isinstance(x.value, Node):
+            stack.append(x.value)
+    return out
+
+
+def gc_owner(leaf: FileNode) -> FileNode:
+    """The node that counts the references to ``leaf``'s file."""
+    o = leaf.gc_of
+    return leaf if o is None else o
+
+
+def gc_share(node: Node) -> None:
+    """``node`` (a file or a composite of files) is now also referred to by another
+    variable: its files must outlive the scope that made them until that one ends too."""
+    for leaf in file_leaves(node):
+        gc_owner(leaf).gc_refs += 1
+
+
+def gc_alias(tgt: FileNode, src: FileNode) -> None:
+    """``tgt`` took ``src``'s file (no copy): one more reference to that file."""
+    owner = gc_owner(src)
+    tgt.gc_of = owner
+    owner.gc_refs += 1
 
 
 def deep_ready(node: Node) -> None:

@@ -81,6 +81,12 @@ class Mapper:
     required: ClassVar[tuple[str, ...]] = ()
     fixed: ClassVar[bool] = False
     needs_prepare: ClassVar[bool] = False
+    #: the files are temporaries: deleted when the scope of the variable ends and
+    #: nothing else refers to them (Swift's ``isPersistent() == false``)
+    temp: bool = False
+    #: assigning another variable's file points the variable at that file instead of
+    #: copying it (Swift's ``canBeRemapped``)
+    remappable: bool = False
 
     def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         self.spelled = spelled or self.name

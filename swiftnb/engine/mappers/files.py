@@ -285,6 +285,8 @@ class ConcurrentMapper(Mapper):
     name = "ConcurrentMapper"
     aliases = ("concurrent_mapper",)
     params = frozenset({"location", "prefix", "suffix", "pattern"})
+    temp = True        # Swift: deleted when out of scope (fileGCEnabled)
+    remappable = True  # Swift: an assigned file replaces the mapping
 
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
