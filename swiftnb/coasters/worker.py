@@ -78,6 +78,10 @@ class Worker:
         self._janitor: queue.Queue[Any] = queue.Queue()
         self._janitor_thread = threading.Thread(target=self._clean, daemon=True)
         self._janitor_thread.start()
+        # empty job directories reused by the next task (a wrapper.py of an older
+        # swiftnb has no SpareDirs: then every task makes its own)
+        spare_dirs = getattr(wrapper, "SpareDirs", None)
+        self._spares = spare_dirs() if spare_dirs is not None else None
 
     # -- connection -------------------------------------------------------------------
 
@@ -132,6 +136,8 @@ class Worker:
             t.join(timeout=5)
         self._janitor.put(None)
         self._janitor_thread.join(timeout=10)
+        if self._spares is not None:
+            self._spares.clear()
         with self._send_lock:
             try:
                 self.sock.close()
@@ -178,7 +184,8 @@ class Worker:
             self.send({"op": "done", "n": n, "result": result})
 
     def _run(self, n: int, spec: dict[str, Any]) -> dict[str, Any]:
-        job = self.wrapper.prepare(spec)
+        job = (self.wrapper.prepare(spec) if self._spares is None
+               else self.wrapper.prepare(spec, self._spares))
         if job.failure is not None:
             return job.failure
         try:

@@ -6,6 +6,12 @@ child with ``subprocess.Popen`` (vfork/exec, as asyncio does internally) and wai
 Linux pidfd registered with the running loop, so a waiting job costs one file
 descriptor and no thread.  Where pidfds are missing we fall back to a thread-pool wait.
 
+A job starts on the loop's own thread: preparing its directory is a few system calls
+(a spare directory renamed into place, see ``wrapper.SpareDirs``; inputs symlinked) and
+handing that to a thread cost more than it saved.  Only sites that copy inputs to a
+scratch directory prepare and clean up on threads, since a copy takes as long as the
+file is big.
+
 Every child runs in its own session; cancelling ``execute`` kills its whole process
 group.  Status reports follow Swift's local provider: 8 (submitting), 1 (submitted),
 2 (active), then 7 (completed) or 5 (failed, with the message).
@@ -67,9 +73,10 @@ async def wait_process(proc: subprocess.Popen) -> int:
     return proc.wait()
 
 
-def _start_job(spec: dict[str, Any]) -> tuple[wrapper.Job, subprocess.Popen | None, str | None]:
+def _start_job(spec: dict[str, Any], spares: wrapper.SpareDirs | None = None,
+               ) -> tuple[wrapper.Job, subprocess.Popen | None, str | None]:
     """Prepare the job directory and start the app (run on a spawner thread)."""
-    job = wrapper.prepare(spec)
+    job = wrapper.prepare(spec, spares)
     if job.failure is not None:
         return job, None, None
     try:
@@ -118,6 +125,7 @@ class LocalProvider:
         self._site_dirs: set[str] = set()
         self._janitor: Any = None
         self._spawner: Any = None
+        self._spares = wrapper.SpareDirs()
         self.submitted = 0
         self.completed = 0
         self.failed = 0
@@ -161,17 +169,11 @@ class LocalProvider:
         self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
         if spec.get("scratch"):
             self._site_dirs.add(os.path.join(spec["scratch"], spec["site_run"]))
-        loop = asyncio.get_running_loop()
-        start = loop.run_in_executor(self._spawner_pool(), _start_job, spec)
-        try:
-            job, proc, error = await asyncio.shield(start)
-        except asyncio.CancelledError:
-            job, proc, error = await start  # it may have started: kill it, do not leak it
-            if proc is not None:
-                wrapper.kill_group(proc.pid)
-                proc.wait()
-                job.finish(None, canceled=True)
-            raise
+        copies = bool(spec.get("scratch"))
+        if copies:
+            job, proc, error = await self._start_in_thread(spec)
+        else:  # a few cheap system calls: a thread hop would cost more than it saves
+            job, proc, error = _start_job(spec, self._spares)
         if job.failure is not None:
             return self._ended(job.failure, report, task, spec)
         if proc is None:
@@ -204,15 +206,29 @@ class LocalProvider:
             report(TaskStatus.CANCELED)
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
                               canceled=True)
-        result = job.finish(returncode, timed_out=timed_out, cleanup=False)
-        self._janitor_submit(job.cleanup)
+        result = job.finish(returncode, timed_out=timed_out, cleanup=not copies)
+        if copies:  # removing copied inputs may take long
+            self._janitor_submit(job.cleanup)
         return self._ended(result, report, task, spec)
 
+    async def _start_in_thread(self, spec: dict[str, Any],
+                               ) -> tuple[wrapper.Job, subprocess.Popen | None, str | None]:
+        """Prepare and start a job whose inputs are copied (a scratch site), on a
+        spawner thread: copies take as long as the files are big."""
+        start = asyncio.get_running_loop().run_in_executor(
+            self._spawner_pool(), _start_job, spec, self._spares)
+        try:
+            return await asyncio.shield(start)
+        except asyncio.CancelledError:
+            job, proc, _error = await start  # it may have started: kill it, do not leak it
+            if proc is not None:
+                wrapper.kill_group(proc.pid)
+                proc.wait()
+                job.finish(None, canceled=True)
+            raise
+
     def _spawner_pool(self) -> Any:
-        """Threads that prepare job directories and start processes.  ``fork_exec``
-        waits for the child's ``exec`` and mkdir waits for the file system; on a busy
-        machine both take milliseconds, which must not stall the event loop (and
-        several spawns overlap)."""
+        """Threads that prepare job directories with copied inputs and start them."""
         if self._spawner is None:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -220,8 +236,7 @@ class LocalProvider:
         return self._spawner
 
     def _janitor_submit(self, fn: Any) -> None:
-        """Remove job directories on one background thread: on a busy file system an
-        rmdir costs milliseconds, which would otherwise stall the event loop."""
+        """Remove job directories with copied inputs on one background thread."""
         if self._janitor is None:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -285,6 +300,7 @@ class LocalProvider:
         if self._janitor is not None:
             janitor, self._janitor = self._janitor, None
             await asyncio.get_running_loop().run_in_executor(None, janitor.shutdown, True)
+        self._spares.clear()
         if self.keep:
             return
         for site_dir in self._site_dirs:

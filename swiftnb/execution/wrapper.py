@@ -68,6 +68,12 @@ TAIL_CHARS = 2000
 _STDOUT_SUFFIX = ".stdout.txt"
 _STDERR_SUFFIX = ".stderr.txt"
 
+#: Where a mapped stdout/stderr (``stdout=@filename(f)``) is written before it is moved to
+#: its mapped place: beside the job directory too.  The app never sees its own streams as
+#: files, and their directories (``out/`` of ``out/f.txt``) need not be made in the job
+#: directory unless another output lives there.
+_MAPPED_SUFFIX = {_STDOUT_SUFFIX: ".stdout", _STDERR_SUFFIX: ".stderr"}
+
 
 def format_arguments(args: list[str]) -> str:
     """Java's ``List.toString``: ``[a, b]`` (the form of ``Arguments:`` and JOB_START)."""
@@ -293,6 +299,71 @@ def _move_atomic(src: str, dest: str) -> None:
         raise
 
 
+class SpareDirs:
+    """Empty job directories kept for the next job, which takes one with a rename.
+
+    Why: a ``mkdir`` + ``rmdir`` pair per app call is the dearest part of a short job on
+    ext4 (allocating a directory inode scans the recently freed ones), several times an
+    ``echo``'s own cost; a rename allocates nothing.  Only directories left empty by a
+    finished job are kept (``limit`` at most); the end of the run removes them with the
+    site directory.  One lock orders every creation of a job directory in this process,
+    so a rename never replaces another job's (empty, just made) directory.
+    """
+
+    def __init__(self, limit: int = 64) -> None:
+        import threading
+
+        self.limit = limit
+        self.lock = threading.Lock()
+        self._dirs: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._dirs)
+
+    def take(self, path: str) -> bool:
+        """Move a spare to ``path`` (which must not exist; call with ``lock`` held)."""
+        while self._dirs:
+            spare = self._dirs.pop()
+            try:
+                os.rename(spare, path)
+                return True
+            except FileNotFoundError:
+                if not os.path.isdir(spare):
+                    continue  # removed behind our back (the site directory went away)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.rename(spare, path)
+                return True
+            except OSError:
+                return False  # e.g. another file system: fall back to mkdir
+        return False
+
+    def give(self, path: str) -> bool:
+        """Keep an empty directory for reuse; False when the pool is full."""
+        with self.lock:
+            if len(self._dirs) >= self.limit:
+                return False
+            self._dirs.append(path)
+            return True
+
+    def clear(self) -> None:
+        """Remove the spares (a kept site directory should not hold them)."""
+        with self.lock:
+            dirs, self._dirs = self._dirs, []
+        for path in dirs:
+            try:
+                os.rmdir(path)
+            except OSError:
+                pass
+
+
+def _is_empty_dir(path: str) -> bool:
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is None
+    except OSError:
+        return False
+
+
 def _unlink(path: str) -> None:
     try:
         os.unlink(path)
@@ -307,8 +378,9 @@ class Job:
     executable not found); the caller then returns it without starting anything.
     """
 
-    def __init__(self, spec: dict[str, Any]) -> None:
+    def __init__(self, spec: dict[str, Any], spares: SpareDirs | None = None) -> None:
         self.spec = spec
+        self._spares = spares
         self.base_dir: str = spec["base_dir"]
         self.work_dir: str = spec["work_dir"]
         self.rel_dir = job_dir_relative(spec)
@@ -334,6 +406,8 @@ class Job:
         self._captured: dict[str, Any] = {}   # stream path -> anonymous file holding it
         self._made: list[str] = []            # directories created inside the job dir
         self._own_files: list[str] = []       # wrapper capture files on disk (no memfd)
+        self._links: list[str] = []           # staged inputs (symlinks or copies)
+        self._staged_out = False              # outputs (and captured streams) moved out
 
     # -- preparation ------------------------------------------------------------------
 
@@ -342,7 +416,20 @@ class Job:
             return self.dir + suffix
         if os.path.isabs(mapped):
             return mapped
-        return _inside(self.dir, mapped) or os.path.join(self.base_dir, mapped)
+        if _inside(self.dir, mapped) is None:
+            return os.path.join(self.base_dir, mapped)
+        if suffix == _STDERR_SUFFIX and mapped == self.spec.get("stdout"):
+            suffix = _STDOUT_SUFFIX  # stdout and stderr into one file: one capture
+        return self.dir + _MAPPED_SUFFIX[suffix]
+
+    def _captured_as(self, path: str) -> str | None:
+        """Where the wrapper captured a mapped relative stream path, if it did."""
+        spec = self.spec
+        if path == spec.get("stdout") and self.stdout_path.startswith(self.dir + "."):
+            return self.stdout_path
+        if path == spec.get("stderr") and self.stderr_path.startswith(self.dir + "."):
+            return self.stderr_path
+        return None
 
     def _resolve_input(self, path: str) -> str:
         return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
@@ -374,10 +461,14 @@ class Job:
                     shutil.copytree(source, link, symlinks=True)
                 else:
                     os.symlink(source, link)
+                self._links.append(link)
+            streams = {spec.get("stdout"), spec.get("stderr")}
             for path in list(spec.get("outputs") or ()) + [spec.get("stdout"), spec.get("stderr")]:
                 if not path:
                     continue
                 inside = None if os.path.isabs(path) else _inside(self.dir, path)
+                if inside is not None and path in streams:
+                    continue  # captured beside the job directory (_MAPPED_SUFFIX)
                 if inside is not None:
                     self._make_inside(os.path.dirname(inside))
                 else:
@@ -419,11 +510,11 @@ class Job:
             rel = base_rel if n == 1 else f"{base_rel}.{n}"
             path = os.path.join(self._root, rel)
             try:
-                os.mkdir(path)
+                self._create_dir(path)
             except FileNotFoundError:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 try:
-                    os.mkdir(path)
+                    self._create_dir(path)
                 except FileExistsError:
                     continue
             except FileExistsError:
@@ -435,6 +526,18 @@ class Job:
                 self.stderr_path = self._stream_path(spec.get("stderr"), _STDERR_SUFFIX)
             return
         raise OSError(errno.EEXIST, "no free job directory name", self.dir)
+
+    def _create_dir(self, path: str) -> None:
+        """``os.mkdir(path)``, or a spare directory renamed to ``path``."""
+        spares = self._spares
+        if spares is None:
+            os.mkdir(path)
+            return
+        with spares.lock:
+            if os.path.lexists(path):
+                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
+            if not spares.take(path):
+                os.mkdir(path)
 
     def _make_inside(self, directory: str) -> None:
         """Create a directory inside the job dir, remembering it for a cheap clean-up."""
@@ -570,6 +673,7 @@ class Job:
             try:
                 for src, dest in moves:
                     _move_atomic(src, dest)
+                self._staged_out = True
             except OSError as exc:
                 # never lose a finished app's outputs: keep its job directory out of the
                 # site directory (which the end of the run removes) and say where
@@ -603,7 +707,7 @@ class Job:
                 if path in outputs and not os.path.lexists(path):
                     missing.append(path)
                 continue
-            src = _inside(self.dir, path)
+            src = self._captured_as(path) or _inside(self.dir, path)
             if src is None:
                 if path in outputs and not os.path.lexists(os.path.join(self.base_dir, path)):
                     missing.append(path)
@@ -694,7 +798,16 @@ class Job:
         except OSError:
             self.keep = True
             return None
+        for path in (self.spec.get("stdout"), self.spec.get("stderr")):
+            captured = self._captured_as(path) if path else None
+            if captured and os.path.lexists(captured):  # not moved: keep it with the rest
+                try:
+                    os.makedirs(os.path.dirname(os.path.join(target, path)), exist_ok=True)
+                    shutil.move(captured, os.path.join(target, path))
+                except OSError:
+                    pass
         self._made = []
+        self._links = []
         return target
 
     def cleanup(self) -> None:
@@ -712,21 +825,34 @@ class Job:
             anon.close()
         if self.keep:
             return
-        try:  # the usual case: outputs moved out, only the directories we made are left
+        try:  # the usual case: outputs moved out, only what the wrapper made is left
+            if not self.copy_inputs:
+                for link in self._links:
+                    os.unlink(link)
             for directory in reversed(self._made):
                 os.rmdir(directory)
-            os.rmdir(self.dir)
+            spares = self._spares
+            if spares is None or not _is_empty_dir(self.dir) or not spares.give(self.dir):
+                os.rmdir(self.dir)
         except OSError:
             shutil.rmtree(self.dir, ignore_errors=True)
         self._made = []
+        self._links = []
         for path in self._own_files:
             _unlink(path)
         self._own_files = []
+        if not self._staged_out:  # the streams of a failed app are not outputs
+            for path in (self.spec.get("stdout"), self.spec.get("stderr")):
+                captured = self._captured_as(path) if path else None
+                if captured:
+                    _unlink(captured)
 
 
-def prepare(spec: dict[str, Any]) -> Job:
-    """Create the job directory and stage inputs; check ``job.failure`` before running."""
-    return Job(spec).prepare()
+def prepare(spec: dict[str, Any], spares: SpareDirs | None = None) -> Job:
+    """Create the job directory and stage inputs; check ``job.failure`` before running.
+
+    ``spares``: the caller's pool of empty job directories to reuse (see SpareDirs)."""
+    return Job(spec, spares).prepare()
 
 
 def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:

@@ -441,6 +441,8 @@ def test_local_blocks_are_capped(make_site):
 
     async def main():
         results = await asyncio.gather(*(site.run(site.task(i)) for i in range(30)))
+        # the tasks may all end before the second worker has connected: wait for it
+        await site.wait_for(lambda: len(site.kinds("WORKER_ACTIVE")) >= 2)
         await site.provider.shutdown()
         return results
 

@@ -174,3 +174,33 @@ def test_dynamic_outputs_come_back_through_the_local_provider(tmp_path):
         "f1.out", "f2.out", "f3.out", "f4.out"]
     assert (tmp_path / "outs/f4.out").read_text() == "4\n"
     assert not (tmp_path / "swiftwork").exists()
+
+
+def test_job_directories_are_reused_and_gone_at_close(tmp_path):
+    """Sequential jobs reuse one (empty) job directory; a kept site directory has only
+    the jobs' own directories, no spares."""
+    for keep in (False, True):
+        base = tmp_path / f"keep-{keep}"
+        base.mkdir()
+        provider = LocalProvider(site_run="s-run001", keep=keep)
+        ex = SingleSiteExecutor(provider, EventBus(), max_parallel=1)
+
+        async def main():
+            try:
+                for i in range(5):
+                    result = await ex.submit(task(base, f"echo-{i}", "echo", [str(i)],
+                                                  stdout=f"out/{i}.txt", outputs=[f"out/{i}.txt"]))
+                    assert result.ok, result.message
+                    if not keep:
+                        assert len(provider._spares) == 1  # the one directory, waiting
+            finally:
+                await ex.close()
+
+        run(main())
+        assert [(base / f"out/{i}.txt").read_text() for i in range(5)] == [f"{i}\n" for i in range(5)]
+        if keep:
+            jobs = base / "swiftwork/s-run001/jobs/e"
+            assert sorted(p.name for p in jobs.iterdir() if p.is_dir()) == [
+                f"echo-{i}" for i in range(5)]
+        else:
+            assert not (base / "swiftwork").exists()

@@ -293,3 +293,113 @@ def test_spec_from_task_carries_the_output_globs(tmp_path):
     task = Task(jobid="gen-1", tr="gen", args=[], base_dir=str(tmp_path), run_dir=str(tmp_path / "run001"))
     task.output_globs = ["outs/*.out"]
     assert wrapper.spec_from_task(task)["output_globs"] == ["outs/*.out"]
+
+
+# -- spare job directories and streams captured beside the job directory -----------------
+
+JOBS = "swiftwork/script-run001/jobs"
+
+
+def test_an_empty_job_directory_is_reused_by_the_next_job(tmp_path):
+    spares = wrapper.SpareDirs()
+    first = wrapper.prepare(make_spec(tmp_path, jobid="a-1", tr="true"), spares)
+    inode = os.stat(first.dir).st_ino
+    first.finish(0)
+    assert len(spares) == 1 and os.path.isdir(first.dir)  # kept, empty, for the next job
+    second = wrapper.prepare(make_spec(tmp_path, jobid="b-2", tr="true"), spares)
+    assert second.dir.endswith(f"{JOBS}/b/b-2")
+    assert os.stat(second.dir).st_ino == inode and not os.path.exists(first.dir)
+    assert len(spares) == 0
+    second.finish(0)
+    spares.clear()
+    assert not os.path.exists(second.dir)
+
+
+def test_a_job_directory_the_app_left_files_in_is_not_reused(tmp_path):
+    spares = wrapper.SpareDirs()
+    messy = make_spec(tmp_path, jobid="m-1", tr="sh", args=["-c", "echo x > stray; mkdir d"])
+    import subprocess as sp
+
+    job = wrapper.prepare(messy, spares)
+
+    job.finish(sp.Popen(job.argv, **job.popen_kwargs()).wait())
+    assert len(spares) == 0 and not os.path.exists(job.dir)
+    # and a reused directory is empty when the next app looks at it
+    clean = wrapper.prepare(make_spec(tmp_path, jobid="c-1", tr="true"), spares)
+    clean.finish(0)
+    assert len(spares) == 1
+    listing = make_spec(tmp_path, jobid="l-1", tr="ls", args=["-A"], stdout="listing.txt",
+                        outputs=["listing.txt"])
+    job = wrapper.prepare(listing, spares)
+    assert job.failure is None
+    result = job.finish(sp.Popen(job.argv, **job.popen_kwargs()).wait())
+    assert result["ok"], result["message"]
+    assert (tmp_path / "listing.txt").read_text() == ""  # not even its own stdout
+
+
+def test_staged_input_links_are_removed_and_the_directory_reused(tmp_path):
+    spares = wrapper.SpareDirs()
+    (tmp_path / "in.txt").write_text("data\n")
+    spec = make_spec(tmp_path, jobid="k-1", args=["in.txt"], inputs=["in.txt"],
+                     stdout="out/k.txt", outputs=["out/k.txt"])
+    import subprocess as sp
+
+    job = wrapper.prepare(spec, spares)
+    result = job.finish(sp.Popen(job.argv, **job.popen_kwargs()).wait())
+    assert result["ok"], result["message"]
+    assert (tmp_path / "out/k.txt").read_text() == "data\n"
+    assert (tmp_path / "in.txt").read_text() == "data\n"  # the link went, not the file
+    assert len(spares) == 1
+
+
+def test_a_spare_never_replaces_an_existing_job_directory(tmp_path):
+    spares = wrapper.SpareDirs()
+    wrapper.prepare(make_spec(tmp_path, jobid="s-1", tr="true"), spares).finish(0)
+    busy = wrapper.prepare(make_spec(tmp_path, jobid="x-1", tr="true"), None)  # empty, in use
+    again = wrapper.prepare(make_spec(tmp_path, jobid="x-1", tr="true"), spares)
+    assert again.dir == busy.dir + ".2"
+    assert os.path.isdir(busy.dir) and os.path.isdir(again.dir)
+
+
+def test_spares_of_a_removed_site_directory_are_skipped(tmp_path):
+    import shutil
+
+    spares = wrapper.SpareDirs()
+    wrapper.prepare(make_spec(tmp_path, jobid="g-1", tr="true"), spares).finish(0)
+    shutil.rmtree(tmp_path / "swiftwork")
+    job = wrapper.prepare(make_spec(tmp_path, jobid="h-1", tr="true"), spares)
+    assert job.failure is None and os.path.isdir(job.dir)
+
+
+def test_a_mapped_stdout_is_captured_beside_the_job_directory(tmp_path):
+    import subprocess as sp
+
+    spec = make_spec(tmp_path, jobid="p-1", tr="sh", args=["-c", "echo out; echo err >&2; ls -A"],
+                     stdout="deep/dir/p.txt", stderr="deep/dir/p.txt", outputs=["deep/dir/p.txt"])
+    job = wrapper.prepare(spec)
+    assert job.stdout_path == job.stderr_path == job.dir + ".stdout"
+    result = job.finish(sp.Popen(job.argv, **job.popen_kwargs()).wait())
+    assert result["ok"], result["message"]
+    # both streams in the one file; the app's directory held no deep/ of ours
+    assert sorted((tmp_path / "deep/dir/p.txt").read_text().split()) == ["err", "out"]
+    assert not os.path.exists(job.dir + ".stdout")
+
+
+def test_the_captured_stdout_of_a_failed_app_is_in_the_message_and_removed(tmp_path):
+    spec = make_spec(tmp_path, jobid="f-1", tr="sh", args=["-c", "echo partial; exit 3"],
+                     stdout="o/f.txt", outputs=["o/f.txt"])
+    result = wrapper.run_job(spec)
+    assert not result["ok"] and "partial" in result["message"]
+    assert not (tmp_path / "o/f.txt").exists()
+    jobs = tmp_path / JOBS / "f"
+    assert not jobs.exists() or list(jobs.iterdir()) == []
+
+
+def test_a_kept_site_directory_holds_no_spares(tmp_path):
+    spares = wrapper.SpareDirs()
+    wrapper.prepare(make_spec(tmp_path, jobid="q-1", tr="true"), spares).finish(0)
+    kept = wrapper.prepare(make_spec(tmp_path, jobid="r-1", tr="true", keep=True), spares)
+    kept.finish(0)
+    spares.clear()
+    assert os.listdir(tmp_path / JOBS / "r") == ["r-1"]
+    assert not (tmp_path / JOBS / "q").exists() or os.listdir(tmp_path / JOBS / "q") == []
