@@ -367,8 +367,14 @@ def _cmd_run(argv: Sequence[str]) -> int:
     try:
         program = lang.load(opts.script)
     except lang.CompileError as exc:
-        print(f"Could not compile SwiftScript source: {exc.render()}", file=sys.stderr)
-        return EXIT_COMPILE
+        if not _parses(opts.script):
+            print(f"Could not compile SwiftScript source: {exc.render()}", file=sys.stderr)
+            return EXIT_COMPILE
+        # Swift 0.96's Loader: a script that parses but fails its checks "could not
+        # start" (exit 1); only a syntax error is a compile failure (exit 3)
+        causes = exc.render().replace("\n", "\n\t")
+        print(f"Could not start execution:\n\t{causes}", file=sys.stderr)
+        return EXIT_USAGE
     base_dir = os.getcwd()
     try:
         if "-configpath" in opts.values:
@@ -381,6 +387,20 @@ def _cmd_run(argv: Sequence[str]) -> int:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE
     return _execute(opts, program, config, base_dir)
+
+
+def _parses(path: str) -> bool:
+    """Whether the script itself is free of syntax errors (its checks aside)."""
+    from swiftnb import lang
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lang.parse(fh.read(), path)
+    except lang.CompileError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _list_config(opts: RunOptions) -> int:
@@ -402,8 +422,10 @@ def _list_config(opts: RunOptions) -> int:
         return EXIT_USAGE
     if opts.flag("-listconfig"):
         print(config.listconfig(full=opts.values.get("-listconfig") == "full"), end="")
-    if opts.flag("-sitelist"):
-        print("\n".join(config.sites))
+    if opts.flag("-sitelist"):  # 0.96's printSiteList
+        print("Available sites: ")
+        for name in config.sites:
+            print(f"\t{name}")
     return EXIT_OK
 
 

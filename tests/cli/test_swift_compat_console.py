@@ -145,6 +145,8 @@ f = flaky(arg("marker"));
 
 SYNTAX = "int a = 1\nint b = 2;\n"
 
+SEMANTIC = "int a = 1;\na = 2;\n"
+
 #: name -> (files, command lines); the lines of one scenario run in order, in one folder
 #: (``{work}`` in a word is that folder's absolute path)
 SCENARIOS: dict[str, tuple[dict[str, str], list[list[str]]]] = {
@@ -157,6 +159,8 @@ SCENARIOS: dict[str, tuple[dict[str, str], list[list[str]]]] = {
     "eager": ({"dep.swift": DEPENDANTS}, [["-lazyErrors", "false", "dep.swift"]]),
     "eager-prop": ({"dep.swift": DEPENDANTS}, [["-lazy.errors", "false", "dep.swift"]]),
     "syntax": ({"syn.swift": SYNTAX}, [["syn.swift"], ["-typecheck", "syn.swift"]]),
+    "semantic": ({"sem.swift": SEMANTIC, "imp.swift": 'import "nomod";\ntrace(1);\n'},
+                 [["sem.swift"], ["imp.swift"]]),
     "missing": ({}, [["nothere.swift"], ["-typecheck", "nothere.swift"]]),
     "badopts": ({"hello.swift": HELLO}, [["-foo", "hello.swift"], ["hello.swift", "-runid"],
                                           []]),
@@ -314,6 +318,19 @@ def test_compile_error_and_typecheck(runs):
     assert not list(work.glob("run*")), "no run directory for a script that does not compile"
 
 
+def test_semantic_errors_could_not_start_execution(runs):
+    """Swift 0.96's Loader: a script that parses but fails its checks is "Could not start
+    execution" + the tab-indented causes, exit 1 (reference 2.5); syntax errors exit 3."""
+    work, (sem, imp) = runs("semantic")
+    assert sem.returncode == 1, _detail(sem)
+    assert sem.stderr.startswith("Could not start execution:\n\tsem.swift:2:1: Variable a is "
+                                 "written to in two different locations"), _detail(sem)
+    assert imp.returncode == 1, _detail(imp)
+    assert ("Could not start execution:\n\timp.swift:1:1: When processing import nomod: "
+            "nomod.swift (No such file or directory)") in imp.stderr
+    assert not list(work.glob("run*"))
+
+
 def test_missing_script_is_exit_4(runs):
     work, (run, check) = runs("missing")
     for r in (run, check):
@@ -422,5 +439,5 @@ def test_swift_096_option_spellings(runs):
     levels = {line[29:34] for line in (work / "run001" / "hello-run001.log").read_text().splitlines()}
     assert levels == {"WARN "}, "-minimalLogging: only WARN lines (the trace) in the log"
     assert files.returncode == 0 and files.stdout.startswith("[D] "), _detail(files)
-    assert sites.returncode == 0 and sites.stdout.split() == ["local"], _detail(sites)
+    assert sites.returncode == 0 and sites.stdout == "Available sites: \n\tlocal\n", _detail(sites)
     assert quiet.returncode == 0 and "Final status" not in quiet.stderr, _detail(quiet)
