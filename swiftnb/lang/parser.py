@@ -984,7 +984,17 @@ def _parse_items(text: str, builder: "_Builder", parser: Lark) -> Any:
 
 
 def parse(text: str, filename: str = "<string>") -> ast.Program:
-    """Parse one source text into an :class:`ast.Program`; raise :class:`CompileError`."""
+    """Parse one source text into an :class:`ast.Program`; raise :class:`CompileError`
+    with the first syntax error and any later ones found by :func:`_later_errors`."""
+    try:
+        return _parse_one(text, filename)
+    except CompileError as exc:
+        first = exc.diagnostics[0]
+    raise CompileError([first, *_later_errors(text, filename, first)])
+
+
+def _parse_one(text: str, filename: str) -> ast.Program:
+    """Parse, stopping at the first syntax error."""
     with _lock:
         parser, builder = _get_parser()
         builder.file = filename
@@ -1026,3 +1036,110 @@ def parse(text: str, filename: str = "<string>") -> ast.Program:
                                       "declaration or a statement", source_line(text, 1)))
     return ast.Program(ast.Pos(filename, 1, 1), tuple(imports), tuple(types), tuple(procs),
                        tuple(stmts), filename)
+
+
+# ---------------------------------------------------------------------------- recovery
+#
+# After a syntax error, panic mode at the top level: skip to the end of the top-level
+# declaration or statement that holds the error (its ';' or its closing '}' at brace
+# depth 0, plus an 'else' / 'until (...);' / ';' that still belongs to it), blank out
+# everything before that point (newlines kept, so positions stay exact) and parse the
+# rest again.  Each later error is therefore found by a parse that starts at a real item
+# boundary, so it is not a consequence of the earlier one.  lark's own ``on_error``
+# (drop the bad token and resume in the same state) was tried and rejected: after a
+# missing ')' it reports every following token of the line and then trips the inline
+# transformer.  At most one error per top-level item is reported.
+
+MAX_SYNTAX_ERRORS = 10
+
+_SCAN_RE = re.compile(r"""
+ (?P<SKIP>\s+|//[^\n]*|\#[^\n]*|/\*[\s\S]*?\*/)
+|(?P<STR>"(?:\\.|[^"\\\r\n])*")
+|(?P<WORD>[A-Za-z_][A-Za-z0-9_]*)
+|(?P<NUM>[0-9.]+(?:[eE][+-]?[0-9]+)?)
+|(?P<OP>\|\||&&|==|!=|<=|>=|<<|%/|%%|[\s\S])
+""", re.X)
+
+
+def _scan(text: str) -> list[tuple[str, str, int, int]]:
+    """A lexer that never fails (an unknown character is a token of its own):
+    (kind, text, start, end) of every significant token."""
+    out = []
+    for m in _SCAN_RE.finditer(text):
+        kind = m.lastgroup
+        if kind != "SKIP":
+            out.append((kind, m.group(), m.start(), m.end()))
+    return out
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    start = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", start)
+        if nl < 0:
+            return len(text)
+        start = nl + 1
+    return min(start + max(column - 1, 0), len(text))
+
+
+def _resync(tokens: list[tuple[str, str, int, int]], error_at: int) -> int | None:
+    """The offset where the top-level item after the one holding ``error_at`` starts,
+    or None when nothing follows."""
+    depth = 0
+    i = 0
+    n = len(tokens)
+    while i < n and tokens[i][2] < error_at:
+        v = tokens[i][1]
+        if v == "{":
+            depth += 1
+        elif v == "}":
+            depth = max(depth - 1, 0)
+        i += 1
+    while i < n:
+        kind, v, _, end = tokens[i]
+        boundary = False
+        if v == "{":
+            depth += 1
+        elif v == "}":
+            depth -= 1
+            if depth <= 0:
+                depth = 0
+                boundary = True
+        elif v == ";" and depth == 0:
+            # '<mapper;' separates a mapper from its parameters, it does not end anything
+            boundary = not (i >= 2 and tokens[i - 1][0] == "WORD" and tokens[i - 2][1] == "<")
+        i += 1
+        if not boundary:
+            continue
+        while i < n and tokens[i][1] in (";", "}"):  # 'type T {...};' and stray '}'
+            end = tokens[i][3]
+            i += 1
+        if i < n and tokens[i][1] in ("else", "until"):
+            continue  # the same if / iterate statement goes on
+        return end if i < n else None
+    return None
+
+
+def _later_errors(text: str, filename: str, first: Diagnostic) -> list[Diagnostic]:
+    """The syntax errors after ``first``, one per top-level item (see above)."""
+    found: list[Diagnostic] = []
+    tokens = _scan(text)
+    last = first
+    while len(found) < MAX_SYNTAX_ERRORS - 1:
+        at = _offset(text, last.line, last.column)
+        resume = _resync(tokens, at)
+        if resume is None:
+            break
+        rest = re.sub(r"[^\n]", " ", text[:resume]) + text[resume:]
+        try:
+            _parse_one(rest, filename)
+            break
+        except CompileError as exc:
+            d = exc.diagnostics[0]
+        if d.message.startswith("the program is empty") or \
+                _offset(text, d.line, d.column) < resume:
+            break
+        d = Diagnostic(d.file, d.line, d.column, d.message, source_line(text, d.line))
+        found.append(d)
+        last = d
+    return found

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from swiftnb import lang
 from swiftnb.lang import ast
@@ -215,3 +217,74 @@ def test_syntax_error_hints(text: str, message: str) -> None:
     with pytest.raises(lang.CompileError) as info:
         parse(text)
     assert message in info.value.render()
+
+
+# ---------------------------------------------------------------------------- several errors
+
+def _diags(text: str) -> list[tuple[int, int, str]]:
+    with pytest.raises(lang.CompileError) as info:
+        parse(text)
+    return [(d.line, d.column, d.message) for d in info.value.diagnostics]
+
+
+def test_later_syntax_errors_one_per_top_level_item() -> None:
+    text = ("int a = (1 + 2;\n"
+            "trace(a);\n"
+            'string s = "x" +;\n'
+            "foreach i in [1:3] {\n  trace(i)\n}\n"
+            "int b = 3;\n")
+    got = _diags(text)
+    assert [(l, c) for l, c, _ in got] == [(1, 15), (3, 17), (5, 11)]
+    assert "expected ')'" in got[0][2] and "expected an expression" in got[1][2]
+    assert got[2][2].startswith("expected ';' after statement")
+    with pytest.raises(lang.CompileError) as info:
+        parse(text)
+    rendered = info.value.render().splitlines()
+    assert rendered[4] == '    string s = "x" +;'  # each error shows its own source line
+
+
+@pytest.mark.parametrize("broken", [
+    "foreach i in [1:2]\n  trace(i);\n}",             # missing '{': the '}' is not blamed
+    "if (true) { trace(1 +); } else { trace(2); }",   # 'else' still belongs to the if
+    "iterate j { trace(j +); } until (j == 2);",      # so does 'until (...);'
+    "type S { int a; float b };",                     # and the ';' after a struct
+    'type file;\nfile f <simple_mapper; prefix="x" suffix=".y">;',  # '<mapper;' is no end
+    'string s = "abc;',                               # unterminated string
+    "int in = 3;",                                    # reserved word
+    "int a = 1\nint b = 2\nint c = 3;",               # one missing ';' hides the next
+    "}",
+])
+def test_no_follow_on_errors(broken: str) -> None:
+    text = broken + "\ntrace(1);\nint ok = 2;\n"
+    assert len(_diags(text)) == 1
+    later = text + "trace(3 +);\n"
+    got = _diags(later)
+    assert len(got) == 2 and got[1][:2] == (len(later.splitlines()), 10)
+
+
+def test_errors_inside_one_item_count_once_and_eof_ends_the_search() -> None:
+    assert len(_diags("(int r) f() {\n  r = 1 +;\n  trace(2 +);\n}\ntrace(3 +);")) == 2
+    assert len(_diags("(int r) f() {\n  r = 1;\ntrace(3 +);")) == 1  # unclosed block
+    many = "".join(f"trace({i} +);\n" for i in range(30))
+    assert len(_diags(many)) == P.MAX_SYNTAX_ERRORS
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted((HERE / "corpus" / "valid").glob("*.swift"))),
+       st.lists(st.tuples(st.floats(0, 1), st.sampled_from(
+           [";", "}", "{", "(", ")", "=", "<", '"', "int", "in", "+", "else", "\n"])),
+           min_size=1, max_size=4))
+def test_several_errors_are_ordered_and_the_first_is_unchanged(path: Path, edits: list) -> None:
+    chars = list(path.read_text())
+    for where, piece in edits:
+        chars.insert(int(where * len(chars)), f" {piece} ")
+    src = "".join(chars)
+    try:
+        P._parse_one(src, "t.swift")
+        return
+    except lang.CompileError as exc:
+        first = exc.diagnostics[0]
+    got = _diags(src)
+    assert got[0] == (first.line, first.column, first.message)
+    assert len(got) <= P.MAX_SYNTAX_ERRORS
+    assert [g[:2] for g in got] == sorted({g[:2] for g in got})  # strictly increasing
