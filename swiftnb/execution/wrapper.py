@@ -681,7 +681,7 @@ class Job:
                 where = (f"; the job directory with the outputs is kept in {kept}" if kept
                          else "")
                 return self._result(False, 0, f"Could not move output "
-                                    f"{os.path.relpath(src, self.dir)} to {dest}: "
+                                    f"{os.path.relpath(dest, self.base_dir)} to {dest}: "
                                     f"{exc.strerror or exc}{where}")
             return self._result(True, 0, "")
         finally:
