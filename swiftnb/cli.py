@@ -559,7 +559,10 @@ def _execute_in(opts, program, config, handle, warnings=()) -> int:
         except Exception:  # noqa: BLE001  the log line is a courtesy
             pass
     err.flush()
+    # a command-line run cleans its top-level temporaries at the end, as Swift did
+    handle.run.gc_top_level = True
     if opts.flag("-debug", "-d"):
+        handle.run.unit_events = True  # FOREACH_IT_START/SCOPE/...: only when read
         handle.bus.subscribe(lambda e: _echo_debug(e))
     elif opts.flag("-verbose", "-v"):
         handle.bus.subscribe(lambda e: _echo_debug(e, verbose=True))

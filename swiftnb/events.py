@@ -47,6 +47,7 @@ KINDS = frozenset(
         "WARNING", "PROGRESS",
         # procedures and dataflow
         "PROCEDURE", "PROCEDURE_END", "FOREACH_IT_START", "FOREACH_IT_END",
+        "SCOPE", "STARTCOMPOUND", "ENDCOMPOUND",
         # application jobs
         "JOB_INIT", "JOB_SITE_SELECT", "THREAD_ASSOCIATION", "JOB_START", "JOB_TASK",
         "TASK_STATUS_CHANGE", "JOB_END", "APPLICATION_EXCEPTION", "JOB_CANCELED",

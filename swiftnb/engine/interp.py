@@ -244,6 +244,23 @@ class BlockExec(Exec):
                 st.run(f, one_done)
 
 
+def frame_thread(f: Any) -> str:
+    """Swift's thread name for code running in frame ``f``: ``R`` at the top, and
+    ``PARENT-L-N`` for the N-th iteration (from 0) of the foreach on line L (the names
+    appear in the unit events of the log: FOREACH_IT_START line=5 thread=R-5-3)."""
+    fr = f
+    while fr is not None:
+        last = fr[-1]
+        if last.__class__ is tuple and len(last) > 2 and last[0] is ITER:
+            return last[2]
+        head = fr[0]
+        if head.__class__ is tuple and head and head[0] is CALL:
+            fr = head[2]
+        else:
+            fr = head
+    return "R"
+
+
 def _cleaner(rt: Any, f: list, slots: tuple[int, ...], then: Done) -> Done:
     def clean() -> None:
         rt.clean_scope(f, slots)
@@ -539,8 +556,12 @@ class IfExec(Exec):
             done()
             return
         if c:
+            if self.rt.unit_events:
+                self.rt.bus.emit("SCOPE", {"thread": frame_thread(f)}, level="DEBUG")
             self.then.run(f, done)
         elif self.orelse is not None:
+            if self.rt.unit_events:
+                self.rt.bus.emit("SCOPE", {"thread": frame_thread(f)}, level="DEBUG")
             self.orelse.run(f, done)
         else:
             self.release(f)
@@ -664,7 +685,7 @@ _DRIVE_SLICE = 10000
 class _ForeachRun:
     __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
                  "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
-                 "released", "arr_held", "self_ref")
+                 "released", "arr_held", "self_ref", "count", "thread")
 
     def __init__(self, st: ForeachExec, f: list, src: Any, done: Done) -> None:
         self.st = st
@@ -677,6 +698,9 @@ class _ForeachRun:
         self.vslot = st.vslot
         self.kslot = st.kslot
         self.body = st.body
+        self.count = 0
+        #: the enclosing thread name when iteration events are logged, else None
+        self.thread = f"{frame_thread(f)}-{st.pos.line}" if st.rt.unit_events else None
         if isinstance(src, ArrayNode):
             self.arr = src
             self.it = None
@@ -754,12 +778,15 @@ class _ForeachRun:
                     break
                 fr = [None] * nslots
                 fr[0] = f
-                fr[-1] = (ITER, k)
                 fr[vslot] = v
                 if kslot:
                     fr[kslot] = k
                 self.running += 1
-                body.run_in(fr, self._it_done)
+                if self.thread is None:
+                    fr[-1] = (ITER, k)
+                    body.run_in(fr, self._it_done)
+                else:
+                    self._logged_iteration(fr, k)
         finally:
             self.driving = False
         if self.finished:
@@ -792,6 +819,22 @@ class _ForeachRun:
         self.running -= 1
         if not self.driving:
             self._drive()
+
+    def _logged_iteration(self, fr: list, k: Any) -> None:
+        """One iteration with Swift's unit events around it (only when they are read)."""
+        thread = f"{self.thread}-{self.count}"
+        self.count += 1
+        fr[-1] = (ITER, k, thread)
+        emit = self.st.rt.bus.emit
+        line = self.st.pos.line
+        emit("FOREACH_IT_START", {"line": line, "thread": thread}, level="DEBUG")
+        emit("SCOPE", {"thread": thread}, level="DEBUG")
+
+        def it_done() -> None:
+            emit("FOREACH_IT_END", {"line": line, "thread": thread}, level="DEBUG")
+            self._it_done()
+
+        self.body.run_in(fr, it_done)
 
 
 class IterateExec(Exec):

@@ -15,7 +15,8 @@ from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
-from swiftnb.engine.interp import CALL, _tag, temp_tag, BlockExec, CompileError, Exec, Scope, Sym
+from swiftnb.engine.interp import (CALL, BlockExec, CompileError, Exec, Scope, Sym, _tag,
+                                   frame_thread, temp_tag)
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,
@@ -159,15 +160,20 @@ class CallExec(Exec):
 
             AppCall(self.rt, info, frame, outs, app_done, self.pos).start()
         else:
-            self.rt.emit_compound(info.name, True)
             body = info.body
             assert body is not None
+            if self.rt.unit_events:
+                thread = frame_thread(f)
+                emit = self.rt.bus.emit
+                emit("STARTCOMPOUND", {"thread": thread, "name": info.name})
 
-            def body_done() -> None:
-                self.rt.emit_compound(info.name, False)
-                done()
+                def body_done() -> None:
+                    emit("ENDCOMPOUND", {"thread": thread, "name": info.name})
+                    done()
 
-            body.run_in(frame, body_done)
+                body.run_in(frame, body_done)
+            else:
+                body.run_in(frame, done)
             self.release(f)  # the body's statements hold the outputs they write
 
 

@@ -387,9 +387,6 @@ class Run:
         t.add_done_callback(self.tasks.discard)
         return t
 
-    def emit_compound(self, name: str, start: bool) -> None:
-        pass
-
     # ------------------------------------------------------------------ file GC
 
     def clean_scope(self, f: list, slots: tuple[int, ...]) -> None:

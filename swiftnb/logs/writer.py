@@ -47,6 +47,9 @@ LINE_SPEC: dict[str, tuple[str, str, str]] = {
     "PROCEDURE_END": ("DEBUG", "swift", "kv"),
     "FOREACH_IT_START": ("DEBUG", "swift", "kv"),
     "FOREACH_IT_END": ("DEBUG", "swift", "kv"),
+    "SCOPE": ("DEBUG", "swift", "kv"),
+    "STARTCOMPOUND": ("INFO", "swift", "kv"),
+    "ENDCOMPOUND": ("INFO", "swift", "kv"),
     # application jobs
     "JOB_INIT": ("DEBUG", "swift", "kv"),
     "JOB_SITE_SELECT": ("DEBUG", "swift", "kv"),
@@ -86,7 +89,8 @@ _LEVEL_PAD = {"INFO": "INFO ", "WARN": "WARN ", "DEBUG": "DEBUG", "ERROR": "ERRO
 #: the lines -reducedLogging leaves out (Swift 0.96: the task-level ones)
 _TASK_LEVEL = frozenset({"JOB_TASK", "TASK_STATUS_CHANGE", "THREAD_ASSOCIATION",
                          "JOB_SITE_SELECT", "PROCEDURE", "PROCEDURE_END", "FOREACH_IT_START",
-                         "FOREACH_IT_END", "CONTACT_SELECTED"})
+                         "FOREACH_IT_END", "CONTACT_SELECTED", "SCOPE", "STARTCOMPOUND",
+                         "ENDCOMPOUND"})
 
 #: " LEVEL logger " of the kinds written as plain ``KIND k=v ...`` (the hot path)
 _FAST_HEAD = {kind: f" {_LEVEL_PAD[level]} {logger} "

@@ -140,3 +140,18 @@ foreach i in [0:2] {
     assert not r.outcome.ok
     left = _concurrent(tmp_path)
     assert any(name.startswith("t-") for name in left), left
+
+
+def test_command_line_cleans_top_level_temporaries_unless_file_gc_is_off(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    (tmp_path / "t.swift").write_text(GEN + 'file top = gen("x");\nfile k <"k.txt">;\nk = gen("k");\n')
+    swiftnb = str(Path(sys.executable).parent / "swiftnb")
+    for args, runid in (([], "on"), (["-fileGCEnabled", "false"], "off")):
+        proc = subprocess.run([swiftnb, "run", *args, "-runid", runid, "t.swift"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    assert not list((tmp_path / "on").glob("_concurrent/*"))
+    assert len(list((tmp_path / "off").glob("_concurrent/*"))) == 1
+    assert (tmp_path / "k.txt").read_text() == "k\n"
