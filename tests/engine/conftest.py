@@ -45,12 +45,14 @@ class SubprocessTestExecutor:
 
         stdin = open(at(task.stdin), "rb") if task.stdin else asyncio.subprocess.DEVNULL
         stdout = open(at(task.stdout), "wb") if task.stdout else asyncio.subprocess.DEVNULL
+        stderr = open(at(task.stderr), "wb") if task.stderr else asyncio.subprocess.PIPE
         proc = None
         try:
             proc = await asyncio.create_subprocess_exec(
                 task.executable or task.tr, *task.args, cwd=task.base_dir, stdin=stdin,
-                stdout=stdout, stderr=asyncio.subprocess.PIPE)
+                stdout=stdout, stderr=stderr)
             _, err = await proc.communicate()
+            err = err or b""
         except asyncio.CancelledError:
             if proc is not None and proc.returncode is None:
                 proc.kill()
@@ -60,7 +62,7 @@ class SubprocessTestExecutor:
             transport = getattr(proc, "_transport", None)
             if transport is not None:
                 transport.close()  # not left to the garbage collector after the loop ends
-            for fh in (stdin, stdout):
+            for fh in (stdin, stdout, stderr):
                 if hasattr(fh, "close"):
                     fh.close()
         if proc.returncode != 0:
