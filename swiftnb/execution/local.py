@@ -80,7 +80,11 @@ class _Job:
         self.proc = proc
         if self.canceled or self.timed_out:
             wrapper.kill_group(proc.pid)
-        self.on_start(proc.pid)
+        try:
+            self.on_start(proc.pid)
+        except RuntimeError:  # the event loop is gone: nobody waits for this job any more
+            self.canceled = True
+            wrapper.kill_group(proc.pid)
         returncode = proc.wait()
         return job.finish(returncode, timed_out=self.timed_out and not self.canceled,
                           canceled=self.canceled)
@@ -91,7 +95,7 @@ class _Job:
         else:
             self.canceled = True
         proc = self.proc
-        if proc is not None:
+        if proc is not None and proc.returncode is None:  # reaped: its pid may be reused
             wrapper.kill_group(proc.pid)
 
 
