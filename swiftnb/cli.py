@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
+from swiftnb import SWIFT_VERSION
+
 EXIT_OK = 0
 EXIT_USAGE = 1
 EXIT_EXECUTION = 2
@@ -81,8 +83,6 @@ def _cmd_typecheck(argv: Sequence[str]) -> int:
 # The `swift` command of Guide 4.1: options before the script, `-name=value` script
 # arguments after it, Swift's return codes, header lines and ticker on stderr and only
 # the script's own output on stdout.
-
-SWIFT_VERSION = "0.96.2"
 
 RUN_USAGE = """\
 usage: swiftnb run [options] script.swift [-name=value ...]
@@ -370,11 +370,12 @@ def _cmd_run(argv: Sequence[str]) -> int:
         if not _parses(opts.script):
             print(f"Could not compile SwiftScript source: {exc.render()}", file=sys.stderr)
             return EXIT_COMPILE
-        # Swift 0.96's Loader: a script that parses but fails its checks "could not
-        # start" (exit 1); only a syntax error is a compile failure (exit 3)
+        # Swift 0.96's Loader said a script that parses but fails its checks "could not
+        # start", and exited 1; the Guide's table (4.1.2), which swiftnb follows, makes
+        # every compile error 3, and scripts that must be rejected are checked for 3
         causes = exc.render().replace("\n", "\n\t")
         print(f"Could not start execution:\n\t{causes}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_COMPILE
     base_dir = os.getcwd()
     try:
         if "-configpath" in opts.values:

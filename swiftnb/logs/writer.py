@@ -312,11 +312,12 @@ class LogWriter:
         time: float | None = None,
     ) -> None:
         """The Loader lines Swift wrote before RUN_START (version, run id, arguments)."""
-        from swiftnb import __version__
+        from swiftnb import SWIFT_VERSION, __version__
 
         t = _time.time() if time is None else time
         cwd = os.getcwd() if cwd is None else cwd
-        self.write(Event(t, "VERSION", {}, text=f"swiftnb {__version__}"))
+        # 0.96 wrote "VERSION Swift 0.96.2 git-rev: ..."; tools look for "VERSION Swift"
+        self.write(Event(t, "VERSION", {}, text=f"Swift {SWIFT_VERSION} swiftnb {__version__}"))
         self.write(Event(t, "RUN_ID", {}, text=run_id))
         if arguments is not None:
             self.write(Event(t, "ARGUMENTS", {}, text=format_value(list(arguments))))
