@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -124,25 +125,45 @@ def bench_engine(n: int, cores: int, workdir: str) -> float | None:
     return elapsed
 
 
+def _cpu() -> tuple[float, float]:
+    """CPU seconds used so far by this process and by its waited-for children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+
+
+def _measured(fn, *args):
+    """(result, CPU ms per task of this process, CPU ms per task of the children)."""
+    before = _cpu()
+    result = fn(*args)
+    after = _cpu()
+    n = args[0]
+    return result, (after[0] - before[0]) * 1000 / n, (after[1] - before[1]) * 1000 / n
+
+
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
     cores = os.cpu_count() or 1
     root = tempfile.mkdtemp(prefix="swiftnb-bench-local-")
     try:
-        t_x = bench_xargs(n, cores, os.path.join(root, "xargs"))
-        t_s = bench_executor(n, cores, os.path.join(root, "executor"))
+        t_x, *cpu_x = _measured(bench_xargs, n, cores, os.path.join(root, "xargs"))
+        t_s, *cpu_s = _measured(bench_executor, n, cores, os.path.join(root, "executor"))
         try:
-            t_e = bench_engine(n, cores, os.path.join(root, "engine"))
+            t_e, *cpu_e = _measured(bench_engine, n, cores, os.path.join(root, "engine"))
         except Exception as exc:  # noqa: BLE001 - the engine is optional for this figure
             print(f"engine path failed: {type(exc).__name__}: {exc}")
-            t_e = None
+            t_e, cpu_e = None, [0.0, 0.0]
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"local app calls: {n} x echo to files, {cores} cores")
-    print(f"  xargs -P {cores}:        {t_x:7.2f} s  {n / t_x:8.1f} tasks/s  (baseline)")
-    print(f"  swiftnb executor:     {t_s:7.2f} s  {n / t_s:8.1f} tasks/s  ratio {t_x / t_s:.2f}")
+    print("  (CPU per task: swiftnb's own process / the processes it started)")
+    print(f"  xargs -P {cores}:        {t_x:7.2f} s  {n / t_x:8.1f} tasks/s  (baseline)"
+          f"           CPU {cpu_x[0]:.2f} / {cpu_x[1]:.2f} ms")
+    print(f"  swiftnb executor:     {t_s:7.2f} s  {n / t_s:8.1f} tasks/s  ratio {t_x / t_s:.2f}"
+          f"  CPU {cpu_s[0]:.2f} / {cpu_s[1]:.2f} ms")
     if t_e is not None:
-        print(f"  swiftnb engine (run): {t_e:7.2f} s  {n / t_e:8.1f} tasks/s  ratio {t_x / t_e:.2f}")
+        print(f"  swiftnb engine (run): {t_e:7.2f} s  {n / t_e:8.1f} tasks/s  ratio {t_x / t_e:.2f}"
+              f"  CPU {cpu_e[0]:.2f} / {cpu_e[1]:.2f} ms")
     else:
         print("  swiftnb engine (run): not available")
     best = t_e if t_e is not None else t_s

@@ -1,13 +1,14 @@
 """The local provider: runs tasks as child processes of this machine, through the wrapper.
 
-Each job runs from start to end on a runner thread: prepare its directory (a spare
-directory renamed into place, see ``wrapper.SpareDirs``; inputs linked), start the app
-(``subprocess.Popen``: vfork/exec), wait for it and move its outputs.  Every one of
-those is a blocking system call, and ``vfork`` holds its caller until the child has
-exec'd, which on a busy machine takes milliseconds: done on the loop's thread they
-stalled the whole run (a 2,000-call benchmark ran at a quarter of the speed under load).
-The runner thread releases the GIL while it waits, so a waiting job costs an idle thread
-and nothing on the loop; the loop only hears "started" and "ended".
+The loop prepares a job's directory (a spare directory renamed into place, see
+``wrapper.SpareDirs``; inputs linked) and moves its outputs afterwards: a few cheap
+system calls.  The app itself is started and waited for on a runner thread:
+``subprocess.Popen`` uses vfork, which holds its caller until the child has exec'd, and
+on a busy machine that takes milliseconds; on the loop's thread it stalled the whole run
+(a 2,000-call benchmark ran at a quarter of xargs' speed under load).  The runner thread
+releases the GIL while it waits, so a running app costs an idle thread and nothing on
+the loop.  Sites that copy inputs to a scratch directory prepare and finish on the
+runner thread too, since a copy takes as long as the file is big.
 
 Every child runs in its own session; cancelling ``execute`` kills its whole process
 group.  Status reports follow Swift's local provider: 8 (submitting), 1 (submitted),
@@ -47,36 +48,30 @@ def result_from_dict(result: dict[str, Any]) -> TaskResult:
     )
 
 
-class _Job:
-    """One job on its runner thread; ``kill`` (from the loop) ends it early.
+class _Process:
+    """An app's process, started and waited for on a runner thread; ``kill`` (from the
+    loop) ends it early.
 
     No lock: ``kill`` sets its flag before it reads ``proc`` and ``run`` sets ``proc``
-    before it reads the flags, so one of the two always sends the signal."""
+    before it reads the flag, so one of the two always sends the signal."""
 
-    def __init__(self, spec: dict[str, Any], spares: wrapper.SpareDirs,
-                 on_start: Callable[[int], None]) -> None:
-        self.spec = spec
-        self.spares = spares
+    def __init__(self, job: wrapper.Job, on_start: Callable[[int], None]) -> None:
+        self.job = job
         self.on_start = on_start
         self.proc: subprocess.Popen | None = None
         self.canceled = False
         self.timed_out = False
 
-    def run(self) -> dict[str, Any]:
-        """Prepare, start, wait, finish: the wrapper's result dict (on a runner thread)."""
-        job = wrapper.prepare(self.spec, self.spares)
-        if job.failure is not None:
-            return job.failure
+    def run(self) -> int | None:
+        """Start the app and wait for it (on a runner thread): its return code, or None
+        when it was canceled before it started.  OSError: it could not be started."""
         if self.canceled:
-            job.cleanup()
-            return job._result(False, None, "Canceled", canceled=True)
+            return None
+        job = self.job
         try:
             proc = subprocess.Popen(job.argv, **job.popen_kwargs())
-        except OSError as exc:
+        finally:
             job.close_streams()
-            job.cleanup()
-            return job._result(False, None, f"Cannot execute {job.argv[0]}: {exc.strerror or exc}")
-        job.close_streams()
         self.proc = proc
         if self.canceled or self.timed_out:
             wrapper.kill_group(proc.pid)
@@ -85,9 +80,7 @@ class _Job:
         except RuntimeError:  # the event loop is gone: nobody waits for this job any more
             self.canceled = True
             wrapper.kill_group(proc.pid)
-        returncode = proc.wait()
-        return job.finish(returncode, timed_out=self.timed_out and not self.canceled,
-                          canceled=self.canceled)
+        return proc.wait()
 
     def kill(self, *, timed_out: bool = False) -> None:
         if timed_out:
@@ -127,7 +120,7 @@ class LocalProvider:
         self.keep = keep
         self.enforce_walltime = enforce_walltime
         self.scratch = scratch
-        self._jobs: set[_Job] = set()
+        self._processes: set[_Process] = set()
         #: set by shutdown(): a task still in execute() ends as canceled, none starts
         self._closing = False
         self._inflight = 0
@@ -179,6 +172,14 @@ class LocalProvider:
         if spec.get("scratch"):
             self._site_dirs.add(os.path.join(spec["scratch"], spec["site_run"]))
         loop = asyncio.get_running_loop()
+        copies = bool(spec.get("scratch"))  # a copy takes as long as the file is big
+        if copies:
+            job = await loop.run_in_executor(self._runner_pool(), wrapper.prepare, spec,
+                                             self._spares)
+        else:  # a rename and a few links: cheaper here than a thread hop
+            job = wrapper.prepare(spec, self._spares)
+        if job.failure is not None:
+            return self._ended(job.failure, report, task, spec)
         timer: asyncio.TimerHandle | None = None
 
         def started(_pid: int) -> None:  # on the loop, before the job's end is seen
@@ -186,26 +187,42 @@ class LocalProvider:
             report(TaskStatus.SUBMITTED)
             report(TaskStatus.ACTIVE)
             if spec.get("walltime"):
-                timer = loop.call_later(float(spec["walltime"]), lambda: job.kill(timed_out=True))
+                timer = loop.call_later(float(spec["walltime"]),
+                                        lambda: process.kill(timed_out=True))
 
-        job = _Job(spec, self._spares, lambda pid: loop.call_soon_threadsafe(started, pid))
-        self._jobs.add(job)
-        ended = loop.run_in_executor(self._runner_pool(), job.run)
+        process = _Process(job, lambda pid: loop.call_soon_threadsafe(started, pid))
+        self._processes.add(process)
+        waited = loop.run_in_executor(self._runner_pool(), process.run)
         try:
-            result = await asyncio.shield(ended)
+            returncode = await asyncio.shield(waited)
+        except OSError as exc:
+            job.cleanup()
+            return self._ended(job._result(False, None, f"Cannot execute {job.argv[0]}: "
+                                                        f"{exc.strerror or exc}"),
+                               report, task, spec)
         except asyncio.CancelledError:
-            job.kill()
-            await ended  # the thread removes the job directory; nothing is left running
+            process.kill()
+            try:
+                await waited
+            except OSError:
+                pass
+            job.finish(None, canceled=True)
             report(TaskStatus.CANCELED)
             raise
         finally:
-            self._jobs.discard(job)
+            self._processes.discard(process)
             if timer is not None:
                 timer.cancel()
-        if result.get("canceled"):  # shutdown() killed it: the run stopped, the app did not fail
+        if process.canceled:  # shutdown() killed it: the run stopped, the app did not fail
+            job.finish(None, canceled=True)
             report(TaskStatus.CANCELED)
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
                               canceled=True)
+        if copies:
+            result = await loop.run_in_executor(
+                self._runner_pool(), lambda: job.finish(returncode, timed_out=process.timed_out))
+        else:
+            result = job.finish(returncode, timed_out=process.timed_out)
         return self._ended(result, report, task, spec)
 
     def _runner_pool(self) -> Any:
@@ -256,8 +273,8 @@ class LocalProvider:
         and are waited for (a few seconds at most) so that their job directories are gone
         before the site directory is removed."""
         self._closing = True
-        for job in list(self._jobs):
-            job.kill()
+        for process in list(self._processes):
+            process.kill()
         if self._inflight:
             self._drained = asyncio.Event()
             try:
@@ -281,7 +298,7 @@ class LocalProvider:
     def state(self) -> dict[str, Any]:
         return {
             "site": self.name,
-            "running": sum(1 for job in self._jobs if job.proc is not None),
+            "running": sum(1 for p in self._processes if p.proc is not None),
             "submitted": self.submitted,
             "completed": self.completed,
             "failed": self.failed,
