@@ -186,19 +186,25 @@ def format_message(event: Event) -> tuple[str, str, str]:
 class _Stamp:
     """Formats epoch seconds as ``yyyy-MM-dd HH:mm:ss,SSS+0000``, caching the seconds."""
 
-    __slots__ = ("_sec", "_prefix")
+    __slots__ = ("_sec", "_prefix", "_millis", "_stamp")
 
     def __init__(self) -> None:
         self._sec = -1
         self._prefix = ""
+        self._millis = -1
+        self._stamp = ""
 
     def __call__(self, t: float) -> str:
         millis = int(round(t * 1000.0))
+        if millis == self._millis:  # a busy run logs many lines in the same millisecond
+            return self._stamp
         sec, ms = divmod(millis, 1000)
         if sec != self._sec:
             self._sec = sec
             self._prefix = _time.strftime("%Y-%m-%d %H:%M:%S", _time.gmtime(sec))
-        return f"{self._prefix},{ms:03d}+0000"
+        self._millis = millis
+        self._stamp = stamp = f"{self._prefix},{ms:03d}+0000"
+        return stamp
 
 
 def format_event(event: Event, stamp: Callable[[float], str] | None = None) -> str:
@@ -271,7 +277,11 @@ class LogWriter:
             # the common case (job, task and coaster lines): no special layout
             fields = event.fields
             if kind == "TASK_STATUS_CHANGE":
-                msg = format_message(event)[2]
+                if (len(fields) == 2 and type(fields.get("taskid")) is str
+                        and isinstance(fields.get("status"), int)):  # the usual line
+                    msg = f"TASK_STATUS_CHANGE taskid={fields['taskid']} status={int(fields['status'])}"
+                else:
+                    msg = format_message(event)[2]
             else:
                 msg = f"{kind} {_kv(fields, ' ')}" if fields else kind
             level = ""
