@@ -27,6 +27,7 @@ from typing import Any
 from swiftnb.engine.task import Task, TaskResult
 from swiftnb.events import TaskStatus
 from swiftnb.execution import wrapper
+from swiftnb.execution.runners import Runners
 from swiftnb.scheduling.provider import StatusReporter
 
 __all__ = ["LocalProvider", "result_from_dict"]
@@ -126,7 +127,7 @@ class LocalProvider:
         self._inflight = 0
         self._drained: asyncio.Event | None = None
         self._site_dirs: set[str] = set()
-        self._runners: Any = None
+        self._runners = Runners("swiftnb-local", MAX_RUNNERS)
         self._spares = wrapper.SpareDirs()
         self.submitted = 0
         self.completed = 0
@@ -174,8 +175,7 @@ class LocalProvider:
         loop = asyncio.get_running_loop()
         copies = bool(spec.get("scratch"))  # a copy takes as long as the file is big
         if copies:
-            job = await loop.run_in_executor(self._runner_pool(), wrapper.prepare, spec,
-                                             self._spares)
+            job = await self._runners.call(wrapper.prepare, spec, self._spares)
         else:  # a rename and a few links: cheaper here than a thread hop
             job = wrapper.prepare(spec, self._spares)
         if job.failure is not None:
@@ -192,7 +192,7 @@ class LocalProvider:
 
         process = _Process(job, lambda pid: loop.call_soon_threadsafe(started, pid))
         self._processes.add(process)
-        waited = loop.run_in_executor(self._runner_pool(), process.run)
+        waited = self._runners.call(process.run)
         try:
             returncode = await asyncio.shield(waited)
         except OSError as exc:
@@ -219,19 +219,11 @@ class LocalProvider:
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
                               canceled=True)
         if copies:
-            result = await loop.run_in_executor(
-                self._runner_pool(), lambda: job.finish(returncode, timed_out=process.timed_out))
+            result = await self._runners.call(
+                lambda: job.finish(returncode, timed_out=process.timed_out))
         else:
             result = job.finish(returncode, timed_out=process.timed_out)
         return self._ended(result, report, task, spec)
-
-    def _runner_pool(self) -> Any:
-        """The runner threads: one per running job, made as needed."""
-        if self._runners is None:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._runners = ThreadPoolExecutor(MAX_RUNNERS, thread_name_prefix="swiftnb-local")
-        return self._runners
 
     def _ended(self, result: dict[str, Any], report: StatusReporter, task: Task,
                spec: dict[str, Any]) -> TaskResult:
@@ -281,9 +273,8 @@ class LocalProvider:
                 await asyncio.wait_for(self._drained.wait(), 10.0)
             except asyncio.TimeoutError:
                 pass
-        if self._runners is not None:
-            runners, self._runners = self._runners, None
-            runners.shutdown(wait=False)
+        self._runners.shutdown()  # idle threads end; a restarted provider gets new ones
+        self._runners = Runners("swiftnb-local", MAX_RUNNERS)
         self._spares.clear()
         if self.keep:
             return
