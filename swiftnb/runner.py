@@ -118,7 +118,7 @@ def _make_settings(settings_cls: Any, values: dict) -> Any:
 
 
 def raise_open_file_limit() -> None:
-    """Each running app holds a few descriptors (pidfd, captured stdout/stderr); a site
+    """Each running app holds a few descriptors (its captured stdout/stderr); a site
     with a high maxParallelTasks needs more than the usual soft limit of 1024."""
     try:
         import resource
