@@ -637,6 +637,27 @@ def _token_error(e: UnexpectedToken, filename: str, text: str) -> Diagnostic:
 
 
 KEYWORD_TYPES = {k.upper() for k in KEYWORDS}
+_STATEMENT_KEYWORDS = {"if", "foreach", "iterate", "switch", "type", "app", "global",
+                       "import"}
+
+
+def _missing_semicolon(text: str, filename: str, p: "_Problem") -> Diagnostic | None:
+    """A statement keyword that the lexer had to read as a name, at the start of a line
+    after a complete-looking line (``int a = 1`` / ``foreach ...``): the ';' is missing,
+    which says more than "'foreach' is a reserved word"."""
+    m = re.match(r"'(\w+)' is a reserved word", p.message)
+    if m is None or m.group(1) not in _STATEMENT_KEYWORDS:
+        return None
+    offset = _offset(text, p.pos.line, p.pos.column)
+    prev = _prev_end(text, offset)
+    if prev is None or prev[0] >= p.pos.line:
+        return None
+    last = text[_offset(text, prev[0], prev[1]) - 1]
+    if not (last.isalnum() or last in "_\")]"):
+        return None
+    return Diagnostic(filename, prev[0], prev[1],
+                      f"expected ';' after statement, found '{m.group(1)}'",
+                      source_line(text, prev[0]))
 
 
 def _char_error(e: UnexpectedCharacters, filename: str, text: str) -> Diagnostic:
@@ -1006,8 +1027,8 @@ def _parse_one(text: str, filename: str) -> ast.Program:
                                "'app { ... }' is only allowed as the body of a procedure")
         except _Problem as p:
             line, col = p.pos.line, p.pos.column
-            raise CompileError(Diagnostic(filename, line, col, p.message,
-                                          source_line(text, line))) from None
+            raise CompileError(_missing_semicolon(text, filename, p) or Diagnostic(
+                filename, line, col, p.message, source_line(text, line))) from None
         except UnexpectedToken as e:
             raise CompileError(_token_error(e, filename, text)) from None
         except UnexpectedCharacters as e:
@@ -1120,6 +1141,22 @@ def _resync(tokens: list[tuple[str, str, int, int]], error_at: int) -> int | Non
     return None
 
 
+def _after_missing_semicolon(text: str, tokens: list[tuple[str, str, int, int]], at: int,
+                             resume: int) -> int:
+    """After ``expected ';'``, go on at the token that was found instead (the ';' was
+    most likely forgotten) when the text from there to ``resume`` is a complete item on
+    its own; otherwise keep ``resume``, which skips that item."""
+    start = next((t[2] for t in tokens if t[2] >= at), None)
+    if start is None or start >= resume:
+        return resume
+    try:
+        _parse_one(text[start:resume], "<item>")
+    except CompileError as exc:  # a chain of forgotten ';' is fine, anything else is not
+        if not exc.diagnostics[0].message.startswith("expected ';' after statement"):
+            return resume
+    return start
+
+
 def _later_errors(text: str, filename: str, first: Diagnostic) -> list[Diagnostic]:
     """The syntax errors after ``first``, one per top-level item (see above)."""
     found: list[Diagnostic] = []
@@ -1128,6 +1165,11 @@ def _later_errors(text: str, filename: str, first: Diagnostic) -> list[Diagnosti
     while len(found) < MAX_SYNTAX_ERRORS - 1:
         at = _offset(text, last.line, last.column)
         resume = _resync(tokens, at)
+        if last.message.startswith("expected ';' after statement"):
+            resume = _after_missing_semicolon(text, tokens, at,
+                                              len(text) if resume is None else resume)
+            if resume >= len(text):
+                resume = None
         if resume is None:
             break
         rest = re.sub(r"[^\n]", " ", text[:resume]) + text[resume:]

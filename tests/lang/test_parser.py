@@ -251,7 +251,8 @@ def test_later_syntax_errors_one_per_top_level_item() -> None:
     'type file;\nfile f <simple_mapper; prefix="x" suffix=".y">;',  # '<mapper;' is no end
     'string s = "abc;',                               # unterminated string
     "int in = 3;",                                    # reserved word
-    "int a = 1\nint b = 2\nint c = 3;",               # one missing ';' hides the next
+    'string s = "a"\n  "b";',                         # a continuation is not an item
+    "int a = b\n c + d;",
     "}",
 ])
 def test_no_follow_on_errors(broken: str) -> None:
@@ -288,3 +289,17 @@ def test_several_errors_are_ordered_and_the_first_is_unchanged(path: Path, edits
     assert got[0] == (first.line, first.column, first.message)
     assert len(got) <= P.MAX_SYNTAX_ERRORS
     assert [g[:2] for g in got] == sorted({g[:2] for g in got})  # strictly increasing
+
+
+def test_each_forgotten_semicolon_is_reported() -> None:
+    got = _diags("int a = 1\nint b = 2\nint c = 3;\ntrace(1 +);")
+    assert [(l, c) for l, c, _ in got] == [(1, 10), (2, 10), (4, 10)]
+    got = _diags("int a = 1\nforeach i in [1:2] { trace(i) }\n")
+    assert got == [(1, 10, "expected ';' after statement, found 'foreach'"),
+                   (2, 30, "expected ';' after statement, found '}'")]
+
+
+def test_reserved_word_message_stays_for_names() -> None:
+    assert _diags("int foreach = 3;")[0][2].startswith("'foreach' is a reserved word")
+    assert _diags("int a = 1 +\nforeach i in [1:2] { trace(i); }")[0][2].startswith(
+        "'foreach' is a reserved word")
