@@ -103,7 +103,9 @@ def build_run_executor(config: Any, bus: Any, *, site_run: str, keep: bool = Fal
     if scratch and not os.path.isabs(scratch):
         scratch = os.path.abspath(scratch)
     provider = LocalProvider(site.name, work_dir=site.work_directory, site_run=site_run,
-                             keep=keep or site.keep_site_dir, scratch=scratch)
+                             keep=keep or site.keep_site_dir, scratch=scratch,
+                             always_info=bool(getattr(config, "always_transfer_wrapper_log",
+                                                      False)))
     return SingleSiteExecutor(provider, bus, max_parallel=site.max_parallel_tasks,
                               app_lookup=_app_lookup(config, site.name))
 

@@ -56,9 +56,11 @@ class _Process:
     No lock: ``kill`` sets its flag before it reads ``proc`` and ``run`` sets ``proc``
     before it reads the flag, so one of the two always sends the signal."""
 
-    def __init__(self, job: wrapper.Job, on_start: Callable[[int], None]) -> None:
+    def __init__(self, job: wrapper.Job, on_start: Callable[[int], None],
+                 on_success: Callable[[], None] | None = None) -> None:
         self.job = job
         self.on_start = on_start
+        self.on_success = on_success  # after exit 0, still on the runner thread
         self.proc: subprocess.Popen | None = None
         self.canceled = False
         self.timed_out = False
@@ -81,7 +83,10 @@ class _Process:
         except RuntimeError:  # the event loop is gone: nobody waits for this job any more
             self.canceled = True
             wrapper.kill_group(proc.pid)
-        return proc.wait()
+        returncode = proc.wait()
+        if returncode == 0 and self.on_success is not None and not self.canceled:
+            self.on_success()
+        return returncode
 
     def kill(self, *, timed_out: bool = False) -> None:
         if timed_out:
@@ -114,6 +119,7 @@ class LocalProvider:
         keep: bool = False,
         enforce_walltime: bool = True,
         scratch: str | None = None,
+        always_info: bool = False,
     ) -> None:
         self.name = name
         self.work_dir = work_dir
@@ -121,6 +127,8 @@ class LocalProvider:
         self.keep = keep
         self.enforce_walltime = enforce_walltime
         self.scratch = scratch
+        self.always_info = always_info
+        self._info_dirs: set[str] = set()
         self._processes: set[_Process] = set()
         #: set by shutdown(): a task still in execute() ends as canceled, none starts
         self._closing = False
@@ -190,7 +198,11 @@ class LocalProvider:
                 timer = loop.call_later(float(spec["walltime"]),
                                         lambda: process.kill(timed_out=True))
 
-        process = _Process(job, lambda pid: loop.call_soon_threadsafe(started, pid))
+        # alwaysTransferWrapperLog: the record of a job that exits 0 is written by its runner
+        # thread (a failure found later, e.g. a missing output, writes it again)
+        on_success = (None if not self.always_info else lambda: self._write_info(
+            task, spec, {"directory": job.rel_dir, "exit_code": 0}))
+        process = _Process(job, lambda pid: loop.call_soon_threadsafe(started, pid), on_success)
         self._processes.add(process)
         waited = self._runners.call(process.run)
         try:
@@ -236,25 +248,33 @@ class LocalProvider:
             report(TaskStatus.FAILED, message=result.get("cause") or result.get("message"))
         return result_from_dict(result)
 
-    @staticmethod
-    def _write_info(task: Task, spec: dict[str, Any], result: dict[str, Any]) -> None:
-        """A failed job's record in ``RUNDIR/SCRIPT-RUNID.d/JOBID-info``, where Swift kept
-        the wrapper logs of failed jobs, so the evidence outlives the job directory."""
+    def _write_info(self, task: Task, spec: dict[str, Any], result: dict[str, Any]) -> None:
+        """A job's record in ``RUNDIR/SCRIPT-RUNID.d/JOBID-info``, where Swift kept the
+        wrapper logs of failed jobs (and of every job with ``alwaysTransferWrapperLog``),
+        so the evidence outlives the job directory."""
         try:
             info_dir = os.path.join(task.run_dir, f"{spec['site_run']}.d")
-            os.makedirs(info_dir, exist_ok=True)
+            if info_dir not in self._info_dirs:
+                os.makedirs(info_dir, exist_ok=True)
+                self._info_dirs.add(info_dir)
             name = task.jobid if not spec.get("attempt") else f"{task.jobid}-{spec['attempt']}"
-            with open(os.path.join(info_dir, f"{name}-info"), "w", encoding="utf-8") as fh:
-                fh.write(f"JOBID={task.jobid}\nHOST={spec.get('site')}\n"
-                         f"DIR={result.get('directory')}\nEXEC={spec.get('executable')}\n"
-                         f"ARGS={wrapper.format_arguments(spec.get('args') or [])}\n"
-                         f"STDIN={spec.get('stdin') or ''}\nSTDOUT={spec.get('stdout') or ''}\n"
-                         f"STDERR={spec.get('stderr') or ''}\n"
-                         f"INF={'|'.join(spec.get('inputs') or [])}\n"
-                         f"OUTF={'|'.join(spec.get('outputs') or [])}\n"
-                         f"EXIT_CODE={result.get('exit_code')}\n\n{result.get('message', '')}\n"
-                         f"\n--- stdout (tail) ---\n{result.get('stdout_tail', '')}\n"
-                         f"--- stderr (tail) ---\n{result.get('stderr_tail', '')}\n")
+            text = (f"JOBID={task.jobid}\nHOST={spec.get('site')}\n"
+                    f"DIR={result.get('directory')}\nEXEC={spec.get('executable')}\n"
+                    f"ARGS={wrapper.format_arguments(spec.get('args') or [])}\n"
+                    f"STDIN={spec.get('stdin') or ''}\nSTDOUT={spec.get('stdout') or ''}\n"
+                    f"STDERR={spec.get('stderr') or ''}\n"
+                    f"INF={'|'.join(spec.get('inputs') or [])}\n"
+                    f"OUTF={'|'.join(spec.get('outputs') or [])}\n"
+                    f"EXIT_CODE={result.get('exit_code')}\n\n{result.get('message', '')}\n"
+                    f"\n--- stdout (tail) ---\n{result.get('stdout_tail', '')}\n"
+                    f"--- stderr (tail) ---\n{result.get('stderr_tail', '')}\n")
+            # os-level: one of these per job with alwaysTransferWrapperLog, on a busy run
+            fd = os.open(os.path.join(info_dir, f"{name}-info"),
+                         os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            try:
+                os.write(fd, text.encode("utf-8", "replace"))
+            finally:
+                os.close(fd)
         except OSError:
             pass
 

@@ -66,6 +66,8 @@ def _local(site: Any, ctx: BuildContext) -> Any:
         kwargs["scratch"] = scratch if os.path.isabs(scratch) else os.path.abspath(scratch)
     return LocalProvider(site.name, work_dir=site.work_directory, site_run=ctx.site_run,
                          keep=ctx.keep_site_dir or bool(getattr(site, "keep_site_dir", False)),
+                         always_info=bool(getattr(ctx.config, "always_transfer_wrapper_log",
+                                                  False)),
                          **kwargs)
 
 

@@ -204,3 +204,32 @@ def test_job_directories_are_reused_and_gone_at_close(tmp_path):
                 f"echo-{i}" for i in range(5)]
         else:
             assert not (base / "swiftwork").exists()
+
+
+def test_info_records_of_successful_jobs_only_with_always_transfer(tmp_path):
+    """alwaysTransferWrapperLog: RUNDIR/SITE_RUN.d/JOBID-info for every job; without it,
+    for failed jobs only."""
+    for always in (False, True):
+        base = tmp_path / f"always-{always}"
+        base.mkdir()
+        ex = SingleSiteExecutor(LocalProvider(site_run="s-run001", always_info=always),
+                                EventBus(), max_parallel=2)
+
+        async def main():
+            try:
+                return await asyncio.gather(
+                    ex.submit(task(base, "echo-ok", "echo", ["fine"], stdout="o.txt",
+                                   outputs=["o.txt"])),
+                    ex.submit(task(base, "sh-bad", "sh", ["-c", "exit 3"])))
+            finally:
+                await ex.close()
+
+        ok, bad = run(main())
+        assert ok.ok and not bad.ok
+        info = base / "run001" / "s-run001.d"
+        assert (info / "sh-bad-info").read_text().count("EXIT_CODE=3") == 1
+        if always:
+            text = (info / "echo-ok-info").read_text()
+            assert "EXIT_CODE=0" in text and "ARGS=[fine]" in text and "OUTF=o.txt" in text
+        else:
+            assert not (info / "echo-ok-info").exists()
