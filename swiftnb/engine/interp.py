@@ -183,7 +183,7 @@ def _noop() -> None:
 class BlockExec(Exec):
     """A block: creates the declared nodes, then starts every statement at once."""
 
-    __slots__ = ("scope", "stmts", "decls", "maps", "single", "cleanups")
+    __slots__ = ("scope", "stmts", "decls", "maps", "single", "cleanups", "defer_gc")
 
     def __init__(self, rt: Any, pos: A.Pos, scope: Scope, stmts: list[Exec]) -> None:
         Exec.__init__(self, rt, pos)
@@ -195,6 +195,9 @@ class BlockExec(Exec):
         #: (Swift's cleanDataset: temporary files nothing else refers to are deleted)
         self.cleanups: tuple[int, ...] = tuple(
             sym.slot for sym in self.decls if sym.tinfo.mapped and not sym.is_global)
+        #: the statement running this block cleans up itself (iterate: its condition
+        #: may still read the iteration's files after the body has finished)
+        self.defer_gc = False
 
     def run(self, parent: list, done: Done) -> None:
         f = [None] * self.scope.nslots
@@ -205,7 +208,7 @@ class BlockExec(Exec):
         if self.single:
             self.stmts[0].run(f, done)
             return
-        if self.cleanups and self.rt.file_gc:
+        if self.cleanups and self.rt.file_gc and not self.defer_gc:
             done = _cleaner(self.rt, f, self.cleanups, done)
         for sym in self.decls:
             ti = sym.tinfo
@@ -849,9 +852,12 @@ class IterateExec(Exec):
         self.body = body
         self.until = until
         self.vslot = vslot
+        body.defer_gc = True  # see run: after the body *and* the condition
 
     def run(self, f: list, done: Done) -> None:
         state = {"pending": 0, "stopped": False}
+        cleanups = self.body.cleanups if self.rt.file_gc else ()
+        clean_scope = self.rt.clean_scope
 
         def body_done() -> None:
             state["pending"] -= 1
@@ -864,22 +870,40 @@ class IterateExec(Exec):
             fr[-1] = (ITER, i)
             fr[self.vslot] = i
             state["pending"] += 1
-            self.body.run_in(fr, body_done)
+            gate = None
+            if cleanups:
+                # the iteration's files go once its body is done and the condition
+                # (which may read them) has been evaluated
+                gate = [2]
+
+                def it_done() -> None:
+                    gate[0] -= 1
+                    if gate[0] == 0:
+                        clean_scope(fr, cleanups)
+                    body_done()
+
+                self.body.run_in(fr, it_done)
+            else:
+                self.body.run_in(fr, body_done)
             fu = fr[:]
             fu[self.vslot] = i + 1
-            check(fu, i)
+            check(fu, i, gate, fr)
 
-        def check(fu: list, i: int) -> None:
+        def check(fu: list, i: int, gate: list | None, fr: list) -> None:
             try:
                 c = self.until(fu)
             except NotReady as nr:
-                nr.wait(lambda: check(fu, i))
+                nr.wait(lambda: check(fu, i, gate, fr))
                 return
             except Failed:
                 c = True
             except SwiftError as e:
                 self.rt.runtime_error(e, self.pos)
                 c = True
+            if gate is not None:
+                gate[0] -= 1
+                if gate[0] == 0:
+                    clean_scope(fr, cleanups)
             if c:
                 state["stopped"] = True
                 self.release(f)  # no more iterations: they hold what they write

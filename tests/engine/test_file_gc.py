@@ -155,3 +155,18 @@ def test_command_line_cleans_top_level_temporaries_unless_file_gc_is_off(tmp_pat
     assert not list((tmp_path / "on").glob("_concurrent/*"))
     assert len(list((tmp_path / "off").glob("_concurrent/*"))) == 1
     assert (tmp_path / "k.txt").read_text() == "k\n"
+
+
+def test_iterate_condition_may_read_the_iteration_files(swift, tmp_path) -> None:
+    # the condition also waits for a slow outer value: the iteration's body is long done
+    # when it reads f again
+    src = GEN + """app (file o) slow () { sh "-c" "sleep 0.4; echo 2" stdout=@o; }
+int lim = toInt(readData(slow()));
+iterate i {
+  file f = gen(strcat(i));
+} until (toInt(readData(f)) >= lim);
+"""
+    r = swift(src)
+    assert r.outcome.ok, r.outcome.errors
+    assert len(r.executor.tasks) == 4  # slow, then i = 0, 1, 2
+    assert not [n for n in _concurrent(tmp_path) if n.startswith("f-")]
