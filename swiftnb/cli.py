@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from swiftnb import SWIFT_VERSION
+
+if TYPE_CHECKING:  # the configuration package is imported only by the commands using it
+    from swiftnb.config import Config
 
 EXIT_OK = 0
 EXIT_USAGE = 1
@@ -362,7 +366,6 @@ def _cmd_run(argv: Sequence[str]) -> int:
             print(f"swiftnb: {option} {path}: no such file", file=sys.stderr)
             return EXIT_USAGE
     from swiftnb import lang
-    from swiftnb.runner import RunSetupError, load_run_config
 
     try:
         program = lang.load(opts.script)
@@ -377,17 +380,25 @@ def _cmd_run(argv: Sequence[str]) -> int:
         print(f"Could not start execution:\n\t{causes}", file=sys.stderr)
         return EXIT_COMPILE
     base_dir = os.getcwd()
-    try:
-        if "-configpath" in opts.values:
-            config = _load_configpath(opts, base_dir)
-        else:
-            config = load_run_config(opts.values.get("-config"), properties=dict(opts.conf),
-                                     sites_file=opts.values.get("-sites.file"),
-                                     tc_file=opts.values.get("-tc.file"), base_dir=base_dir)
-    except RunSetupError as exc:
-        print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
+    config = _run_config(opts, base_dir)
+    if config is None:
         return EXIT_USAGE
     return _execute(opts, program, config, base_dir)
+
+
+def _run_config(opts: RunOptions, base_dir: str) -> Config | None:
+    """The run's configuration from the command line, or None (the error is printed)."""
+    from swiftnb.runner import RunSetupError, load_run_config
+
+    try:
+        if "-configpath" in opts.values:
+            return _load_configpath(opts, base_dir)
+        return load_run_config(opts.values.get("-config"), properties=dict(opts.conf),
+                               sites_file=opts.values.get("-sites.file"),
+                               tc_file=opts.values.get("-tc.file"), base_dir=base_dir)
+    except RunSetupError as exc:
+        print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
+        return None
 
 
 def _parses(path: str) -> bool:
@@ -408,18 +419,8 @@ def _list_config(opts: RunOptions) -> int:
     """``-listconfig [files|full]`` and ``-sitelist``: print, do not run."""
     import os
 
-    from swiftnb.runner import RunSetupError, load_run_config
-
-    base_dir = os.getcwd()
-    try:
-        if "-configpath" in opts.values:
-            config = _load_configpath(opts, base_dir)
-        else:
-            config = load_run_config(opts.values.get("-config"), properties=dict(opts.conf),
-                                     sites_file=opts.values.get("-sites.file"),
-                                     tc_file=opts.values.get("-tc.file"), base_dir=base_dir)
-    except RunSetupError as exc:
-        print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
+    config = _run_config(opts, os.getcwd())
+    if config is None:
         return EXIT_USAGE
     if opts.flag("-listconfig"):
         print(config.listconfig(full=opts.values.get("-listconfig") == "full"), end="")
