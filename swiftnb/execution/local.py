@@ -56,10 +56,8 @@ class _Process:
     No lock: ``kill`` sets its flag before it reads ``proc`` and ``run`` sets ``proc``
     before it reads the flag, so one of the two always sends the signal."""
 
-    def __init__(self, job: wrapper.Job, on_start: Callable[[int], None],
-                 on_success: Callable[[], None] | None = None) -> None:
+    def __init__(self, job: wrapper.Job, on_success: Callable[[], None] | None = None) -> None:
         self.job = job
-        self.on_start = on_start
         self.on_success = on_success  # after exit 0, still on the runner thread
         self.proc: subprocess.Popen | None = None
         self.canceled = False
@@ -77,11 +75,6 @@ class _Process:
             job.close_streams()
         self.proc = proc
         if self.canceled or self.timed_out:
-            wrapper.kill_group(proc.pid)
-        try:
-            self.on_start(proc.pid)
-        except RuntimeError:  # the event loop is gone: nobody waits for this job any more
-            self.canceled = True
             wrapper.kill_group(proc.pid)
         returncode = proc.wait()
         if returncode == 0 and self.on_success is not None and not self.canceled:
@@ -188,22 +181,20 @@ class LocalProvider:
             job = wrapper.prepare(spec, self._spares)
         if job.failure is not None:
             return self._ended(job.failure, report, task, spec)
-        timer: asyncio.TimerHandle | None = None
-
-        def started(_pid: int) -> None:  # on the loop, before the job's end is seen
-            nonlocal timer
-            report(TaskStatus.SUBMITTED)
-            report(TaskStatus.ACTIVE)
-            if spec.get("walltime"):
-                timer = loop.call_later(float(spec["walltime"]),
-                                        lambda: process.kill(timed_out=True))
-
         # alwaysTransferWrapperLog: the record of a job that exits 0 is written by its runner
         # thread (a failure found later, e.g. a missing output, writes it again)
         on_success = (None if not self.always_info else lambda: self._write_info(
             task, spec, {"directory": job.rel_dir, "exit_code": 0}))
-        process = _Process(job, lambda pid: loop.call_soon_threadsafe(started, pid), on_success)
+        process = _Process(job, on_success)
         self._processes.add(process)
+        # Active from the moment the start is handed to the runner thread (as a Swift job
+        # was once its wrapper ran): a "started" message back from the thread would cost
+        # the loop one more wake-up per job
+        report(TaskStatus.SUBMITTED)
+        report(TaskStatus.ACTIVE)
+        timer: asyncio.TimerHandle | None = None
+        if spec.get("walltime"):
+            timer = loop.call_later(float(spec["walltime"]), lambda: process.kill(timed_out=True))
         waited = self._runners.call(process.run)
         try:
             returncode = await asyncio.shield(waited)
