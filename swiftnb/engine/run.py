@@ -353,6 +353,8 @@ class Run:
             self._finish_abort()
 
     def dependency_error(self, tr: str, pos: A.Pos | None) -> None:
+        if not self.aborted:  # 0.96 logged the call (it stays "Initializing" in the ticker)
+            self.bus.emit("JOB_INIT", {"jobid": self._jobid(tr), "tr": tr})
         self._error(f"Swift: Application {tr} not executed due to errors in dependencies")
 
     def _error(self, msg: str) -> None:
