@@ -415,7 +415,7 @@ class Run:
             test = m is not None and m.__class__.__name__ == "TestMapper"
             if m is not None and not test and not getattr(m, "temp", False):
                 continue  # a user mapping: the files are the script's results
-            for leaf in _file_leaves(root):
+            for leaf in V.file_leaves(root):
                 path = leaf.path
                 if path is None:
                     continue
@@ -683,7 +683,7 @@ class Run:
                     target.set(fname)
             if isinstance(node, StructNode):
                 # struct members not listed: map them individually
-                for leaf in _file_leaves(node):
+                for leaf in V.file_leaves(node):
                     if not leaf.state:
                         p = self.path_of(leaf)
                         if os.path.exists(self.local(p)) or self.dry_run:
@@ -749,12 +749,12 @@ class Run:
         for slot in info.in_slots:
             x = frame[slot]
             if isinstance(x, Node):
-                for leaf in _file_leaves(x):
+                for leaf in V.file_leaves(x):
                     inputs.append(self.path_of(leaf))
         outputs: list[str] = []
         globs: list[str] = []
         for o in outs:
-            for leaf in _file_leaves(o):
+            for leaf in V.file_leaves(o):
                 outputs.append(self.path_of(leaf))
             if isinstance(o, Composite) and not o.closed:
                 # dynamic output: the app decides the elements; the mapper names the
@@ -930,19 +930,3 @@ def _walltime(text: str) -> float | None:
     return parts[0] * 3600 + parts[1] * 60 + parts[2]
 
 
-def _file_leaves(n: Any) -> list[FileNode]:
-    out: list[FileNode] = []
-    stack = [n]
-    while stack:
-        x = stack.pop()
-        c = x.__class__
-        if c is FileNode:
-            out.append(x)
-        elif c is ArrayNode:
-            for k in reversed(x.sorted_keys()):
-                stack.append(x.items[k])
-        elif c is StructNode:
-            stack.extend(reversed(list(x.fields.values())))
-        elif c is Cell and isinstance(x.value, Node):
-            stack.append(x.value)
-    return out
