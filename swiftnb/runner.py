@@ -420,8 +420,7 @@ class RunHandle:
     @property
     def outputs(self) -> list[str]:
         """Paths of the files held by top-level variables that exist now."""
-        from swiftnb.engine.run import _file_leaves
-        from swiftnb.engine.values import Node
+        from swiftnb.engine.values import Node, file_leaves
 
         out: list[str] = []
         compiler = self.run.compiler
@@ -432,7 +431,7 @@ class RunHandle:
             node = frame[sym.slot] if sym.slot < len(frame) else None
             if not isinstance(node, Node):
                 continue
-            for leaf in _file_leaves(node):
+            for leaf in file_leaves(node):
                 path = leaf.path
                 if path and os.path.exists(self.run.local(path)) and path not in out:
                     out.append(path)
