@@ -4,12 +4,14 @@ Measures tasks per second of swiftnb's local execution path and the ratio to
 ``xargs -P <cores>`` doing the same work (one ``echo N > out/N.txt`` per call, through
 ``sh -c`` since xargs cannot redirect otherwise) in the same run.  Target ratio >= 0.5.
 
-Two swiftnb figures are printed:
+Three swiftnb figures are printed:
 
 * ``engine``: the script ``foreach i in [1:N] { f[i] = echo(i); }`` through
   ``swiftnb run`` called in this process (``cli.main``: config, run directory, log
   writer, restart log, engine, SingleSiteExecutor, LocalProvider, wrapper) with
-  ``maxParallelTasks`` = cores;
+  ``maxParallelTasks`` = cores and the default configuration, which (as 0.96's
+  distributed swift.conf) keeps a ``JOBID-info`` record of every call;
+* the same with ``alwaysTransferWrapperLog: false`` (records of failed calls only);
 * ``executor``: N Tasks submitted straight to SingleSiteExecutor(LocalProvider) (the
   part of the path this benchmark is about, without the dataflow engine).
 
@@ -88,8 +90,11 @@ def bench_executor(n: int, cores: int, workdir: str) -> float:
     return elapsed
 
 
-def bench_engine(n: int, cores: int, workdir: str) -> float | None:
-    """The whole `swiftnb run` in this process: config, run dir, log, restart log, engine."""
+def bench_engine(n: int, cores: int, workdir: str, info: bool = True) -> float | None:
+    """The whole `swiftnb run` in this process: config, run dir, log, restart log, engine.
+
+    ``info=False`` sets ``alwaysTransferWrapperLog: false``: no ``JOBID-info`` record per
+    successful call (0.96's distributed swift.conf, and so swiftnb's default, keeps one)."""
     try:
         from swiftnb import cli, lang
     except ImportError:
@@ -101,7 +106,8 @@ def bench_engine(n: int, cores: int, workdir: str) -> float | None:
     with open(script, "w") as fh:
         fh.write(SCRIPT.replace("{n}", str(n)))
     with open(os.path.join(workdir, "swift.conf"), "w") as fh:
-        fh.write(f"sites: local\nsite.local {{\n  execution {{ type: local }}\n"
+        fh.write(f"sites: local\n{'' if info else 'alwaysTransferWrapperLog: false'}\n"
+                 f"site.local {{\n  execution {{ type: local }}\n"
                  f"  workDirectory: swiftwork\n  maxParallelTasks: {cores}\n"
                  f"  initialParallelTasks: {cores}\n}}\n")
     lang.load(script)  # build the parser outside the timing (one-off per process)
@@ -147,7 +153,8 @@ def main() -> None:
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 3
     cores = os.cpu_count() or 1
     root = tempfile.mkdtemp(prefix="swiftnb-bench-local-")
-    rows: dict[str, list[tuple[float, float, float]]] = {"xargs": [], "executor": [], "engine": []}
+    rows: dict[str, list[tuple[float, float, float]]] = {
+        "xargs": [], "executor": [], "engine": [], "engine-noinfo": []}
     try:
         # the three take turns, round after round, and every file stays until the end:
         # on ext4 a file created soon after many were deleted costs more (the allocator
@@ -164,6 +171,10 @@ def main() -> None:
                 t_e = None
             if t_e is not None:
                 rows["engine"].append((t_e, *cpu_e))
+                t_q, *cpu_q = _measured(bench_engine, n, cores, os.path.join(here, "noinfo"),
+                                        False)
+                if t_q is not None:
+                    rows["engine-noinfo"].append((t_q, *cpu_q))
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"local app calls: {n} x echo to files, {cores} cores, {rounds} rounds "
@@ -174,7 +185,7 @@ def main() -> None:
         return values[len(values) // 2]
 
     labels = {"xargs": f"xargs -P {cores}", "executor": "swiftnb executor",
-              "engine": "swiftnb engine (run)"}
+              "engine": "swiftnb engine (run)", "engine-noinfo": "  same, no -info files"}
     ratios = {}
     for key, label in labels.items():
         if not rows[key]:

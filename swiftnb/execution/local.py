@@ -123,6 +123,7 @@ class LocalProvider:
         self.always_info = always_info
         self._info_dirs: set[str] = set()
         self._processes: set[_Process] = set()
+        self._last_spec: tuple[Task, int, dict[str, Any]] | None = None
         #: set by shutdown(): a task still in execute() ends as canceled, none starts
         self._closing = False
         self._inflight = 0
@@ -151,7 +152,9 @@ class LocalProvider:
 
     def job_dir(self, task: Task) -> str:
         """The task's job directory relative to the site work directory."""
-        return wrapper.job_dir_relative(self.spec(task))
+        spec = self.spec(task)
+        self._last_spec = (task, task.attempt, spec)  # execute() comes next: reuse it
+        return wrapper.job_dir_relative(spec)
 
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
         if self._closing:  # the run is stopping: start nothing new
@@ -169,7 +172,12 @@ class LocalProvider:
     async def _execute(self, task: Task, report: StatusReporter) -> TaskResult:
         report(TaskStatus.SUBMITTING)
         self.submitted += 1
-        spec = self.spec(task)
+        last = self._last_spec
+        if last is not None and last[0] is task and last[1] == task.attempt:
+            spec = last[2]
+        else:
+            spec = self.spec(task)
+        self._last_spec = None
         self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
         if spec.get("scratch"):
             self._site_dirs.add(os.path.join(spec["scratch"], spec["site_run"]))

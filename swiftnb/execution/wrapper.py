@@ -231,6 +231,9 @@ def glob_files(root: str, glob: str) -> list[str]:
 #: installed during a run is still found.
 _WHICH: dict[tuple[str, str], str] = {}
 
+#: Executables found to be runnable files (a changed one fails at exec, with its reason).
+_RUNNABLE: set[str] = set()
+
 #: Destination directories known to exist (saves a failing mkdir per output).
 _DIRS_MADE: set[str] = set()
 
@@ -574,12 +577,17 @@ class Job:
                 else:
                     self._fail_early(f"Cannot find executable {name} on site system path")
                 return None
+        if found in _RUNNABLE:
+            return found
         if os.path.isdir(found):
             self._fail_early(f"The executable {found} is a directory", retryable=False)
             return None
         if not os.access(found, os.X_OK):
             self._fail_early(f"The executable {found} does not have the executable bit set", retryable=False)
             return None
+        if len(_RUNNABLE) > 4096:
+            _RUNNABLE.clear()
+        _RUNNABLE.add(found)
         return found
 
     def _fail_early(self, cause: str, *, retryable: bool = True) -> "Job":
