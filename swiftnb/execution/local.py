@@ -1,14 +1,15 @@
 """The local provider: runs tasks as child processes of this machine, through the wrapper.
 
 The loop prepares a job's directory (a spare directory renamed into place, see
-``wrapper.SpareDirs``; inputs linked) and moves its outputs afterwards: a few cheap
-system calls.  The app itself is started and waited for on a runner thread:
-``subprocess.Popen`` uses vfork, which holds its caller until the child has exec'd, and
-on a busy machine that takes milliseconds; on the loop's thread it stalled the whole run
-(a 2,000-call benchmark ran at a quarter of xargs' speed under load).  The runner thread
-releases the GIL while it waits, so a running app costs an idle thread and nothing on
-the loop.  Sites that copy inputs to a scratch directory prepare and finish on the
-runner thread too, since a copy takes as long as the file is big.
+``wrapper.SpareDirs``; inputs linked): a few cheap system calls.  The app is started,
+waited for and staged out on a runner thread (``runners.Runners``): ``subprocess.Popen``
+uses vfork, which holds its caller until the child has exec'd, and on a busy machine
+that takes milliseconds; on the loop's thread it stalled the whole run (a 2,000-call
+benchmark ran at a quarter of xargs' speed under load).  The runner thread releases the
+GIL while it waits, so a running app costs an idle thread and nothing on the loop, and
+the loop hears of the job only once it has ended, outputs in place.  Sites that copy
+inputs to a scratch directory prepare on the runner thread too, since a copy takes as
+long as the file is big.
 
 Every child runs in its own session; cancelling ``execute`` kills its whole process
 group.  Status reports follow Swift's local provider: 8 (submitting), 1 (submitted),
@@ -59,6 +60,7 @@ class _Process:
     def __init__(self, job: wrapper.Job, on_success: Callable[[], None] | None = None) -> None:
         self.job = job
         self.on_success = on_success  # after exit 0, still on the runner thread
+        self.result: dict[str, Any] | None = None  # the job's end, staged out on the thread
         self.proc: subprocess.Popen | None = None
         self.canceled = False
         self.timed_out = False
@@ -79,6 +81,8 @@ class _Process:
         returncode = proc.wait()
         if returncode == 0 and self.on_success is not None and not self.canceled:
             self.on_success()
+        if not self.canceled:  # stage out here: the loop hears of a job that has ended
+            self.result = job.finish(returncode, timed_out=self.timed_out)
         return returncode
 
     def kill(self, *, timed_out: bool = False) -> None:
@@ -225,14 +229,13 @@ class LocalProvider:
             if timer is not None:
                 timer.cancel()
         if process.canceled:  # shutdown() killed it: the run stopped, the app did not fail
-            job.finish(None, canceled=True)
+            if process.result is None:
+                job.finish(None, canceled=True)
             report(TaskStatus.CANCELED)
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
                               canceled=True)
-        if copies:
-            result = await self._runners.call(
-                lambda: job.finish(returncode, timed_out=process.timed_out))
-        else:
+        result = process.result
+        if result is None:
             result = job.finish(returncode, timed_out=process.timed_out)
         return self._ended(result, report, task, spec)
 
