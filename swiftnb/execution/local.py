@@ -221,7 +221,8 @@ class LocalProvider:
                 await waited
             except OSError:
                 pass
-            job.finish(None, canceled=True)
+            if process.result is None:  # else the app had ended and been staged out
+                job.finish(None, canceled=True)
             report(TaskStatus.CANCELED)
             raise
         finally:
