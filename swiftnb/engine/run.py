@@ -510,14 +510,7 @@ class Run:
         root: Any = n
         while root.parent is not None and root.parent.__class__ is not str:
             root = root.parent
-        m = getattr(root, "mapper", None)
-        if m.__class__ is Cell:
-            if m.state == CLOSED:
-                m = m.value
-            elif m.state == FAILED:
-                raise Failed(m.error)  # type: ignore[arg-type]
-            else:
-                raise NotReady(m)  # the mapping is being evaluated: wait for it
+        m = _now(getattr(root, "mapper", None))  # the mapping may still be evaluated
         return m is not None and bool(getattr(m, "fixed", False))
 
     def filename_of(self, n: Any) -> str:
@@ -543,14 +536,7 @@ class Run:
             steps.append(D.Field(n.key) if p.__class__ is StructNode else D.Index(n.key))
             n = p
         steps.reverse()
-        b = n.mapped_by if n.__class__ is FileNode else getattr(n, "mapper", None)
-        if b.__class__ is Cell:
-            if b.state == CLOSED:
-                b = b.value
-            elif b.state == FAILED:
-                raise Failed(b.error)  # type: ignore[arg-type]
-            else:
-                raise NotReady(b)
+        b = _now(n.mapped_by if n.__class__ is FileNode else getattr(n, "mapper", None))
         if b is None:
             tag = n.temporary if n.__class__ is FileNode else getattr(n, "tag", None)
             if not isinstance(tag, str):
@@ -759,14 +745,7 @@ class Run:
             if isinstance(o, Composite) and not o.closed:
                 # dynamic output: the app decides the elements; the mapper names the
                 # files it may create, the wrapper brings back whatever matches
-                m = o.mapper
-                if m.__class__ is Cell:
-                    if m.state == CLOSED:
-                        m = m.value
-                    elif m.state == FAILED:
-                        raise Failed(m.error)  # type: ignore[arg-type]
-                    else:
-                        raise NotReady(m)
+                m = _now(o.mapper)
                 if m is not None and not getattr(m, "fixed", False):
                     try:
                         globs.extend(m.stage_out_globs())
@@ -915,6 +894,18 @@ def _seed_node(sym: Any, value: Any) -> Any:
             value = {k: D.FileValue("", "file", os.fspath(v)) for k, v in value.items()}
         return from_plain(dict(value), sym.name, None)
     return V.closed_cell(value, sym.name, None)
+
+
+def _now(x: Any) -> Any:
+    """``x``, or the value of a Cell that has closed; Failed or NotReady (wait for it)
+    when the Cell failed or is still open."""
+    if x.__class__ is not Cell:
+        return x
+    if x.state == CLOSED:
+        return x.value
+    if x.state == FAILED:
+        raise Failed(x.error)  # type: ignore[arg-type]
+    raise NotReady(x)
 
 
 def _walltime(text: str) -> float | None:
