@@ -65,11 +65,12 @@ class _Process:
         self.canceled = False
         self.timed_out = False
 
-    def run(self) -> int | None:
-        """Start the app and wait for it (on a runner thread): its return code, or None
-        when it was canceled before it started.  OSError: it could not be started."""
+    def run(self) -> None:
+        """Start the app, wait for it and stage it out (on a runner thread): the wrapper's
+        result in ``result``, left None when the job was canceled.  OSError: it could
+        not be started."""
         if self.canceled:
-            return None
+            return
         job = self.job
         try:
             proc = subprocess.Popen(job.argv, **job.popen_kwargs())
@@ -83,7 +84,6 @@ class _Process:
             self.on_success()
         if not self.canceled:  # stage out here: the loop hears of a job that has ended
             self.result = job.finish(returncode, timed_out=self.timed_out)
-        return returncode
 
     def kill(self, *, timed_out: bool = False) -> None:
         if timed_out:
@@ -186,8 +186,7 @@ class LocalProvider:
         if spec.get("scratch"):
             self._site_dirs.add(os.path.join(spec["scratch"], spec["site_run"]))
         loop = asyncio.get_running_loop()
-        copies = bool(spec.get("scratch"))  # a copy takes as long as the file is big
-        if copies:
+        if spec.get("scratch"):  # inputs are copied: that takes as long as the file is big
             job = await self._runners.call(wrapper.prepare, spec, self._spares)
         else:  # a rename and a few links: cheaper here than a thread hop
             job = wrapper.prepare(spec, self._spares)
@@ -209,7 +208,7 @@ class LocalProvider:
             timer = loop.call_later(float(spec["walltime"]), lambda: process.kill(timed_out=True))
         waited = self._runners.call(process.run)
         try:
-            returncode = await asyncio.shield(waited)
+            await asyncio.shield(waited)
         except OSError as exc:
             job.cleanup()
             return self._ended(job._result(False, None, f"Cannot execute {job.argv[0]}: "
@@ -235,10 +234,8 @@ class LocalProvider:
             report(TaskStatus.CANCELED)
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
                               canceled=True)
-        result = process.result
-        if result is None:
-            result = job.finish(returncode, timed_out=process.timed_out)
-        return self._ended(result, report, task, spec)
+        assert process.result is not None  # staged out on the runner thread
+        return self._ended(process.result, report, task, spec)
 
     def _ended(self, result: dict[str, Any], report: StatusReporter, task: Task,
                spec: dict[str, Any]) -> TaskResult:
