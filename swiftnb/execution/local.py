@@ -1,15 +1,18 @@
 """The local provider: runs tasks as child processes of this machine, through the wrapper.
 
 The loop prepares a job's directory (a spare directory renamed into place, see
-``wrapper.SpareDirs``; inputs linked): a few cheap system calls.  The app is started,
-waited for and staged out on a runner thread (``runners.Runners``): ``subprocess.Popen``
-uses vfork, which holds its caller until the child has exec'd, and on a busy machine
-that takes milliseconds; on the loop's thread it stalled the whole run (a 2,000-call
-benchmark ran at a quarter of xargs' speed under load).  The runner thread releases the
-GIL while it waits, so a running app costs an idle thread and nothing on the loop, and
-the loop hears of the job only once it has ended, outputs in place.  Sites that copy
-inputs to a scratch directory prepare on the runner thread too, since a copy takes as
-long as the file is big.
+``wrapper.SpareDirs``; inputs linked), starts the app, hears of its end through a pidfd
+(no thread, no signal handler) and stages it out: a few cheap system calls each, and
+on one thread nothing waits for the GIL (a runner thread per app cost about 0.3 ms of
+CPU per call in thread switches, on a path whose whole budget is about 1 ms).
+
+One thing cannot be cheap on the loop's thread: ``subprocess.Popen`` uses vfork, which
+holds its caller until the child has exec'd, and on a busy machine the child waits for
+a CPU.  So the provider times every start; when starts get slow it hands them, with the
+wait and the stage-out, to runner threads (``runners.Runners``; a run under load then
+keeps 0.6 of xargs' speed instead of 0.25) and tries the loop again every
+``_THREADED_STRETCH`` starts.  Runner threads also serve sites that copy inputs to a
+scratch directory (a copy takes as long as the file is big) and systems without pidfds.
 
 Every child runs in its own session; cancelling ``execute`` kills its whole process
 group.  Status reports follow Swift's local provider: 8 (submitting), 1 (submitted),
@@ -22,6 +25,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +39,15 @@ __all__ = ["LocalProvider", "result_from_dict"]
 
 #: Runner threads at most (one per running job; made as needed, idle ones reused).
 MAX_RUNNERS = 1024
+#: Starts on the loop slower than this (seconds, moving average) send the next starts to
+#: runner threads: the machine is busy, and vfork holds the loop until the child runs.
+#: Measured on 2 cores: a start takes 0.3 ms when idle (1% over 2 ms, some 20 ms), and
+#: 7 ms with three CPU-bound processes besides.
+_SLOW_START = 0.002
+#: A single start counts at most this much: one stall is not a busy machine.
+_START_CLIP = 0.005
+#: How many starts go to runner threads before the loop is tried again.
+_THREADED_STRETCH = 64
 
 
 def result_from_dict(result: dict[str, Any]) -> TaskResult:
@@ -51,39 +64,45 @@ def result_from_dict(result: dict[str, Any]) -> TaskResult:
 
 
 class _Process:
-    """An app's process, started and waited for on a runner thread; ``kill`` (from the
-    loop) ends it early.
+    """An app's process: started and staged out on the loop (``start``, then ``end``
+    when its pidfd says it has exited) or on a runner thread (``run``); ``kill`` (from
+    the loop) ends it early.
 
-    No lock: ``kill`` sets its flag before it reads ``proc`` and ``run`` sets ``proc``
+    No lock: ``kill`` sets its flag before it reads ``proc`` and ``start`` sets ``proc``
     before it reads the flag, so one of the two always sends the signal."""
 
     def __init__(self, job: wrapper.Job, on_success: Callable[[], None] | None = None) -> None:
         self.job = job
-        self.on_success = on_success  # after exit 0, still on the runner thread
-        self.result: dict[str, Any] | None = None  # the job's end, staged out on the thread
+        self.on_success = on_success  # after exit 0, before the stage-out
+        self.result: dict[str, Any] | None = None  # the job's end, left None when canceled
         self.proc: subprocess.Popen | None = None
         self.canceled = False
         self.timed_out = False
 
-    def run(self) -> None:
-        """Start the app, wait for it and stage it out (on a runner thread): the wrapper's
-        result in ``result``, left None when the job was canceled.  OSError: it could
-        not be started."""
-        if self.canceled:
-            return
+    def start(self) -> None:
+        """Start the app.  OSError: it could not be started."""
         job = self.job
         try:
-            proc = subprocess.Popen(job.argv, **job.popen_kwargs())
+            self.proc = subprocess.Popen(job.argv, **job.popen_kwargs())
         finally:
             job.close_streams()
-        self.proc = proc
         if self.canceled or self.timed_out:
-            wrapper.kill_group(proc.pid)
-        returncode = proc.wait()
+            wrapper.kill_group(self.proc.pid)
+
+    def end(self, returncode: int) -> None:
+        """Stage out the ended app: the wrapper's result in ``result``."""
         if returncode == 0 and self.on_success is not None and not self.canceled:
             self.on_success()
-        if not self.canceled:  # stage out here: the loop hears of a job that has ended
-            self.result = job.finish(returncode, timed_out=self.timed_out)
+        if not self.canceled:
+            self.result = self.job.finish(returncode, timed_out=self.timed_out)
+
+    def run(self) -> None:
+        """``start``, wait and ``end``, blocking (on a runner thread)."""
+        if self.canceled:
+            return
+        self.start()
+        assert self.proc is not None
+        self.end(self.proc.wait())
 
     def kill(self, *, timed_out: bool = False) -> None:
         if timed_out:
@@ -135,6 +154,9 @@ class LocalProvider:
         self._site_dirs: set[str] = set()
         self._runners = Runners("swiftnb-local", MAX_RUNNERS)
         self._spares = wrapper.SpareDirs()
+        self._pidfds = hasattr(os, "pidfd_open")  # False once the kernel said no
+        self._start_time = 0.0  # moving average of a start on the loop, seconds
+        self._threaded = 0      # starts still to hand to runner threads
         self.submitted = 0
         self.completed = 0
         self.failed = 0
@@ -192,22 +214,26 @@ class LocalProvider:
             job = wrapper.prepare(spec, self._spares)
         if job.failure is not None:
             return self._ended(job.failure, report, task, spec)
-        # alwaysTransferWrapperLog: the record of a job that exits 0 is written by its runner
-        # thread (a failure found later, e.g. a missing output, writes it again)
+        # alwaysTransferWrapperLog: the record of a job that exits 0 is written as it ends
+        # (a failure found later, e.g. a missing output, writes it again)
         on_success = (None if not self.always_info else lambda: self._write_info(
             task, spec, {"directory": job.rel_dir, "exit_code": 0}))
         process = _Process(job, on_success)
         self._processes.add(process)
-        # Active from the moment the start is handed to the runner thread (as a Swift job
-        # was once its wrapper ran): a "started" message back from the thread would cost
-        # the loop one more wake-up per job
+        # Active from the moment the app is started (as a Swift job was once its wrapper
+        # ran): on a runner thread, a "started" message back would cost the loop one more
+        # wake-up per job
         report(TaskStatus.SUBMITTED)
         report(TaskStatus.ACTIVE)
         timer: asyncio.TimerHandle | None = None
         if spec.get("walltime"):
             timer = loop.call_later(float(spec["walltime"]), lambda: process.kill(timed_out=True))
-        waited = self._runners.call(process.run)
         try:
+            if spec.get("scratch") or not self._pidfds or self._threaded:
+                self._threaded = max(0, self._threaded - 1)
+                waited = self._runners.call(process.run)
+            else:
+                waited = self._start_here(process, loop)
             await asyncio.shield(waited)
         except OSError as exc:
             job.cleanup()
@@ -234,8 +260,46 @@ class LocalProvider:
             report(TaskStatus.CANCELED)
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
                               canceled=True)
-        assert process.result is not None  # staged out on the runner thread
+        assert process.result is not None  # staged out as it ended
         return self._ended(process.result, report, task, spec)
+
+    def _start_here(self, process: _Process, loop: asyncio.AbstractEventLoop) -> asyncio.Future:
+        """Start the app on the loop (OSError: it could not be); the future is done once
+        it has ended and been staged out."""
+        began = time.perf_counter()
+        process.start()
+        took = min(time.perf_counter() - began, _START_CLIP)
+        self._start_time += (took - self._start_time) * 0.1
+        if self._start_time > _SLOW_START:  # busy machine: the loop stalls in vfork
+            self._threaded = _THREADED_STRETCH
+            # just under the mark: one slow start back on the loop sends the next ones
+            # to threads again, fast ones bring the average down
+            self._start_time = _SLOW_START * 0.9
+        proc = process.proc
+        assert proc is not None
+        try:
+            pidfd = os.pidfd_open(proc.pid)
+        except OSError:  # a kernel without pidfds: wait on a runner thread
+            self._pidfds = False
+            return self._runners.call(lambda: process.end(proc.wait()))
+        done = loop.create_future()
+
+        def ended() -> None:
+            loop.remove_reader(pidfd)
+            os.close(pidfd)
+            try:
+                process.end(proc.wait())
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
+
+        try:
+            loop.add_reader(pidfd, ended)
+        except NotImplementedError:  # a loop without readers (Windows' proactor)
+            os.close(pidfd)
+            return self._runners.call(lambda: process.end(proc.wait()))
+        return done
 
     def _ended(self, result: dict[str, Any], report: StatusReporter, task: Task,
                spec: dict[str, Any]) -> TaskResult:

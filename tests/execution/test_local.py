@@ -1,8 +1,14 @@
-"""LocalProvider and SingleSiteExecutor on real subprocesses: events, concurrency, cancel."""
+"""LocalProvider and SingleSiteExecutor on real subprocesses: events, concurrency, cancel.
+
+Every test runs three times: with apps started and reaped on the loop (pidfds); on runner
+threads, as on a system without pidfds (or a busy machine, see local.py); and with a
+kernel that refuses pidfds (the first app, started on the loop, is waited for on a
+thread, the others start there)."""
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import time
 
@@ -10,10 +16,22 @@ import pytest
 
 from swiftnb.engine.task import Task
 from swiftnb.events import EventBus
+from swiftnb.execution import local
 from swiftnb.execution.local import LocalProvider
 from swiftnb.scheduling.single import SingleSiteExecutor
 
 pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(autouse=True, params=["pidfd", "threads", "enosys"])
+def start_path(request, monkeypatch):
+    if request.param == "threads":
+        monkeypatch.delattr(os, "pidfd_open", raising=False)
+    elif request.param == "enosys":
+        def refused(pid, flags=0):
+            raise OSError(errno.ENOSYS, "Function not implemented")
+        monkeypatch.setattr(os, "pidfd_open", refused)
+    return request.param
 
 
 def task(tmp_path, jobid, tr, args, **kw):
@@ -233,3 +251,75 @@ def test_info_records_of_successful_jobs_only_with_always_transfer(tmp_path):
             assert "EXIT_CODE=0" in text and "ARGS=[fine]" in text and "OUTF=o.txt" in text
         else:
             assert not (info / "echo-ok-info").exists()
+
+
+def _echo_tasks(tmp_path, n):
+    return [task(tmp_path, f"echo-{i}", "echo", [str(i)], stdout=f"out/{i}.txt",
+                 outputs=[f"out/{i}.txt"]) for i in range(n)]
+
+
+def test_apps_run_without_threads_where_pidfds_exist(tmp_path, start_path):
+    provider = LocalProvider()
+    ex = SingleSiteExecutor(provider, EventBus(), max_parallel=2)
+
+    async def main():
+        try:
+            results = await asyncio.gather(*(ex.submit(t) for t in _echo_tasks(tmp_path, 6)))
+            return results, provider._runners._threads
+        finally:
+            await ex.close()
+
+    results, threads = run(main())
+    assert all(r.ok for r in results), [r.message for r in results]
+    assert [(tmp_path / f"out/{i}.txt").read_text() for i in range(6)] == [
+        f"{i}\n" for i in range(6)]
+    if start_path == "pidfd":
+        assert threads == 0
+    else:
+        assert 1 <= threads <= 2
+
+
+@pytest.mark.parametrize("start_path", ["pidfd"], indirect=True)
+def test_slow_starts_go_to_runner_threads_then_back_to_the_loop(tmp_path, start_path,
+                                                                monkeypatch):
+    """Every start counts as slow here: one start on the loop, the next two on threads,
+    then the loop again."""
+    monkeypatch.setattr(local, "_SLOW_START", -1.0)
+    monkeypatch.setattr(local, "_THREADED_STRETCH", 2)
+    provider = LocalProvider()
+    on_loop = []
+    start_here = provider._start_here
+
+    def spy(process, loop):
+        on_loop.append(process.job.spec["jobid"])
+        return start_here(process, loop)
+
+    provider._start_here = spy
+    ex = SingleSiteExecutor(provider, EventBus(), max_parallel=1)
+
+    async def main():
+        try:
+            return [await ex.submit(t) for t in _echo_tasks(tmp_path, 7)]
+        finally:
+            await ex.close()
+
+    results = run(main())
+    assert all(r.ok for r in results), [r.message for r in results]
+    assert on_loop == ["echo-0", "echo-3", "echo-6"]
+    assert [(tmp_path / f"out/{i}.txt").read_text() for i in range(7)] == [
+        f"{i}\n" for i in range(7)]
+
+
+def test_walltime_kills_an_app_on_either_path(tmp_path):
+    ex = SingleSiteExecutor(LocalProvider(), EventBus())
+
+    async def main():
+        try:
+            return await ex.submit(task(tmp_path, "sleep-w", "sleep", ["20"], maxwalltime=0.3))
+        finally:
+            await ex.close()
+
+    began = time.monotonic()
+    result = run(main())
+    assert not result.ok and "exceeded its walltime of 0.3 seconds" in result.message
+    assert time.monotonic() - began < 10
