@@ -22,6 +22,7 @@ group.  Status reports follow Swift's local provider: 8 (submitting), 1 (submitt
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
 import subprocess
@@ -279,8 +280,9 @@ class LocalProvider:
         assert proc is not None
         try:
             pidfd = os.pidfd_open(proc.pid)
-        except OSError:  # a kernel without pidfds: wait on a runner thread
-            self._pidfds = False
+        except OSError as exc:  # wait on a runner thread instead
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):  # a kernel without pidfds
+                self._pidfds = False
             return self._runners.call(lambda: process.end(proc.wait()))
         done = loop.create_future()
 
