@@ -259,16 +259,29 @@ def _ensure_dir(path: str) -> None:
         _DIRS_MADE.add(path)
 
 
-def _anonymous_file(name: str) -> Any:
-    """A file for the wrapper's own stdout/stderr capture that costs no directory entry
-    (``memfd``); a real file next to the job directory where memfd is missing."""
+def _anonymous_file(name: str) -> int | None:
+    """A descriptor for the wrapper's own stdout/stderr capture that costs no directory
+    entry (``memfd``); None where memfd is missing (a real file beside the job directory
+    is used then)."""
     memfd = getattr(os, "memfd_create", None)
     if memfd is None:
         return None
     try:
-        return os.fdopen(memfd(name), "w+b")
+        return memfd(name)
     except OSError:
         return None
+
+
+_DEVNULL: int | None = None
+
+
+def _devnull() -> int:
+    """One read-only ``/dev/null`` descriptor for every child's stdin, kept open (Popen
+    would open and close one per child)."""
+    global _DEVNULL
+    if _DEVNULL is None:
+        _DEVNULL = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    return _DEVNULL
 
 
 def _move_atomic(src: str, dest: str) -> None:
@@ -597,39 +610,44 @@ class Job:
 
     # -- running ----------------------------------------------------------------------
 
-    def open_streams(self) -> tuple[Any, Any, Any]:
-        """Open (stdin, stdout, stderr) for the child; close them with :meth:`close_streams`."""
-        stdin = open(self.stdin_path, "rb") if self.stdin_path else subprocess.DEVNULL
+    def open_streams(self) -> tuple[int, int, int]:
+        """Descriptors (stdin, stdout, stderr) for the child; :meth:`close_streams` closes
+        them.  Plain descriptors, not file objects: this runs once per app call."""
+        opened: list[int] = []
         try:
-            stdout = self._open_out(self.stdout_path, not self.spec.get("stdout"))
-            try:
-                stderr = stdout if self.stderr_path == self.stdout_path else self._open_out(
-                    self.stderr_path, not self.spec.get("stderr"))
-            except BaseException:
-                stdout.close()
-                raise
+            if self.stdin_path:
+                stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_CLOEXEC)
+                opened.append(stdin)
+            else:
+                stdin = _devnull()
+            stdout = self._open_out(self.stdout_path, not self.spec.get("stdout"), opened)
+            stderr = stdout if self.stderr_path == self.stdout_path else self._open_out(
+                self.stderr_path, not self.spec.get("stderr"), opened)
         except BaseException:
-            if stdin is not subprocess.DEVNULL:
-                stdin.close()
+            self._streams = opened
+            self.close_streams()
             raise
-        self._streams = [s for s in (stdin, stdout, stderr) if s is not subprocess.DEVNULL]
+        self._streams = opened
         return stdin, stdout, stderr
 
-    def _open_out(self, path: str, wrapper_owned: bool) -> Any:
+    def _open_out(self, path: str, wrapper_owned: bool, opened: list[int]) -> int:
         if wrapper_owned:
-            anon = self._captured.get(path) or _anonymous_file(os.path.basename(path))
-            if anon is not None:
+            anon = self._captured.get(path)
+            if anon is None:
+                anon = _anonymous_file(os.path.basename(path))
+            if anon is not None:  # kept open: read back for the failure message
                 self._captured[path] = anon
                 return anon
             self._own_files.append(path)
-        return open(path, "wb")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        opened.append(fd)
+        return fd
 
     def close_streams(self) -> None:
-        for stream in self._streams:
-            if any(stream is c for c in self._captured.values()):
-                continue  # read back for the failure message, closed at clean-up
+        """Close this process's copies of the child's descriptors (not the captures)."""
+        for fd in self._streams:
             try:
-                stream.close()
+                os.close(fd)
             except OSError:
                 pass
         self._streams = []
@@ -758,10 +776,9 @@ class Job:
         if anon is None:
             return _tail(path)
         try:
-            size = anon.seek(0, os.SEEK_END)
-            anon.seek(max(0, size - TAIL_CHARS))
-            return printable_tail(anon.read())
-        except (OSError, ValueError):
+            size = os.fstat(anon).st_size
+            return printable_tail(os.pread(anon, TAIL_CHARS, max(0, size - TAIL_CHARS)))
+        except OSError:
             return ""
 
     def _result(self, ok: bool, code: int | None, cause: str, *, retryable: bool = True,
@@ -825,12 +842,15 @@ class Job:
         for path, anon in captured.items():
             if self.keep:
                 try:  # keepSiteDir: leave the captured stream where a person looks for it
-                    anon.seek(0)
-                    with open(path, "wb") as fh:
-                        shutil.copyfileobj(anon, fh)
+                    with open(path, "wb") as fh, os.fdopen(anon, "rb", closefd=False) as src:
+                        src.seek(0)
+                        shutil.copyfileobj(src, fh)
                 except OSError:
                     pass
-            anon.close()
+            try:
+                os.close(anon)
+            except OSError:
+                pass
         if self.keep:
             return
         try:  # the usual case: outputs moved out, only what the wrapper made is left
