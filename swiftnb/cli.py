@@ -485,7 +485,8 @@ def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
             script_name=opts.script, log_arguments=list(opts.argv), pgraph=pgraph,
             verbose=opts.flag("-verbose", "-v"),
             minimal_logging=opts.flag("-minimalLogging", "-minimal.logging"),
-            reduced_logging=opts.flag("-reducedLogging", "-reduced.logging"))
+            reduced_logging=opts.flag("-reducedLogging", "-reduced.logging"),
+            keep_events=False)  # the log has them; in memory they grow with the run
     except RunSetupError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE

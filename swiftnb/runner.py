@@ -150,7 +150,11 @@ class RunHandle:
 
     def __init__(self, *, program: Any, config: Any, bus: Any, run_dir: Any, executor: Any,
                  engine_run: Any, restart: Any, writer: Any = None, detach_log: Any = None,
-                 ticker: Any = None, base_dir: str = ".", failure_log: Any = None) -> None:
+                 ticker: Any = None, base_dir: str = ".", failure_log: Any = None,
+                 keep_events: bool = True) -> None:
+        """``keep_events=False``: do not keep the event stream in memory (``event_list``,
+        ``events`` and ``timings`` are then empty): a command-line run writes it to its
+        log, and a long run's events would grow by some 5 KB per app call."""
         from swiftnb.attempts import FailureLog
 
         self.program = program
@@ -165,7 +169,8 @@ class RunHandle:
         self._detach_log = detach_log
         self._ticker = ticker
         self._events: list[Any] = []
-        self._unsubscribe = bus.subscribe(self._events.append)
+        self._unsubscribe = bus.subscribe(self._events.append) if keep_events else (
+            lambda: None)
         self.outcome: Any = None
         self.interrupted = False
         self._task: asyncio.Task | None = None
@@ -503,8 +508,11 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
                 resume: str | None = None, script_name: str | None = None,
                 log_arguments: Sequence[str] | None = None, pgraph: str | None = None,
                 verbose: bool = False, seed: Mapping[str, Any] | None = None,
-                minimal_logging: bool = False, reduced_logging: bool = False) -> RunHandle:
+                minimal_logging: bool = False, reduced_logging: bool = False,
+                keep_events: bool = True) -> RunHandle:
     """Everything of a run but starting it (see :func:`start_run`).
+
+    ``keep_events=False``: the handle does not keep the events (see RunHandle).
 
     ``minimal_logging``/``reduced_logging``: Swift's ``-minimalLogging`` (WARN lines
     only) and ``-reducedLogging`` (no task-level lines) for the log file."""
@@ -601,7 +609,7 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
     return RunHandle(program=program, config=config, bus=bus, run_dir=run_dir,
                      executor=executor, engine_run=engine_run, restart=restart, writer=writer,
                      detach_log=detach_log, ticker=progress, base_dir=base_dir,
-                     failure_log=failure_log)
+                     failure_log=failure_log, keep_events=keep_events)
 
 
 def start_run(source: Any, **kwargs: Any) -> RunHandle:
