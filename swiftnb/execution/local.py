@@ -10,7 +10,7 @@ One thing cannot be cheap on the loop's thread: ``subprocess.Popen`` uses vfork,
 holds its caller until the child has exec'd, and on a busy machine the child waits for
 a CPU.  So the provider times every start; when starts get slow it hands them, with the
 wait and the stage-out, to runner threads (``runners.Runners``; a run under load then
-keeps 0.6 of xargs' speed instead of 0.25) and tries the loop again every
+keeps 0.8 of xargs' speed instead of 0.25) and tries the loop again every
 ``_THREADED_STRETCH`` starts.  Runner threads also serve sites that copy inputs to a
 scratch directory (a copy takes as long as the file is big) and systems without pidfds.
 
