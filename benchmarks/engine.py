@@ -8,7 +8,8 @@ shared), and the peak traced memory per element (tracemalloc), against a
 baseline measured in the same run: a plain Python loop doing the same arithmetic into
 two dicts.  Targets (issue 3): >= 200,000 ops/s and <= 0.5 KB per element.
 
-Part (b), app calls through the local provider, is in benchmarks/local.py.
+Part (b), 2,000 app calls through the local provider against ``xargs -P <cores>``, is
+benchmarks/local.py; this script runs it after part (a) (``--a-only`` skips it).
 """
 
 from __future__ import annotations
@@ -106,6 +107,16 @@ def main() -> int:
     print(f"  baseline (plain Python loop into dicts): {ops / bdt:,.0f} ops/s, "
           f"{bpeak / (2 * N) / 1024:.3f} KB/element")
     print(f"  ratio engine/baseline speed: {bdt / dt:.3f}")
+    if "--a-only" not in sys.argv[1:]:
+        print()
+        print("engine (b) local app calls (benchmarks/local.py):")
+        import os
+
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import local  # benchmarks/local.py
+
+        sys.argv = [sys.argv[0]]  # its defaults: 2000 calls, 3 rounds
+        local.main()
     return 0
 
 
