@@ -158,6 +158,7 @@ class LocalProvider:
         self._pidfds = hasattr(os, "pidfd_open")  # False once the kernel said no
         self._start_time = 0.0  # moving average of a start on the loop, seconds
         self._threaded = 0      # starts still to hand to runner threads
+        self._reaping: set[asyncio.Future] = set()  # apps started on the loop, not reaped
         self.submitted = 0
         self.completed = 0
         self.failed = 0
@@ -243,9 +244,9 @@ class LocalProvider:
                                report, task, spec)
         except asyncio.CancelledError:
             process.kill()
-            try:
-                await waited
-            except OSError:
+            try:  # it dies at once; shielded, a second cancel cannot leave it unreaped
+                await asyncio.shield(waited)
+            except (OSError, asyncio.CancelledError):
                 pass
             if process.result is None:  # else the app had ended and been staged out
                 job.finish(None, canceled=True)
@@ -289,18 +290,22 @@ class LocalProvider:
         def ended() -> None:
             loop.remove_reader(pidfd)
             os.close(pidfd)
+            self._reaping.discard(done)
             try:
                 process.end(proc.wait())
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
-                done.set_exception(exc)
+                if not done.done():
+                    done.set_exception(exc)
             else:
-                done.set_result(None)
+                if not done.done():
+                    done.set_result(None)
 
         try:
             loop.add_reader(pidfd, ended)
         except NotImplementedError:  # a loop without readers (Windows' proactor)
             os.close(pidfd)
             return self._runners.call(lambda: process.end(proc.wait()))
+        self._reaping.add(done)
         return done
 
     def _ended(self, result: dict[str, Any], report: StatusReporter, task: Task,
@@ -349,7 +354,8 @@ class LocalProvider:
 
         Tasks still in ``execute`` (the run was interrupted) end as canceled, not failed,
         and are waited for (a few seconds at most) so that their job directories are gone
-        before the site directory is removed."""
+        before the site directory is removed, and so are the apps the loop started: they
+        are reaped before the loop may close."""
         self._closing = True
         for process in list(self._processes):
             process.kill()
@@ -359,6 +365,8 @@ class LocalProvider:
                 await asyncio.wait_for(self._drained.wait(), 10.0)
             except asyncio.TimeoutError:
                 pass
+        if self._reaping:  # killed apps the loop has yet to reap: no zombie outlives us
+            await asyncio.wait(list(self._reaping), timeout=10.0)
         self._runners.shutdown()  # idle threads end; a restarted provider gets new ones
         self._runners = Runners("swiftnb-local", MAX_RUNNERS)
         self._spares.clear()

@@ -323,3 +323,31 @@ def test_walltime_kills_an_app_on_either_path(tmp_path):
     result = run(main())
     assert not result.ok and "exceeded its walltime of 0.3 seconds" in result.message
     assert time.monotonic() - began < 10
+
+
+@pytest.mark.parametrize("start_path", ["pidfd"], indirect=True)
+def test_a_second_cancel_still_leaves_no_zombie(tmp_path, start_path):
+    """A call canceled twice (the engine stops, then the run is torn down) stops waiting
+    for its app, but close() still reaps it: nothing is left behind when the loop ends."""
+    pidfile = tmp_path / "app.pid"
+    ex = SingleSiteExecutor(LocalProvider(), EventBus())
+
+    async def main():
+        t = task(tmp_path, "sh-z", "sh", ["-c", f"echo $$ > {pidfile}; exec sleep 30"])
+        fut = asyncio.ensure_future(ex.submit(t))
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+            if pidfile.exists() and pidfile.read_text().strip():
+                break
+        fut.cancel()
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        fut.cancel()  # while the first cancel waits for the killed app to end
+        with pytest.raises(asyncio.CancelledError):
+            await fut
+        await ex.close()
+        pid = int(pidfile.read_text())
+        # reaped by close() itself, not by whatever the loop happens to run afterwards
+        assert not os.path.exists(f"/proc/{pid}"), "the app is still there (a zombie?)"
+
+    run(main())
