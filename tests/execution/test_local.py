@@ -43,6 +43,14 @@ def run(coro):
     return asyncio.run(coro)
 
 
+async def _written(path, timeout=4.0):
+    """Wait until the app has written ``path`` (its pid)."""
+    for _ in range(int(timeout / 0.02)):
+        await asyncio.sleep(0.02)
+        if path.exists() and path.read_text().strip():
+            return
+
+
 def test_events_in_swift_order_and_output_moved(tmp_path):
     bus = EventBus()
     events = []
@@ -128,10 +136,7 @@ def test_cancel_kills_the_process_group(tmp_path):
     async def main():
         t = task(tmp_path, "sh-1", "sh", ["-c", f"sleep 30 & echo $! > {pidfile}; wait"])
         fut = asyncio.ensure_future(ex.submit(t))
-        for _ in range(200):
-            await asyncio.sleep(0.02)
-            if pidfile.exists() and pidfile.read_text().strip():
-                break
+        await _written(pidfile)
         fut.cancel()
         with pytest.raises(asyncio.CancelledError):
             await fut
@@ -335,10 +340,7 @@ def test_a_second_cancel_still_leaves_no_zombie(tmp_path, start_path):
     async def main():
         t = task(tmp_path, "sh-z", "sh", ["-c", f"echo $$ > {pidfile}; exec sleep 30"])
         fut = asyncio.ensure_future(ex.submit(t))
-        for _ in range(200):
-            await asyncio.sleep(0.02)
-            if pidfile.exists() and pidfile.read_text().strip():
-                break
+        await _written(pidfile)
         fut.cancel()
         await asyncio.sleep(0)
         await asyncio.sleep(0)
