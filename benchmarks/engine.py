@@ -115,7 +115,7 @@ def main() -> int:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import local  # benchmarks/local.py
 
-        sys.argv = [sys.argv[0]]  # its defaults: 2000 calls, 3 rounds
+        sys.argv = [sys.argv[0]]  # its defaults: 2000 calls, 5 rounds
         local.main()
     return 0
 
