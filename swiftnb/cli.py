@@ -17,6 +17,7 @@ from swiftnb import SWIFT_VERSION
 
 if TYPE_CHECKING:  # the configuration package is imported only by the commands using it
     from swiftnb.config import Config
+    from swiftnb.config.cli_options import CommandLine
 
 EXIT_OK = 0
 EXIT_USAGE = 1
@@ -108,175 +109,24 @@ options:
   -debug, -d             much more detail on the console (every log line)
   -pgraph FILE|true      write a Graphviz file of the run's dataflow
   -ui none               no progress ticker
+  -cdm.file FILE         the CDM policy file (also -cdmfile, -CDMFile)
   -PROPERTY VALUE        a Swift property, e.g. -lazy.errors true, -execution.retries 2,
-                         -sitedir.keep true, -foreach.max.threads 100, or any swift.conf
-                         key such as -executionRetries 2
+                         -sitedir.keep true, -foreach.max.threads 100,
+                         -clustering.enabled true, or any global swift.conf key such as
+                         -executionRetries 2 (a boolean alone means true)
 
 script arguments (after the script) are read with arg("name"): -name=value
 
 return codes: 0 success, 1 command-line or configuration error, 2 execution error,
 3 compile error, 4 script file does not exist"""
 
-#: Guide 10 properties accepted on the command line -> swift.conf keys (None = accepted
-#: for compatibility, no effect here).
-PROPERTY_KEYS: dict[str, str | None] = {
-    "lazy.errors": "lazyErrors",
-    "execution.retries": "executionRetries",
-    "sitedir.keep": "keepSiteDir",
-    "foreach.max.threads": "maxForeachThreads",
-    "caching.algorithm": "cachingAlgorithm",
-    "ip.address": "hostName",
-    "hostname": "hostName",
-    "tcp.port.range": "TCPPortRange",
-    "replication.enabled": "replicationEnabled",
-    "replication.limit": "replicationLimit",
-    "replication.min.queue.time": "replicationMinQueueTime",
-    "status.mode": "statusMode",
-    "wrapper.parameter.mode": "wrapperParameterMode",
-    "wrapper.invocation.mode": "wrapperInvocationMode",
-    "wrapperlog.always.transfer": "alwaysTransferWrapperLog",
-    "throttle.submit": "jobSubmitThrottle",
-    "throttle.host.submit": "hostJobSubmitThrottle",
-    "throttle.transfers": "fileTransfersThrottle",
-    "throttle.file.operations": "fileOperationsThrottle",
-    "provenance.log": "logProvenance",
-    "ticker.disable": "tickerEnabled",          # inverted below
-    "ticker.date.format": "tickerDateFormat",
-    "ticker.prefix": "tickerPrefix",
-    "use.provider.staging": None,
-    "clustering.enabled": None,
-    "clustering.min.time": None,
-    "clustering.queue.delay": None,
-    "kickstart.enabled": None,
-    "kickstart.always.transfer": None,
-    "throttle.score.job.factor": None,
-    "pgraph.graph.options": None,
-    "pgraph.node.options": None,
-}
+def parse_run_args(argv: Sequence[str]) -> CommandLine:
+    """The command line of a run (the kernel's ``%%swift`` line too), read by the one
+    parser of every sub-command (:func:`swiftnb.config.cli_options.parse_command_line`);
+    raises its ``CommandLineError`` (a usage error)."""
+    from swiftnb.config.cli_options import parse_command_line
 
-#: Boolean properties: given without a value they mean true.
-_BOOL_PROPS = {"lazy.errors", "sitedir.keep", "replication.enabled", "provenance.log",
-               "ticker.disable", "wrapperlog.always.transfer", "clustering.enabled",
-               "kickstart.always.transfer", "lazyErrors", "keepSiteDir", "replicationEnabled",
-               "tickerEnabled", "logProvenance", "alwaysTransferWrapperLog", "tracingEnabled",
-               "fileGCEnabled", "mappingCheckerEnabled", "providerStagingPinSwiftFiles"}
-
-#: swift.conf top-level keys accepted as `-key value` (the command-line config layer).
-CONF_KEYS = {
-    "sites", "staging", "lazyErrors", "executionRetries", "cachingAlgorithm",
-    "jobSubmitThrottle", "hostJobSubmitThrottle", "fileTransfersThrottle",
-    "fileOperationsThrottle", "siteScoreThrottlingFactor", "keepSiteDir", "logProvenance",
-    "replicationEnabled", "replicationMinQueueTime", "replicationLimit", "statusMode",
-    "wrapperParameterMode", "wrapperInvocationMode", "CDMBroadcastMode", "CDMFile",
-    "providerStagingPinSwiftFiles", "tickerDateFormat", "tickerPrefix", "tickerEnabled",
-    "fileGCEnabled", "mappingCheckerEnabled", "hostName", "TCPPortRange",
-    "alwaysTransferWrapperLog", "tracingEnabled", "wrapperStagingLocalServer",
-    "maxForeachThreads", "maxThreads",
-}
-
-_VALUE_OPTIONS = {"-resume", "-config", "-configpath", "-runid", "-logfile", "-sites.file", "-tc.file",
-                  "-sites", "-pgraph", "-ui", "-cdm.file", "-properties", "-cdmfile"}
-_FLAG_OPTIONS = {"-typecheck", "-dryrun", "-verbose", "-v", "-debug", "-d", "-version",
-                 "-help", "-h", "-monitor", "-tui", "-listconfig", "-sitelist",
-                 "-minimal.logging", "-reduced.logging", "-recompile", "-rlog",
-                 # Swift 0.96's spellings (-pauseOnStart is accepted and ignored)
-                 "-minimalLogging", "-reducedLogging", "-pauseOnStart"}
-#: flags that take an optional word after them (0.96: ``-listconfig [files|full]``)
-_OPTIONAL_VALUES = {"-listconfig": ("files", "full")}
-
-
-from dataclasses import dataclass, field  # noqa: E402  (used by the run command only)
-
-
-class _UsageError(Exception):
-    pass
-
-
-@dataclass
-class RunOptions:
-    """The parsed command line of ``swiftnb run``."""
-
-    script: str | None = None
-    script_args: list[str] = field(default_factory=list)
-    flags: set[str] = field(default_factory=set)
-    values: dict[str, str] = field(default_factory=dict)
-    conf: dict[str, object] = field(default_factory=dict)      # swift.conf key -> value
-    properties: dict[str, str] = field(default_factory=dict)   # as given (for the log)
-    argv: list[str] = field(default_factory=list)
-
-    def flag(self, *names: str) -> bool:
-        return any(n in self.flags for n in names)
-
-
-def _suggest(word: str) -> str:
-    import difflib
-
-    known = sorted(_VALUE_OPTIONS | _FLAG_OPTIONS | {"-" + k for k in PROPERTY_KEYS}
-                   | {"-" + k for k in CONF_KEYS})
-    close = difflib.get_close_matches(word, known, n=1)
-    return f" (did you mean {close[0]}?)" if close else ""
-
-
-def parse_run_args(argv: Sequence[str]) -> RunOptions:
-    """Split a `swift`-style command line: options, the script, script arguments."""
-    opts = RunOptions(argv=list(argv))
-    args = list(argv)
-    i = 0
-    while i < len(args):
-        a = args[i]
-        i += 1
-        if opts.script is not None and a.startswith("-") and "=" in a:
-            opts.script_args.append(a)
-            continue
-        if a in _FLAG_OPTIONS:
-            opts.flags.add(a)
-            if i < len(args) and args[i] in _OPTIONAL_VALUES.get(a, ()):
-                opts.values[a] = args[i]
-                i += 1
-            continue
-        if a in _VALUE_OPTIONS:
-            if i >= len(args):
-                raise _UsageError(f"option {a} needs a value")
-            opts.values[a] = args[i]
-            i += 1
-            continue
-        if a.startswith("-") and len(a) > 1:
-            name = a[1:]
-            if "=" in name and opts.script is None:
-                name, _, inline = name.partition("=")
-                value: str | None = inline
-            else:
-                value = None
-            if name in PROPERTY_KEYS or name in CONF_KEYS:
-                if value is None:
-                    nxt = args[i] if i < len(args) else None
-                    if nxt is not None and not nxt.startswith("-") and not (
-                            nxt.endswith(".swift") and name in _BOOL_PROPS):
-                        value = nxt
-                        i += 1
-                    elif name in _BOOL_PROPS:
-                        value = "true"
-                    else:
-                        raise _UsageError(f"property -{name} needs a value")
-                opts.properties[name] = value
-                key = PROPERTY_KEYS.get(name, name) if name in PROPERTY_KEYS else name
-                if key is None:
-                    continue
-                if name == "ticker.disable":
-                    value = "false" if value.strip().lower() == "true" else "true"
-                opts.conf[key] = value
-                continue
-            if opts.script is not None:
-                opts.script_args.append(a)  # a script argument without '='
-                continue
-            raise _UsageError(f"unknown option {a}{_suggest(a)}")
-        if opts.script is None:
-            opts.script = a
-        else:
-            opts.script_args.append(a)
-    if "-sites" in opts.values:
-        opts.conf["sites"] = opts.values["-sites"]
-    return opts
+    return parse_command_line(argv)
 
 
 def _version_line() -> str:
@@ -336,12 +186,12 @@ class _Current:
 def _cmd_run(argv: Sequence[str]) -> int:
     import os
 
+    from swiftnb.config.cli_options import CommandLineError, check_files
+
     try:
         opts = parse_run_args(argv)
-    except _UsageError as exc:
-        print(f"swiftnb: {exc}", file=sys.stderr)
-        print(RUN_USAGE, file=sys.stderr)
-        return EXIT_USAGE
+    except CommandLineError as exc:
+        return _run_usage_error(exc)
     if opts.flag("-help", "-h"):
         print(RUN_USAGE)
         return EXIT_OK
@@ -360,11 +210,12 @@ def _cmd_run(argv: Sequence[str]) -> int:
     if missing:
         print(missing, file=sys.stderr)
         return EXIT_MISSING_SCRIPT
-    for option in ("-config", "-sites.file", "-tc.file"):
-        path = opts.values.get(option)
-        if path is not None and not os.path.isfile(path):
-            print(f"swiftnb: {option} {path}: no such file", file=sys.stderr)
-            return EXIT_USAGE
+    base_dir = os.getcwd()
+    try:
+        check_files(opts, base_dir)  # before compiling: a usage error, exit 1
+    except CommandLineError as exc:
+        print(f"swiftnb: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     from swiftnb import lang
 
     try:
@@ -379,24 +230,27 @@ def _cmd_run(argv: Sequence[str]) -> int:
         causes = exc.render().replace("\n", "\n\t")
         print(f"Could not start execution:\n\t{causes}", file=sys.stderr)
         return EXIT_COMPILE
-    base_dir = os.getcwd()
     config = _run_config(opts, base_dir)
     if config is None:
         return EXIT_USAGE
     return _execute(opts, program, config, base_dir)
 
 
-def _run_config(opts: RunOptions, base_dir: str) -> Config | None:
-    """The run's configuration from the command line, or None (the error is printed)."""
-    from swiftnb.runner import RunSetupError, load_run_config
+def _run_usage_error(exc: Exception) -> int:
+    print(f"swiftnb: {exc}", file=sys.stderr)
+    print(RUN_USAGE, file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _run_config(opts: CommandLine, base_dir: str) -> Config | None:
+    """The run's configuration from the command line, or None (the error is printed).
+    Loaded as ``check-config`` loads it (one parser, one loader), so the two agree."""
+    from swiftnb.config import ConfigError
+    from swiftnb.config.cli_options import load_from_args
 
     try:
-        if "-configpath" in opts.values:
-            return _load_configpath(opts, base_dir)
-        return load_run_config(opts.values.get("-config"), properties=dict(opts.conf),
-                               sites_file=opts.values.get("-sites.file"),
-                               tc_file=opts.values.get("-tc.file"), base_dir=base_dir)
-    except RunSetupError as exc:
+        return load_from_args(opts, cwd=base_dir)
+    except ConfigError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return None
 
@@ -415,44 +269,23 @@ def _parses(path: str) -> bool:
     return True
 
 
-def _list_config(opts: RunOptions) -> int:
+def _list_config(opts: CommandLine) -> int:
     """``-listconfig [files|full]`` and ``-sitelist``: print, do not run."""
     import os
 
     config = _run_config(opts, os.getcwd())
     if config is None:
         return EXIT_USAGE
-    if opts.flag("-listconfig"):
-        print(config.listconfig(full=opts.values.get("-listconfig") == "full"), end="")
-    if opts.flag("-sitelist"):  # 0.96's printSiteList
+    if opts.listconfig:
+        print(config.listconfig(full=opts.listconfig == "full"), end="")
+    if opts.sitelist:  # 0.96's printSiteList
         print("Available sites: ")
         for name in config.sites:
             print(f"\t{name}")
     return EXIT_OK
 
 
-def _load_configpath(opts: RunOptions, base_dir: str):
-    """The configuration of ``-configpath a:b``: those files replace the [D]..[R] search
-    (docs/configuration.md); legacy files, ``-config`` and properties still apply."""
-    import os
-
-    from swiftnb.config import ConfigError, load_config
-    from swiftnb.runner import RunSetupError
-
-    paths = [p for p in opts.values["-configpath"].split(os.pathsep) if p]
-    if not paths:
-        raise RunSetupError("-configpath: no file given")
-    try:
-        config = load_config(opts.values.get("-config"), properties=dict(opts.conf),
-                             sites_file=opts.values.get("-sites.file"),
-                             tc_file=opts.values.get("-tc.file"), cwd=base_dir,
-                             configpath=paths)
-    except ConfigError as exc:
-        raise RunSetupError(str(exc)) from None
-    return config
-
-
-def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
+def _execute(opts: CommandLine, program, config, base_dir: str) -> int:
     """Prepare the run (swiftnb.runner), tee the console into ``swift.out``, run it."""
     import os
 
@@ -473,7 +306,7 @@ def _execute(opts: RunOptions, program, config, base_dir: str) -> int:
         warning = _resume_name_warning(resume, opts.script)
         if warning:
             warnings.append(warning)
-    pgraph = opts.values.get("-pgraph") or opts.properties.get("pgraph")
+    pgraph = opts.values.get("-pgraph")
     if pgraph in ("false", None):
         pgraph = None
     try:

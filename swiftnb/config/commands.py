@@ -12,7 +12,8 @@ from __future__ import annotations
 import sys
 from typing import Sequence, TextIO
 
-from swiftnb.config.cli_options import sitelist, split_config_args, load_from_args
+from swiftnb.config.cli_options import (CONFIG_OPTIONS, CommandLine, CommandLineError,
+                                        load_from_args, parse_command_line, sitelist)
 from swiftnb.config.loader import load_config
 from swiftnb.config.model import ConfigError
 
@@ -90,14 +91,17 @@ def _write_output(options: dict[str, str], text: str, err: TextIO) -> int:
 
 def check_config(argv: Sequence[str], out: TextIO | None = None,
                  err: TextIO | None = None) -> int:
+    """Load the configuration a ``swiftnb run`` with these options would use (the same
+    parser and loader) and print it, or its problems with exit 1."""
     out = sys.stdout if out is None else out  # the streams of the moment, not of import
     err = sys.stderr if err is None else err
     try:
-        args = split_config_args(argv)
-        if args.rest:
-            print(f"swiftnb check-config: unexpected argument {args.rest[0]!r}", file=err)
-            return 1
+        args = parse_command_line(argv)
+        _refuse_run_only(args)
         config = load_from_args(args)
+    except CommandLineError as exc:
+        print(f"swiftnb check-config: {exc}", file=err)
+        return 1
     except ConfigError as exc:
         print(exc, file=err)
         return 1
@@ -108,3 +112,20 @@ def check_config(argv: Sequence[str], out: TextIO | None = None,
     else:
         out.write(config.listconfig(full=args.listconfig != "files"))
     return 0
+
+
+#: what check-config reads besides configuration options and properties
+_CHECK_FLAGS = frozenset({"-listconfig", "-sitelist"})
+
+
+def _refuse_run_only(args: CommandLine) -> None:
+    """A script, or an option only a run uses, has no place in check-config: refusing
+    it says so instead of leaving the user to wonder whether it was checked."""
+    if args.script is not None:
+        raise CommandLineError(f"unexpected argument {args.script!r}")
+    run_only = sorted(set(args.flags) - _CHECK_FLAGS)
+    run_only += sorted(option for option in args.values
+                       if option not in CONFIG_OPTIONS and option not in _CHECK_FLAGS)
+    if run_only:
+        raise CommandLineError(f"{run_only[0]} is an option of swiftnb run, "
+                               "not of check-config")

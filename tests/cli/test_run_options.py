@@ -25,8 +25,7 @@ def test_options_before_script_and_arguments_after():
                         "-name=a b", "-resume", "wf.rlog"])
     assert o.script == "wf.swift"
     assert o.script_args == ["-n=5", "-name=a b"]
-    assert o.values == {"-sites": "a,b", "-runid": "r1", "-logfile": "x.log",
-                        "-resume": "wf.rlog"}
+    assert o.values == {"-runid": "r1", "-logfile": "x.log", "-resume": "wf.rlog"}
     assert o.conf == {"lazyErrors": "false", "executionRetries": "2", "sites": "a,b"}
     assert o.flag("-dryrun")
 

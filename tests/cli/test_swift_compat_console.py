@@ -187,7 +187,8 @@ SCENARIOS: dict[str, tuple[dict[str, str], list[list[str]]]] = {
     "runid-logfile": ({"fail.swift": FAIL}, [["-runid", "myrun", "-logfile", "logs/my.log",
                                               "fail.swift"],
                                              ["-resume", "myrun/fail-myrun.0.rlog", "fail.swift"]]),
-    "options-096": ({"hello.swift": HELLO},
+    # -cdmfile names a policy file, which must exist (a missing one is a usage error)
+    "options-096": ({"hello.swift": HELLO, "fs.data": "# CDM policy\nrule .* DEFAULT\n"},
                     [["-reducedLogging", "-minimalLogging", "-pauseOnStart", "-cdmfile", "fs.data",
                       "-mappingCheckerEnabled", "-fileGCEnabled", "hello.swift"],
                      ["-listconfig", "files"], ["-sitelist"], ["-ui", "none", "hello.swift"]]),
