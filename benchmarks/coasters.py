@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from swiftnb.coasters.provider import CoasterProvider  # noqa: E402
 from swiftnb.engine.task import Task  # noqa: E402
 from swiftnb.events import EventBus  # noqa: E402
+from swiftnb.scheduling.provider import RecordingReporter
 
 
 def tasks(base: str, n: int) -> list[Task]:
@@ -50,8 +51,7 @@ def check(base: str, n: int) -> None:
 
 
 async def run_provider(provider, base: str, n: int) -> float:
-    def report(status, **fields):
-        pass
+    report = RecordingReporter()
 
     await provider.start()
     limit = asyncio.Semaphore(2)
@@ -78,7 +78,7 @@ def coaster(base: str, n: int, prefetch: int | str = 0) -> float:
                "planInterval": 0.05, "prefetch": prefetch}
     provider = CoasterProvider("coast", options, bus=EventBus())
     elapsed = asyncio.run(run_provider(provider, base, n))
-    blocks = provider.state()["blocks"]
+    blocks = provider.service.state()["blocks"]
     assert len(blocks) == 1 and blocks[0]["workers"] == 2, blocks
     return elapsed
 

@@ -33,6 +33,7 @@ from swiftnb.execution.sim import SimProvider  # noqa: E402
 from swiftnb.scheduling.clock import VirtualClock  # noqa: E402
 from swiftnb.scheduling.scheduler import Scheduler  # noqa: E402
 from swiftnb.scheduling.sites import Site  # noqa: E402
+from swiftnb.scheduling.provider import RecordingReporter
 
 TARGET_SECONDS = 10.0
 
@@ -97,8 +98,7 @@ def bench_scheduler(n: int, n_sites: int, root: str) -> tuple[float, dict]:
 def bench_baseline(n: int, n_sites: int, root: str) -> tuple[float, dict]:
     clock, bus, counter, providers = make_grid(n_sites)
 
-    def report(status, **fields):
-        pass
+    report = RecordingReporter()
 
     async def main():
         return await asyncio.gather(*(providers[i % n_sites].execute(task(i, root), report)

@@ -60,54 +60,36 @@ def load_run_config(config_file: str | None = None, *, properties: Mapping[str, 
         raise RunSetupError(str(exc)) from None
 
 
-def _app_lookup(config: Any, site: str) -> Callable[[str], Any]:
-    """tr -> (executable, env, maxwalltime seconds) on ``site``, or None if not there."""
-    cache: dict[str, object] = {}
+def load_cdm_policy(config: Any, base_dir: str = ".") -> Any:
+    """The run's CDM policy (``-cdm.file F`` / ``CDMFile``), or None when none was
+    given: Swift applied CDM only to a policy file named on the command line or in the
+    configuration, never to a stray ``fs.data``."""
+    if not config.origin("CDMFile"):
+        return None
+    from swiftnb.execution.cdm import CdmError, load_policy
 
-    def lookup(tr: str):
-        if tr not in cache:
-            app = config.app_for(site, tr)
-            cache[tr] = None if app is None else (
-                app.executable_for(tr), dict(app.env), app.max_wall_time)
-        return cache[tr]
-
-    return lookup
+    path = os.path.join(base_dir, config.CDM_file)
+    try:
+        return load_policy(path)
+    except OSError as exc:
+        raise RunSetupError(f"CDMFile {config.CDM_file}: {exc.strerror or exc}") from None
+    except CdmError as exc:
+        raise RunSetupError(str(exc)) from None
 
 
 def build_run_executor(config: Any, bus: Any, *, site_run: str, keep: bool = False,
-                       dryrun: bool = False) -> Any:
-    """The executor of a run: the site scheduler for remote or several sites, else the
-    single local site (the embedded default needs no configuration)."""
-    from swiftnb.execution.local import LocalProvider
-    from swiftnb.scheduling.single import DryRunExecutor, SingleSiteExecutor
+                       dryrun: bool = False, base_dir: str = ".") -> Any:
+    """The executor of a run (scheduling.build_executor, the one builder), with its
+    refusals as :class:`RunSetupError`."""
+    from swiftnb.scheduling.build import build_executor
+    from swiftnb.scheduling.scheduler import SchedulerError
 
-    if dryrun:
-        return DryRunExecutor(bus)
-    selected = list(config.selected_sites) or ["local"]
-    sites = [config.sites[name] for name in selected if name in config.sites]
-    if len(sites) != 1 or sites[0].type != "local":
-        try:
-            from swiftnb.scheduling.build import build_executor  # the multi-site scheduler
-            from swiftnb.scheduling.scheduler import SchedulerError
-        except ImportError:
-            build_executor = None
-        if build_executor is not None:
-            try:
-                return build_executor(config, bus, site_run=site_run, keep_site_dir=keep)
-            except SchedulerError as exc:
-                raise RunSetupError(str(exc)) from None
-        if not sites:
-            raise RunSetupError(f"no such site: {', '.join(selected)}")
-    site = sites[0]
-    scratch = site.scratch
-    if scratch and not os.path.isabs(scratch):
-        scratch = os.path.abspath(scratch)
-    provider = LocalProvider(site.name, work_dir=site.work_directory, site_run=site_run,
-                             keep=keep or site.keep_site_dir, scratch=scratch,
-                             always_info=bool(getattr(config, "always_transfer_wrapper_log",
-                                                      False)))
-    return SingleSiteExecutor(provider, bus, max_parallel=site.max_parallel_tasks,
-                              app_lookup=_app_lookup(config, site.name))
+    cdm = None if dryrun else load_cdm_policy(config, base_dir)
+    try:
+        return build_executor(config, bus, site_run=site_run, keep_site_dir=keep,
+                              dryrun=dryrun, cdm=cdm)
+    except SchedulerError as exc:
+        raise RunSetupError(str(exc)) from None
 
 
 def _make_settings(settings_cls: Any, values: dict) -> Any:
@@ -360,7 +342,7 @@ class RunHandle:
             result = await self.executor.submit(task)
         else:
             fresh = build_run_executor(self.config, self.bus, site_run=self.run_dir.site_run,
-                                       keep=bool(getattr(self.config, "keep_site_dir", False)))
+                                       keep=self.config.keep_site_dir, base_dir=self.base_dir)
             try:
                 result = await fresh.submit(task)
             finally:
@@ -567,7 +549,7 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
     keep = bool(config.keep_site_dir)
     try:
         executor = build_run_executor(config, bus, site_run=run_dir.site_run, keep=keep,
-                                      dryrun=dryrun)
+                                      dryrun=dryrun, base_dir=base_dir)
     except RunSetupError:
         restart.close() if resume else restart.delete()  # nothing ran: nothing to resume
         undo()

@@ -9,24 +9,30 @@ runs, and ``provider.CoasterProvider`` is the scheduler-facing Provider.
 ``execution.type: "coaster"`` (or ``coaster-persistent``).
 """
 
-from typing import Any
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swiftnb.coasters.provider import CoasterProvider
+    from swiftnb.config.model import SiteConfig
+    from swiftnb.scheduling.build import BuildContext
 
 from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
 
 __all__ = ["CoasterConfigError", "CoasterSettings", "make_provider"]
 
 
-def make_provider(site: Any, ctx: Any) -> Any:
+def make_provider(site: SiteConfig, ctx: BuildContext) -> CoasterProvider:
     """A CoasterProvider for a SiteConfig, in a run described by a BuildContext."""
     from swiftnb.coasters.provider import CoasterProvider
 
     try:
-        return CoasterProvider.from_site(
-            site, getattr(ctx, "bus", None), site_run=getattr(ctx, "site_run", None),
-            keep=bool(getattr(ctx, "keep_site_dir", False)))
+        return CoasterProvider.from_site(site, ctx.bus, site_run=ctx.site_run,
+                                         keep=ctx.keep_site_dir)
     except CoasterConfigError as exc:
         try:
             from swiftnb.scheduling.scheduler import SchedulerError
         except ImportError:
             raise exc from None
-        raise SchedulerError(f"site '{getattr(site, 'name', '?')}': {exc}") from None
+        raise SchedulerError(f"site '{site.name}': {exc}") from None

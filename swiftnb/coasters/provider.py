@@ -27,9 +27,9 @@ from swiftnb.coasters.blocks import BlockProvider, block_provider_for
 from swiftnb.coasters.planner import admission_error
 from swiftnb.coasters.service import CoasterService
 from swiftnb.coasters.settings import CoasterSettings
-from swiftnb.engine.task import Task, TaskResult
+from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.scheduling.provider import StatusReporter
+from swiftnb.scheduling.provider import BlockState, Provider, ProviderState, StatusReporter
 
 __all__ = ["CoasterProvider"]
 
@@ -64,7 +64,7 @@ def worker_log_dir(options: dict[str, Any] | None) -> str | None:
     return os.path.expanduser(str(options.get("workerLoggingDirectory", "~/.globus/coasters")))
 
 
-class CoasterProvider:
+class CoasterProvider(Provider):
     """Runs a site's tasks on coaster blocks (pilot jobs) through a block provider."""
 
     def __init__(
@@ -158,12 +158,13 @@ class CoasterProvider:
         return wrapper.job_dir_relative(self.spec(task))
 
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
-        report(TaskStatus.SUBMITTING)
+        report.status(TaskStatus.SUBMITTING)
         walltime = int(task.maxwalltime) if task.maxwalltime else self.settings.default_walltime
         error = admission_error(walltime, self.settings)
         if error is not None:
-            report(TaskStatus.FAILED, message=error)
-            return TaskResult(ok=False, message=error, site=self.name)
+            report.status(TaskStatus.FAILED, message=error)
+            return TaskResult(ok=False, message=error, site=self.name,
+                              failure=FailureKind.SUBMIT_REFUSED)
         if self.service is None:
             await self.start()
         assert self.service is not None
@@ -175,7 +176,7 @@ class CoasterProvider:
         except asyncio.CancelledError:
             if self.service is not None:
                 self.service.cancel(future)
-            report(TaskStatus.CANCELED)
+            report.status(TaskStatus.CANCELED)
             raise
 
     async def shutdown(self) -> None:
@@ -192,12 +193,18 @@ class CoasterProvider:
                     pass
         self._site_dirs.clear()
 
-    def state(self) -> dict[str, Any]:
+    def state(self) -> ProviderState:
+        detail: dict[str, object] = {"jobManager": self.job_manager}
         if self.service is None:
-            return {"site": self.name, "type": "coaster", "jobManager": self.job_manager,
-                    "holding": 0, "queued": 0, "running": 0, "blocks": [], "workers": [],
-                    "decisions": [], "settings": self.settings.as_options()}
-        state = self.service.state()
-        state["type"] = "coaster"
-        state["jobManager"] = self.job_manager
-        return state
+            return ProviderState(site=self.name, type="coaster", detail=detail)
+        snap = self.service.state()
+        counts = snap["counts"]
+        blocks = tuple(
+            BlockState(id=str(b["id"]), state=str(b["state"]), workers=int(b["connected_workers"]),
+                       running=int(b["running"]), time_left=b["time_left"])
+            for b in snap["blocks"])
+        return ProviderState(
+            site=self.name, type="coaster", submitted=int(counts.get("submitted", 0)),
+            queued=snap["holding"] + snap["queued"], running=snap["running"],
+            completed=int(counts.get("completed", 0)), failed=int(counts.get("failed", 0)),
+            canceled=int(counts.get("canceled", 0)), blocks=blocks, detail=detail)

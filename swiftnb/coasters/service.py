@@ -32,7 +32,8 @@ from swiftnb.coasters import planner
 from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest
 from swiftnb.coasters.settings import CoasterSettings
 from swiftnb.coasters.worker import PROTOCOL_VERSION, encode
-from swiftnb.engine.task import TaskResult
+from swiftnb.engine.task import FailureKind, TaskResult
+from swiftnb.execution.outcome import result_from_dict
 from swiftnb.events import EventBus, TaskStatus
 
 __all__ = ["CoasterService", "CoasterJob", "WalltimeQueue"]
@@ -300,13 +301,13 @@ class CoasterService:
         for q in (self.holding, self.queued):
             while (job := q.pop_smallest()) is not None:
                 self._finish(job, TaskResult(ok=False, message="Coaster service shut down",
-                                             site=self.site, canceled=True))
+                                             site=self.site, failure=FailureKind.CANCELED))
         for block in list(self.blocks.values()):
             if block.live:
                 self._shutdown_block(block, "service shutdown", force=True)
         for job in list(self.running.values()):
             self._finish(job, TaskResult(ok=False, message="Coaster service shut down",
-                                         site=self.site, canceled=True))
+                                         site=self.site, failure=FailureKind.CANCELED))
         with contextlib.suppress(Exception):
             await self.provider.close()
         if self._server is not None:
@@ -329,10 +330,10 @@ class CoasterService:
         self.counts["submitted"] += 1
         if self._closing:
             job.future.set_result(TaskResult(ok=False, message="Coaster service shut down",
-                                             site=self.site, canceled=True))
+                                             site=self.site, failure=FailureKind.CANCELED))
             return job.future
         self._by_future[job.future] = job
-        report(TaskStatus.SUBMITTED)
+        report.status(TaskStatus.SUBMITTED)
         self._enqueue(job)
         return job.future
 
@@ -480,10 +481,10 @@ class CoasterService:
         if op == "start":
             job.started = self.clock()
             if not job.canceled:
-                job.report(TaskStatus.STAGE_IN, workerid=conn.workerid)
+                job.report.status(TaskStatus.STAGE_IN, workerid=conn.workerid)
         elif op == "active":
             if not job.canceled:
-                job.report(TaskStatus.ACTIVE, workerid=conn.workerid)
+                job.report.status(TaskStatus.ACTIVE, workerid=conn.workerid)
         elif op == "done":
             now = self.clock()
             del conn.running[job.n]
@@ -498,22 +499,19 @@ class CoasterService:
             result = message.get("result") or {}
             if job.canceled:  # the provider has reported it canceled already
                 self._finish(job, TaskResult(ok=False, message="Canceled", site=self.site,
-                                             canceled=True))
+                                             failure=FailureKind.CANCELED))
                 self._after_task(conn)
                 return
-            job.report(TaskStatus.STAGE_OUT)
+            job.report.status(TaskStatus.STAGE_OUT)
             ok = bool(result.get("ok"))
             if ok:
                 self.counts["completed"] += 1
-                job.report(TaskStatus.COMPLETED)
+                job.report.status(TaskStatus.COMPLETED)
             else:
                 self.counts["failed"] += 1
-                job.report(TaskStatus.FAILED,
+                job.report.status(TaskStatus.FAILED,
                            message=result.get("cause") or result.get("message") or "failed")
-            self._finish(job, TaskResult(
-                ok=ok, exit_code=result.get("exit_code"), message=result.get("message", ""),
-                stdout_tail=result.get("stdout_tail", ""), stderr_tail=result.get("stderr_tail", ""),
-                site=self.site, canceled=bool(result.get("canceled"))))
+            self._finish(job, result_from_dict({**result, "site": self.site}))
             self._after_task(conn)
 
     def _after_task(self, conn: WorkerConn) -> None:
@@ -540,7 +538,7 @@ class CoasterService:
             block.busy += now - (job.started or now)
             if job.canceled:
                 self._finish(job, TaskResult(ok=False, message="Canceled", site=self.site,
-                                             canceled=True))
+                                             failure=FailureKind.CANCELED))
                 continue
             job.worker = None
             if job.started is None and not self._closing:
@@ -551,17 +549,18 @@ class CoasterService:
                 continue
             message = (f"Worker lost: {conn.workerid} on {conn.node or 'unknown node'} "
                        f"({why}) while running the task")
-            job.report(TaskStatus.FAILED, message=message)
+            job.report.status(TaskStatus.FAILED, message=message)
             job.worker = None
             if job.retries < self.settings.worker_retries and not self._closing:
                 job.retries += 1
                 self.counts["requeued"] += 1
                 self._note(f"re-queued {job.taskid} ({job.spec.get('jobid', '')}): {message}")
-                job.report(TaskStatus.SUBMITTED)
+                job.report.status(TaskStatus.SUBMITTED)
                 self._enqueue(job)
             else:
                 self.counts["failed"] += 1
-                self._finish(job, TaskResult(ok=False, message=message, site=self.site))
+                self._finish(job, TaskResult(ok=False, message=message, site=self.site,
+                                             failure=FailureKind.CONNECTION_LOST))
         conn.running.clear()
         conn.closing = True
 
@@ -642,8 +641,9 @@ class CoasterService:
         for q in (self.holding, self.queued):
             while (job := q.pop_smallest()) is not None:
                 self.counts["failed"] += 1
-                job.report(TaskStatus.FAILED, message=message)
-                self._finish(job, TaskResult(ok=False, message=message, site=self.site))
+                job.report.status(TaskStatus.FAILED, message=message)
+                self._finish(job, TaskResult(ok=False, message=message, site=self.site,
+                                             failure=FailureKind.SUBMIT_REFUSED))
         self._start_failures = 0
 
     def _shutdown_block(self, block: Block, reason: str, force: bool = False) -> None:
@@ -664,7 +664,7 @@ class CoasterService:
             for job in list(conn.running.values()):
                 self.running.pop(job.n, None)
                 self._finish(job, TaskResult(ok=False, message=f"Block {block.id} shut down: {reason}",
-                                             site=self.site, canceled=True))
+                                             site=self.site, failure=FailureKind.CANCELED))
             conn.running.clear()
             conn.send({"op": "shutdown"})
         if block.handle is not None:

@@ -816,8 +816,8 @@ class Run:
                 if result.ok or result.canceled:
                     break
                 emit("APPLICATION_EXCEPTION", {"jobid": task.jobid, "message": result.message})
-                if "does not have the executable bit set" in (result.message or ""):
-                    break  # Swift did not retry these: the next attempt cannot differ
+                if not result.retryable:
+                    break  # e.g. no executable bit: Swift did not retry, nothing would differ
             assert result is not None
             emit("JOB_END", {"jobid": task.jobid})
             emit("PROCEDURE_END", {"line": info.proc.pos.line, "thread": thread, "name": info.name},

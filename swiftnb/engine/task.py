@@ -7,6 +7,7 @@ and puts sites, throttles and policies behind it.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -45,9 +46,32 @@ class Task:
     output_globs: list[str] = field(default_factory=list)
 
 
+class FailureKind(str, enum.Enum):
+    """What kind of failure ended an attempt: scores, retries and messages read this,
+    never the message text.  The values are the wrapper's ``kind`` strings (the wrapper
+    is stdlib-only and runs on remote machines, so it cannot import this enum)."""
+
+    APP_EXIT = "app-exit"              # non-zero exit, or declared outputs missing
+    NOT_EXECUTABLE = "not-executable"  # no such program, no executable bit: never retried
+    STAGE_IN = "stage-in"              # an input could not be put in place
+    STAGE_OUT = "stage-out"            # an output could not be brought back
+    CONNECTION_LOST = "connection-lost"  # the site's host refused or dropped the connection
+    TIMEOUT = "timeout"                # the site did not answer in time
+    SUBMIT_REFUSED = "submit-refused"  # the site (LRM, service) refused the job
+    WALLTIME = "walltime"              # killed for running past its walltime
+    CANCELED = "canceled"              # withdrawn: the run stopped, or a replica won
+    WORKER = "worker"                  # the site's own machinery failed (a worker bug)
+
+    @property
+    def retryable(self) -> bool:
+        """Whether another attempt may succeed (Swift retried everything but these)."""
+        return self not in (FailureKind.NOT_EXECUTABLE, FailureKind.CANCELED)
+
+
 @dataclass(slots=True)
 class TaskResult:
-    """How a task ended.  ``ok`` means exit 0 and every declared output produced."""
+    """How a task ended.  ``ok`` means exit 0 and every declared output produced;
+    otherwise ``failure`` says what kind of failure it was."""
 
     ok: bool
     exit_code: int | None = None
@@ -55,7 +79,24 @@ class TaskResult:
     stdout_tail: str = ""
     stderr_tail: str = ""
     site: str = ""
-    canceled: bool = False
+    failure: FailureKind | None = None
+
+    def __post_init__(self) -> None:
+        if not self.ok and self.failure is None:
+            self.failure = FailureKind.APP_EXIT
+
+    @property
+    def canceled(self) -> bool:
+        return self.failure is FailureKind.CANCELED
+
+    @property
+    def retryable(self) -> bool:
+        return not self.ok and self.failure is not None and self.failure.retryable
+
+    @classmethod
+    def cancel(cls, site: str = "", message: str = "Canceled") -> "TaskResult":
+        """The result of an attempt withdrawn before or while it ran."""
+        return cls(ok=False, message=message, site=site, failure=FailureKind.CANCELED)
 
 
 class Executor(Protocol):

@@ -28,15 +28,24 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from swiftnb.engine.task import Task, TaskResult
+from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import TaskStatus
 from swiftnb.execution import wrapper
+from swiftnb.execution.joblog import InfoWriter
+from swiftnb.execution.outcome import result_from_dict
 from swiftnb.execution.runners import Runners
-from swiftnb.scheduling.provider import StatusReporter
+from swiftnb.scheduling.options import ProviderOptions
+from swiftnb.scheduling.provider import Provider, ProviderState, StatusReporter
 
-__all__ = ["LocalProvider", "result_from_dict"]
+if TYPE_CHECKING:
+    from swiftnb.config.model import SiteConfig
+    from swiftnb.execution.cdm import CdmPolicy
+    from swiftnb.scheduling.build import BuildContext
+
+__all__ = ["LocalProvider", "LocalOptions", "make_provider"]
 
 #: Runner threads at most (one per running job; made as needed, idle ones reused).
 MAX_RUNNERS = 1024
@@ -49,19 +58,6 @@ _SLOW_START = 0.002
 _START_CLIP = 0.005
 #: How many starts go to runner threads before the loop is tried again.
 _THREADED_STRETCH = 64
-
-
-def result_from_dict(result: dict[str, Any]) -> TaskResult:
-    """The engine's TaskResult from the wrapper's result dict."""
-    return TaskResult(
-        ok=bool(result.get("ok")),
-        exit_code=result.get("exit_code"),
-        message=result.get("message", ""),
-        stdout_tail=result.get("stdout_tail", ""),
-        stderr_tail=result.get("stderr_tail", ""),
-        site=result.get("site", ""),
-        canceled=bool(result.get("canceled")),
-    )
 
 
 class _Process:
@@ -115,7 +111,7 @@ class _Process:
             wrapper.kill_group(proc.pid)
 
 
-class LocalProvider:
+class LocalProvider(Provider):
     """Runs tasks on this machine.
 
     ``work_dir`` is the site workDirectory (relative = under the task's base directory;
@@ -137,6 +133,7 @@ class LocalProvider:
         enforce_walltime: bool = True,
         scratch: str | None = None,
         always_info: bool = False,
+        cdm: CdmPolicy | None = None,
     ) -> None:
         self.name = name
         self.work_dir = work_dir
@@ -145,7 +142,8 @@ class LocalProvider:
         self.enforce_walltime = enforce_walltime
         self.scratch = scratch
         self.always_info = always_info
-        self._info_dirs: set[str] = set()
+        self.cdm = cdm
+        self._info = InfoWriter()
         self._processes: set[_Process] = set()
         self._last_spec: tuple[Task, int, dict[str, Any]] | None = None
         #: set by shutdown(): a task still in execute() ends as canceled, none starts
@@ -176,6 +174,7 @@ class LocalProvider:
             keep=self.keep,
             walltime=task.maxwalltime if self.enforce_walltime else None,
             scratch=self.scratch,
+            cdm=self.cdm.directives(task.inputs, task.outputs) or None if self.cdm else None,
         )
 
     def job_dir(self, task: Task) -> str:
@@ -186,9 +185,9 @@ class LocalProvider:
 
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
         if self._closing:  # the run is stopping: start nothing new
-            report(TaskStatus.CANCELED)
+            report.status(TaskStatus.CANCELED)
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
-                              canceled=True)
+                              failure=FailureKind.CANCELED)
         self._inflight += 1
         try:
             return await self._execute(task, report)
@@ -198,7 +197,7 @@ class LocalProvider:
                 self._drained.set()
 
     async def _execute(self, task: Task, report: StatusReporter) -> TaskResult:
-        report(TaskStatus.SUBMITTING)
+        report.status(TaskStatus.SUBMITTING)
         self.submitted += 1
         last = self._last_spec
         if last is not None and last[0] is task and last[1] == task.attempt:
@@ -225,8 +224,8 @@ class LocalProvider:
         # Active from the moment the app is started (as a Swift job was once its wrapper
         # ran): on a runner thread, a "started" message back would cost the loop one more
         # wake-up per job
-        report(TaskStatus.SUBMITTED)
-        report(TaskStatus.ACTIVE)
+        report.status(TaskStatus.SUBMITTED)
+        report.status(TaskStatus.ACTIVE)
         timer: asyncio.TimerHandle | None = None
         if spec.get("walltime"):
             timer = loop.call_later(float(spec["walltime"]), lambda: process.kill(timed_out=True))
@@ -250,7 +249,7 @@ class LocalProvider:
                 pass
             if process.result is None:  # else the app had ended and been staged out
                 job.finish(None, canceled=True)
-            report(TaskStatus.CANCELED)
+            report.status(TaskStatus.CANCELED)
             raise
         finally:
             self._processes.discard(process)
@@ -259,9 +258,9 @@ class LocalProvider:
         if process.canceled:  # shutdown() killed it: the run stopped, the app did not fail
             if process.result is None:
                 job.finish(None, canceled=True)
-            report(TaskStatus.CANCELED)
+            report.status(TaskStatus.CANCELED)
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
-                              canceled=True)
+                              failure=FailureKind.CANCELED)
         assert process.result is not None  # staged out as it ended
         return self._ended(process.result, report, task, spec)
 
@@ -312,42 +311,15 @@ class LocalProvider:
                spec: dict[str, Any]) -> TaskResult:
         if result["ok"]:
             self.completed += 1
-            report(TaskStatus.COMPLETED)
+            report.status(TaskStatus.COMPLETED)
         else:
             self.failed += 1
             self._write_info(task, spec, result)
-            report(TaskStatus.FAILED, message=result.get("cause") or result.get("message"))
+            report.status(TaskStatus.FAILED, message=result.get("cause") or result.get("message"))
         return result_from_dict(result)
 
     def _write_info(self, task: Task, spec: dict[str, Any], result: dict[str, Any]) -> None:
-        """A job's record in ``RUNDIR/SCRIPT-RUNID.d/JOBID-info``, where Swift kept the
-        wrapper logs of failed jobs (and of every job with ``alwaysTransferWrapperLog``),
-        so the evidence outlives the job directory."""
-        try:
-            info_dir = os.path.join(task.run_dir, f"{spec['site_run']}.d")
-            if info_dir not in self._info_dirs:
-                os.makedirs(info_dir, exist_ok=True)
-                self._info_dirs.add(info_dir)
-            name = task.jobid if not spec.get("attempt") else f"{task.jobid}-{spec['attempt']}"
-            text = (f"JOBID={task.jobid}\nHOST={spec.get('site')}\n"
-                    f"DIR={result.get('directory')}\nEXEC={spec.get('executable')}\n"
-                    f"ARGS={wrapper.format_arguments(spec.get('args') or [])}\n"
-                    f"STDIN={spec.get('stdin') or ''}\nSTDOUT={spec.get('stdout') or ''}\n"
-                    f"STDERR={spec.get('stderr') or ''}\n"
-                    f"INF={'|'.join(spec.get('inputs') or [])}\n"
-                    f"OUTF={'|'.join(spec.get('outputs') or [])}\n"
-                    f"EXIT_CODE={result.get('exit_code')}\n\n{result.get('message', '')}\n"
-                    f"\n--- stdout (tail) ---\n{result.get('stdout_tail', '')}\n"
-                    f"--- stderr (tail) ---\n{result.get('stderr_tail', '')}\n")
-            # os-level: one of these per job with alwaysTransferWrapperLog, on a busy run
-            fd = os.open(os.path.join(info_dir, f"{name}-info"),
-                         os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-            try:
-                os.write(fd, text.encode("utf-8", "replace"))
-            finally:
-                os.close(fd)
-        except OSError:
-            pass
+        self._info.write(task.run_dir, spec, result)
 
     async def shutdown(self) -> None:
         """Kill what still runs; remove the site run directories unless keepSiteDir.
@@ -380,11 +352,25 @@ class LocalProvider:
                 pass
         self._site_dirs.clear()
 
-    def state(self) -> dict[str, Any]:
-        return {
-            "site": self.name,
-            "running": sum(1 for p in self._processes if p.proc is not None),
-            "submitted": self.submitted,
-            "completed": self.completed,
-            "failed": self.failed,
-        }
+    def state(self) -> ProviderState:
+        return ProviderState(
+            site=self.name, type="local", submitted=self.submitted,
+            running=sum(1 for p in self._processes if p.proc is not None),
+            completed=self.completed, failed=self.failed)
+
+
+@dataclass(frozen=True)
+class LocalOptions(ProviderOptions):
+    """``execution.options`` of a local site: none of its own (the brokerage keys only)."""
+
+
+def make_provider(site: SiteConfig, ctx: BuildContext) -> LocalProvider:
+    """The provider of an ``execution.type: "local"`` site."""
+    LocalOptions.from_mapping(site.execution.options, where=ctx.where(site),
+                              origin=ctx.origin(site))
+    scratch = site.scratch
+    if scratch and not os.path.isabs(scratch):  # node-local copies of inputs
+        scratch = os.path.abspath(scratch)
+    return LocalProvider(site.name, work_dir=site.work_directory, site_run=ctx.site_run,
+                         keep=ctx.keep(site), scratch=scratch,
+                         always_info=ctx.config.always_transfer_wrapper_log, cdm=ctx.cdm)

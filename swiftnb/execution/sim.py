@@ -36,14 +36,18 @@ import random
 import time as _time
 from collections import deque
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swiftnb.config.types import Distribution, parse_distribution, parse_outages
-from swiftnb.engine.task import Task, TaskResult
+from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import TaskStatus
-from swiftnb.scheduling.provider import StatusReporter
+from swiftnb.scheduling.provider import Provider, ProviderState, StatusReporter, swift_job_dir
 
-__all__ = ["SimProvider", "SIM_OPTIONS"]
+if TYPE_CHECKING:
+    from swiftnb.config.model import SiteConfig
+    from swiftnb.scheduling.build import BuildContext
+
+__all__ = ["SimProvider", "SIM_OPTIONS", "make_provider"]
 
 #: site attributes the brokerage policy reads; accepted (and ignored) by the simulator
 BROKERAGE_KEYS = ("status", "maxTime", "maxWallTime", "maxJobTime", "cores", "coresPerNode",
@@ -102,8 +106,10 @@ def _dist(value: Any, key: str) -> Distribution | dict[str, Distribution]:
         raise ValueError(f"sim option {key}: {exc} (got {value!r})") from None
 
 
-class SimProvider:
+class SimProvider(Provider):
     """A simulated site (see the module docstring for the options)."""
+
+    runs_clusters = True
 
     def __init__(
         self,
@@ -111,8 +117,10 @@ class SimProvider:
         options: Mapping[str, Any] | Any | None = None,
         *,
         clock: Any = None,
+        site_run: str = "run",
     ) -> None:
         self.name = name
+        self.site_run = site_run
         opts = dict(SIM_OPTIONS)
         if options is not None and not isinstance(options, Mapping):
             options = {k: getattr(options, k) for k in SIM_OPTIONS if hasattr(options, k)}
@@ -164,8 +172,16 @@ class SimProvider:
             fut.cancel()
         self._slot_waiters.clear()
 
-    def state(self) -> dict[str, Any]:
-        return {"type": "sim", "slots": self.slots, "free": self._free, **self.counts}
+    def state(self) -> ProviderState:
+        c = self.counts
+        return ProviderState(
+            site=self.name, type="sim", submitted=c["submitted"], queued=c["queued"],
+            running=c["running"], completed=c["completed"], failed=c["failed"],
+            canceled=c["canceled"], slots=self.slots, free_slots=self._free,
+            detail={"refused": c["refused"]})
+
+    def job_dir(self, task: Task) -> str:
+        return swift_job_dir(self.site_run, task.jobid, task.attempt)
 
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
         clock = self.clock
@@ -177,9 +193,10 @@ class SimProvider:
         if self._outage_at(clock.now()) is not None:
             counts["refused"] += 1
             message = f"Connection refused: site {self.name} is down (simulated outage)"
-            report(TaskStatus.FAILED, message=message)
-            return TaskResult(ok=False, message=message, site=self.name)
-        report(TaskStatus.SUBMITTED)
+            report.status(TaskStatus.FAILED, message=message)
+            return TaskResult(ok=False, message=message, site=self.name,
+                              failure=FailureKind.CONNECTION_LOST)
+        report.status(TaskStatus.SUBMITTED)
         counts["queued"] += 1
         holding = False
         running = False
@@ -194,17 +211,12 @@ class SimProvider:
             now = clock.now()
             if self._outage_at(now) is not None:
                 return self._fail(task, report, f"Job lost: site {self.name} went down "
-                                                "(simulated outage)")
+                                                "(simulated outage)", FailureKind.CONNECTION_LOST)
             if draw["stage_in"] > 0 and task.inputs:
-                transfer = getattr(report, "file_transfer", None)
-                if transfer is not None:  # the scheduler's fileTransfersThrottle
-                    async with transfer():
-                        report(TaskStatus.STAGE_IN)
-                        await clock.sleep(draw["stage_in"])
-                else:
-                    report(TaskStatus.STAGE_IN)
+                async with report.file_transfer():  # the run's fileTransfersThrottle
+                    report.status(TaskStatus.STAGE_IN)
                     await clock.sleep(draw["stage_in"])
-            report(TaskStatus.ACTIVE)
+            report.status(TaskStatus.ACTIVE)
             counts["running"] += 1
             running = True
             start = clock.now()
@@ -214,18 +226,20 @@ class SimProvider:
                 run_for *= draw["fail_at"]
                 message = self.failure_message.format(tr=task.tr, site=self.name,
                                                       jobid=task.jobid)
+            kind = FailureKind.APP_EXIT
             outage = self._next_outage(start, start + run_for)
             if outage is not None:
                 run_for = outage - start
                 message = f"Job lost: site {self.name} went down (simulated outage)"
+                kind = FailureKind.CONNECTION_LOST
             if run_for > 0:
                 await clock.sleep(run_for)
             if message is not None:
-                return self._fail(task, report, message)
+                return self._fail(task, report, message, kind)
             if self.write_outputs:
                 self._create_outputs(task)
             counts["completed"] += 1
-            report(TaskStatus.COMPLETED)
+            report.status(TaskStatus.COMPLETED)
             return TaskResult(ok=True, exit_code=0, site=self.name)
         except asyncio.CancelledError:
             counts["canceled"] += 1
@@ -245,14 +259,15 @@ class SimProvider:
             await clock.sleep(draws[0]["submit"])
         if self._outage_at(clock.now()) is not None:
             message = f"Connection refused: site {self.name} is down (simulated outage)"
-            report(TaskStatus.FAILED, message=message)
-            return [TaskResult(ok=False, message=message, site=self.name) for _ in tasks]
-        report(TaskStatus.SUBMITTED)
+            report.status(TaskStatus.FAILED, message=message)
+            return [TaskResult(ok=False, message=message, site=self.name,
+                               failure=FailureKind.CONNECTION_LOST) for _ in tasks]
+        report.status(TaskStatus.SUBMITTED)
         if draws[0]["queue"] > 0:
             await clock.sleep(draws[0]["queue"])
         await self._acquire()
         try:
-            report(TaskStatus.ACTIVE)
+            report.status(TaskStatus.ACTIVE)
             results = []
             for task, draw in zip(tasks, draws):
                 run_for = draw["duration"] * (draw["fail_at"] if draw["fail"] else 1.0)
@@ -289,10 +304,12 @@ class SimProvider:
             "fail_at": rng.random(),
         }
 
-    def _fail(self, task: Task, report: StatusReporter, message: str) -> TaskResult:
+    def _fail(self, task: Task, report: StatusReporter, message: str,
+              kind: FailureKind = FailureKind.APP_EXIT) -> TaskResult:
         self.counts["failed"] += 1
-        report(TaskStatus.FAILED, message=message)
-        return TaskResult(ok=False, exit_code=1, message=message, site=self.name)
+        report.status(TaskStatus.FAILED, message=message)
+        return TaskResult(ok=False, exit_code=1 if kind is FailureKind.APP_EXIT else None,
+                          message=message, site=self.name, failure=kind)
 
     def _outage_at(self, t: float) -> tuple[float, float] | None:
         rel = t - self.origin
@@ -359,3 +376,10 @@ def _sample(dist: Any, rng: random.Random) -> float:
     if isinstance(dist, dict):
         dist = dist.get("ALL") or Distribution("const", (0.0,))
     return dist.sample(rng)
+
+
+def make_provider(site: SiteConfig, ctx: BuildContext) -> SimProvider:
+    """The provider of an ``execution.type: "sim"`` site (options checked by SimProvider
+    against SIM_OPTIONS, the one declaration of them)."""
+    return SimProvider(site.name, dict(site.execution.options), clock=ctx.clock,
+                       site_run=ctx.site_run)

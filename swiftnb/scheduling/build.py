@@ -1,17 +1,18 @@
-"""From a Config to a running Scheduler: sites, providers, policy, throttles, clock.
+"""From a Config to the run's executor: sites, providers, policy, throttles, clock.
 
-``build_executor(config, bus)`` is what ``swiftnb run`` and the notebook kernel call.
-Each enabled site becomes a :class:`~swiftnb.scheduling.sites.Site` whose provider comes
-from a factory registered for its ``execution.type``:
+``build_executor(config, bus, ...)`` is the one place a run's executor is made; ``swiftnb
+run``, the notebook kernel and the ``%%swift`` magic all come here.  A run with a single
+local site gets the lean :class:`~swiftnb.scheduling.single.SingleSiteExecutor` (no
+scores to keep: the local provider's throughput is the point), ``-dryrun`` a
+:class:`~swiftnb.scheduling.single.DryRunExecutor`, every other run the
+:class:`~swiftnb.scheduling.scheduler.Scheduler` over its sites.
 
-* ``local`` -> :class:`swiftnb.execution.local.LocalProvider`;
-* ``sim`` -> :class:`swiftnb.execution.sim.SimProvider`;
-* any other type -> ``register_provider(type, factory)``, or a module
-  ``swiftnb.execution.<type>`` (``-`` read as ``_``) or, for ``coaster*`` types,
-  ``swiftnb.coasters``, defining ``make_provider(site, ctx) -> Provider``.
-
-A factory is called as ``factory(site: SiteConfig, ctx: BuildContext)``.  The imports are
-made when a run needs them, so scheduling does not depend on the providers' modules.
+Each enabled site's provider is made by the factory its ``execution.type`` names in the
+``swiftnb.providers`` entry-point group (pyproject.toml), or one given to
+:func:`register_provider`.  A factory is ``make_provider(site: SiteConfig, ctx:
+BuildContext) -> Provider``; it reads the site's options through the provider's typed
+options class.  The imports are made when a run needs them: a provider whose optional
+dependency is missing is reported as such, not as an unknown type.
 
 If every enabled site is simulated, the run gets a :class:`VirtualClock` and the event
 bus is switched to it (``bus.clock``), so the events and the log carry simulated times and
@@ -20,125 +21,137 @@ the run takes seconds.  Sim sites mixed with real ones run in real time.
 
 from __future__ import annotations
 
-import importlib
+import importlib.metadata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from swiftnb.engine.task import Task
+from swiftnb.config.model import Config, SiteConfig
+from swiftnb.engine.task import Executor, Task
 from swiftnb.events import EventBus
+if TYPE_CHECKING:
+    from swiftnb.execution.cdm import CdmPolicy
+
 from swiftnb.scheduling.clock import Clock, RealClock, VirtualClock
+from swiftnb.scheduling.options import OptionsError
+from swiftnb.scheduling.provider import Provider
 from swiftnb.scheduling.scheduler import Scheduler, SchedulerError
 from swiftnb.scheduling.sites import Site
 
 __all__ = ["build_executor", "build_sites", "register_provider", "BuildContext",
-           "PROVIDER_FACTORIES"]
+           "provider_factory", "check_sites"]
+
+#: the entry-point group of provider factories
+ENTRY_POINT_GROUP = "swiftnb.providers"
 
 
-@dataclass
+@dataclass(frozen=True)
 class BuildContext:
     """What a provider factory may need besides its site's configuration."""
 
-    config: Any
+    config: Config
     bus: EventBus
     clock: Clock
-    site_run: str | None = None
+    site_run: str = "run"
     keep_site_dir: bool = False
+    cdm: CdmPolicy | None = None     # -cdm.file: the run's CDM rules
+
+    def keep(self, site: SiteConfig) -> bool:
+        """keepSiteDir for ``site``: the run's (-keepSiteDir) or the site's own."""
+        return self.keep_site_dir or site.keep_site_dir
+
+    def where(self, site: SiteConfig) -> str:
+        return f"site.{site.name}.execution.options"
+
+    def origin(self, site: SiteConfig) -> Callable[[str], str]:
+        """key -> where it was written (``[R] line 12``), for option messages."""
+        return lambda key: self.config.origin(f"{self.where(site)}.{key}")
 
 
-ProviderFactory = Callable[[Any, BuildContext], Any]
-PROVIDER_FACTORIES: dict[str, ProviderFactory] = {}
+ProviderFactory = Callable[[SiteConfig, BuildContext], Provider]
+_REGISTERED: dict[str, ProviderFactory] = {}
 
 
 def register_provider(exec_type: str, factory: ProviderFactory) -> None:
-    """Make ``execution.type: exec_type`` sites use providers built by ``factory``."""
-    PROVIDER_FACTORIES[exec_type] = factory
+    """Make ``execution.type: exec_type`` sites use providers built by ``factory``
+    (before the entry points: a notebook may try a provider of its own)."""
+    _REGISTERED[exec_type] = factory
 
 
-def _local(site: Any, ctx: BuildContext) -> Any:
-    import os
-
-    from swiftnb.execution.local import LocalProvider
-
-    kwargs: dict[str, Any] = {}
-    scratch = getattr(site, "scratch", None)
-    if scratch:  # node-local copies of inputs (LocalProvider takes an absolute path)
-        kwargs["scratch"] = scratch if os.path.isabs(scratch) else os.path.abspath(scratch)
-    return LocalProvider(site.name, work_dir=site.work_directory, site_run=ctx.site_run,
-                         keep=ctx.keep_site_dir or bool(getattr(site, "keep_site_dir", False)),
-                         always_info=bool(getattr(ctx.config, "always_transfer_wrapper_log",
-                                                  False)),
-                         **kwargs)
-
-
-def _sim(site: Any, ctx: BuildContext) -> Any:
-    from swiftnb.execution.sim import SimProvider
-
-    return SimProvider(site.name, dict(site.execution.options), clock=ctx.clock)
-
-
-register_provider("local", _local)
-register_provider("sim", _sim)
-
-
-def _factory_for(exec_type: str) -> ProviderFactory:
-    factory = PROVIDER_FACTORIES.get(exec_type)
+def provider_factory(exec_type: str) -> ProviderFactory:
+    """The factory of an execution type; SchedulerError says why there is none."""
+    factory = _REGISTERED.get(exec_type)
     if factory is not None:
         return factory
-    modules = [f"swiftnb.execution.{exec_type.replace('-', '_')}"]
-    if exec_type.startswith("coaster"):
-        modules.insert(0, "swiftnb.coasters")
-    for name in modules:
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        make = getattr(module, "make_provider", None)
-        if make is not None:
-            PROVIDER_FACTORIES[exec_type] = make
-            return make
-    available = sorted(set(PROVIDER_FACTORIES) | {"coaster"})
-    raise SchedulerError(
-        f'execution type "{exec_type}" has no provider in this version of swiftnb '
-        f"(available: {', '.join(available)})")
+    points = {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    point = points.get(exec_type)
+    if point is None:
+        available = ", ".join(sorted(set(points) | set(_REGISTERED)))
+        raise SchedulerError(
+            f'execution type "{exec_type}" has no provider in this version of swiftnb '
+            f"(available: {available})")
+    try:
+        factory = point.load()
+    except ModuleNotFoundError as exc:
+        missing = exc.name or str(exc)
+        raise SchedulerError(
+            f'execution type "{exec_type}" needs the Python package {missing}, which is not '
+            f"installed here (pip install {missing.split('.')[0]})") from None
+    _REGISTERED[exec_type] = factory
+    return factory
 
 
-def _site_attributes(site: Any) -> dict[str, Any]:
-    attrs = dict(getattr(site.execution, "options", {}) or {})
-    attrs.update(getattr(site, "resources", {}) or {})
+def _site_attributes(site: SiteConfig) -> dict[str, Any]:
+    attrs = dict(site.execution.options)
+    attrs.update(site.resources)
     return attrs
 
 
-def _apps_of(config: Any, site: Any) -> frozenset[str] | None:
+def _apps_of(config: Config, site: SiteConfig) -> frozenset[str] | None:
     if site.type == "sim" and not site.apps:
         return None  # a simulated site runs any app
-    names = set(site.apps) | set(getattr(config, "apps", {}) or {})
+    names = set(site.apps) | set(config.apps)
     if "ALL" in names:
         return None
     return frozenset(names)
 
 
-def build_sites(config: Any, bus: EventBus, clock: Clock, *, site_run: str | None = None,
+def _make_provider(sc: SiteConfig, ctx: BuildContext) -> Provider:
+    try:
+        factory = provider_factory(sc.type)
+    except SchedulerError as exc:
+        raise SchedulerError(f"site.{sc.name}.execution.type: {exc}") from None
+    try:
+        return factory(sc, ctx)
+    except SchedulerError:
+        raise
+    except (ValueError, TypeError) as exc:  # a provider refusing its options
+        text = str(exc)
+        raise SchedulerError(text if sc.name in text else f"site {sc.name}: {text}") from None
+
+
+def check_sites(config: Config) -> list[str]:
+    """What is wrong with the enabled sites' execution types and options, without
+    starting anything (``swiftnb check-config``): one message per site."""
+    ctx = BuildContext(config, EventBus(), RealClock())
+    problems = []
+    for sc in config.enabled_sites:
+        try:
+            _make_provider(sc, ctx)
+        except (SchedulerError, OptionsError) as exc:
+            problems.append(str(exc))
+    return problems
+
+
+def build_sites(config: Config, bus: EventBus, clock: Clock, *, site_run: str = "run",
                 keep_site_dir: bool = False,
-                providers: Mapping[str, Any] | None = None) -> list[Site]:
+                providers: Mapping[str, Provider] | None = None,
+                cdm: CdmPolicy | None = None) -> list[Site]:
     """The Site objects of the enabled sites (``providers`` may supply ready providers)."""
-    ctx = BuildContext(config, bus, clock, site_run, keep_site_dir)
+    ctx = BuildContext(config, bus, clock, site_run, keep_site_dir, cdm)
     sites = []
     for sc in config.enabled_sites:
-        provider = (providers or {}).get(sc.name)
-        if provider is None:
-            try:
-                factory = _factory_for(sc.type)
-            except SchedulerError as exc:
-                raise SchedulerError(f"site.{sc.name}.execution.type: {exc}") from None
-            try:
-                provider = factory(sc, ctx)
-            except SchedulerError:
-                raise
-            except (ValueError, TypeError) as exc:  # a provider refusing its options
-                text = str(exc)
-                raise SchedulerError(text if sc.name in text else f"site {sc.name}: {text}") \
-                    from None
+        provider = (providers or {}).get(sc.name) or _make_provider(sc, ctx)
         try:
             site = Site(
                 sc.name, provider,
@@ -150,11 +163,11 @@ def build_sites(config: Any, bus: EventBus, clock: Clock, *, site_run: str | Non
             )
         except ValueError as exc:
             raise SchedulerError(f"site '{sc.name}': {exc}") from None
-        if getattr(sc, "max_submit_rate", None):
+        if sc.max_submit_rate:
             site.max_submit_rate = float(sc.max_submit_rate)
-        if getattr(sc, "job_throttle", None) is not None:  # sites.xml karajan:jobThrottle
+        if sc.job_throttle is not None:  # sites.xml karajan:jobThrottle
             site.job_throttle = float(sc.job_throttle)
-        if getattr(sc, "initial_score", None) is not None:  # sites.xml karajan:initialScore
+        if sc.initial_score is not None:  # sites.xml karajan:initialScore
             site.score = float(sc.initial_score)
         site.refresh_limit()
         sites.append(site)
@@ -211,7 +224,7 @@ def _check_policy_options(policy_name: str, options: Mapping[str, Any]) -> None:
                 + (")" if near else ""))
 
 
-def _warn_mixed_sim(config: Any, bus: EventBus) -> None:
+def _warn_mixed_sim(config: Config, bus: EventBus) -> None:
     """Simulated sites next to real ones cannot use virtual time: their queue and run
     times pass on the wall clock.  Say so once (console and log), or a run with a
     ``queueTime: 3600`` sim site looks hung."""
@@ -228,20 +241,58 @@ def _warn_mixed_sim(config: Any, bus: EventBus) -> None:
     bus.emit("WARNING", {}, text=f"Warning: {text}")
 
 
+def _single_local_site(config: Config) -> SiteConfig | None:
+    """The one local site of a run that needs no scheduler, or None."""
+    sites = config.enabled_sites
+    if (len(sites) != 1 or sites[0].type != "local" or config.clustering_enabled
+            or config.replication_enabled):
+        return None
+    return sites[0]
+
+
+def _app_lookup(config: Config, site: str) -> Callable[[str], Any]:
+    """tr -> (executable, env, maxwalltime seconds) on ``site``, or None if not there."""
+    cache: dict[str, object] = {}
+
+    def lookup(tr: str):
+        if tr not in cache:
+            app = config.app_for(site, tr)
+            cache[tr] = None if app is None else (
+                app.executable_for(tr), dict(app.env), app.max_wall_time)
+        return cache[tr]
+
+    return lookup
+
+
 def build_executor(
-    config: Any,
+    config: Config,
     bus: EventBus,
     *,
-    site_run: str | None = None,
+    site_run: str = "run",
     keep_site_dir: bool = False,
-    providers: Mapping[str, Any] | None = None,
+    providers: Mapping[str, Provider] | None = None,
     clock: Clock | None = None,
     seed: int | None = None,
-) -> Scheduler:
-    """The run's Scheduler, from the configuration (policy, throttles, sites, clock)."""
+    dryrun: bool = False,
+    cdm: CdmPolicy | None = None,
+) -> Executor:
+    """The run's executor, from the configuration (policy, throttles, sites, clock)."""
+    from swiftnb.scheduling.single import DryRunExecutor, SingleSiteExecutor
+
+    if dryrun:
+        return DryRunExecutor(bus)
+    if not config.enabled_sites:
+        raise SchedulerError("No sites enabled")
+    local = _single_local_site(config) if not providers else None
+    if local is not None:
+        ctx = BuildContext(config, bus, clock or RealClock(), site_run, keep_site_dir, cdm)
+        return SingleSiteExecutor(
+            _make_provider(local, ctx), bus, max_parallel=local.max_parallel_tasks,
+            file_transfers=config.file_transfers_throttle,
+            file_operations=config.file_operations_throttle,
+            app_lookup=_app_lookup(config, local.name))
     if clock is None:
-        all_sim = bool(config.enabled_sites) and all(
-            sc.type == "sim" for sc in config.enabled_sites)
+        all_sim = all(sc.type == "sim" for sc in config.enabled_sites)
         if all_sim:
             clock = VirtualClock()
             bus.clock = clock.now
@@ -249,12 +300,12 @@ def build_executor(
             clock = RealClock()
             _warn_mixed_sim(config, bus)
     sites = build_sites(config, bus, clock, site_run=site_run, keep_site_dir=keep_site_dir,
-                        providers=providers)
-    options = dict(getattr(config, "site_selection_options", {}) or {})
+                        providers=providers, cdm=cdm)
+    options = dict(config.site_selection_options)
     if seed is None and "seed" in options:
         seed = int(options.pop("seed"))
     options.pop("seed", None)
-    policy_name = getattr(config, "site_selection_policy", "weighted") or "weighted"
+    policy_name = config.site_selection_policy or "weighted"
     from swiftnb.scheduling.policies import make_policy
 
     _check_policy_options(policy_name, options)
@@ -263,7 +314,7 @@ def build_executor(
     except (ValueError, TypeError) as exc:
         raise SchedulerError(f"siteSelectionPolicy: {exc}") from None
     clustering = None
-    if getattr(config, "clustering_enabled", False):
+    if config.clustering_enabled:
         from swiftnb.scheduling.clustering import ClusteringSettings
 
         clustering = ClusteringSettings(True, float(config.clustering_min_time),
@@ -282,3 +333,4 @@ def build_executor(
     )
     sched.resolve_app = app_resolver(config)
     return sched
+

@@ -22,9 +22,9 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from swiftnb.engine.task import Task, TaskResult
+from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import TaskStatus
-from swiftnb.scheduling.provider import job_dir_of
+from swiftnb.scheduling.provider import StatusReporter
 
 if TYPE_CHECKING:
     from swiftnb.scheduling.scheduler import Scheduler
@@ -41,17 +41,18 @@ class ClusteringSettings:
     queue_delay: float = 4.0    # clustering.queue.delay (seconds)
 
 
-class _MemberReport:
+class _MemberReport(StatusReporter):
     """Forwards a member's statuses to the cluster's attempt, except its end."""
 
     __slots__ = ("att",)
 
-    def __init__(self, att: Any) -> None:
+    def __init__(self, att: StatusReporter) -> None:
         self.att = att
 
-    def __call__(self, status: int, **fields: Any) -> None:
+    def status(self, status: TaskStatus | int, *, message: str | None = None,
+               workerid: str | None = None) -> None:
         if int(status) not in _TERMINAL:
-            self.att(status, **fields)
+            self.att.status(status, message=message, workerid=workerid)
 
     def file_transfer(self):
         return self.att.file_transfer()
@@ -126,7 +127,7 @@ class Clusterer:
         except asyncio.CancelledError:
             for _, future in members:
                 if not future.done():
-                    future.set_result(TaskResult(ok=False, canceled=True))
+                    future.set_result(TaskResult(ok=False, failure=FailureKind.CANCELED))
             raise
         except Exception as exc:  # keep the members' futures from hanging
             results = [TaskResult(ok=False, message=f"cluster failed: {exc}")] * len(members)
@@ -158,7 +159,7 @@ class Clusterer:
             if s.resolve_app is not None:
                 tasks = [s.resolve_app(site, t) for t in tasks]
             for t in tasks:
-                tmpdir = job_dir_of(site.provider, t, s.site_run)
+                tmpdir = site.provider.job_dir(t)
                 args = [str(a) for a in t.args]
                 emit("THREAD_ASSOCIATION", {"jobid": t.jobid, "thread": getattr(t, "thread", None)
                                             or "R", "host": site.name, "replicationGroup": None})
@@ -176,9 +177,8 @@ class Clusterer:
                 site.submit_throttle.release()
                 raise
             att.begin_submitting()
-            native = getattr(site.provider, "execute_cluster", None)
-            if native is not None:
-                results = list(await native(tasks, att))
+            if site.provider.runs_clusters:
+                results = list(await site.provider.execute_cluster(tasks, att))
             else:
                 report = _MemberReport(att)
                 results = []
@@ -186,7 +186,8 @@ class Clusterer:
                     try:
                         results.append(await site.provider.execute(t, report))
                     except Exception as exc:
-                        results.append(TaskResult(ok=False, message=f"{type(exc).__name__}: {exc}"))
+                        results.append(TaskResult(ok=False, message=f"{type(exc).__name__}: {exc}",
+                                                  failure=FailureKind.WORKER))
             for r in results:
                 if not r.site:
                     r.site = site.name
@@ -195,9 +196,9 @@ class Clusterer:
                                   site=site.name))
             return results
         except asyncio.CancelledError:
-            att.finish(TaskResult(ok=False, canceled=True, site=site.name))
+            att.finish(TaskResult(ok=False, failure=FailureKind.CANCELED, site=site.name))
             raise
         finally:
             if not att.finished:
-                att.finish(TaskResult(ok=False, canceled=True, site=site.name))
+                att.finish(TaskResult(ok=False, failure=FailureKind.CANCELED, site=site.name))
             s._release(site)

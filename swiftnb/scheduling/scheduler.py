@@ -33,12 +33,12 @@ from collections import deque
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from swiftnb.engine.task import Task, TaskResult
+from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.clock import Clock, RealClock, TimerHandle
 from swiftnb.scheduling.policies import make_policy
 from swiftnb.scheduling.policy import Policy, PolicyContext, QueueStats
-from swiftnb.scheduling.provider import job_dir_of
+from swiftnb.scheduling.provider import ProviderError, StatusReporter
 from swiftnb.scheduling.sites import MINWEIGHT, ScoreFactors, Site
 from swiftnb.scheduling.throttles import Throttle, parse_throttle
 
@@ -51,6 +51,8 @@ _STAGE_IN = int(TaskStatus.STAGE_IN)
 _COMPLETED = int(TaskStatus.COMPLETED)
 _FAILED = int(TaskStatus.FAILED)
 _CANCELED = int(TaskStatus.CANCELED)
+#: failures Swift punished as "Connection refused" (-10 on top of the failure factor)
+_REFUSED = (FailureKind.CONNECTION_LOST, FailureKind.SUBMIT_REFUSED)
 
 #: the names :meth:`Scheduler.set_throttle` accepts (swift.conf spelling)
 THROTTLE_NAMES = (
@@ -113,16 +115,11 @@ class _Ref:
         self.replica = replica
 
 
-class _Attempt:
-    """One attempt on one site; it is also the ``report`` callable given to the provider.
-
-    Besides ``report(status, **fields)``, providers that stage files may use
-    ``report.file_transfer()`` and ``report.file_operation()`` (async context managers)
-    to respect fileTransfersThrottle and fileOperationsThrottle.
-    """
+class _Attempt(StatusReporter):
+    """One attempt on one site; it is also the StatusReporter given to the provider."""
 
     __slots__ = (
-        "s", "site", "task", "taskid", "ref", "status", "phase", "submitted_at", "active_at",
+        "s", "site", "task", "taskid", "ref", "code", "phase", "submitted_at", "active_at",
         "t_submitting", "holds_submit", "finished", "kill_reason", "walltime_timer",
     )
 
@@ -132,7 +129,7 @@ class _Attempt:
         self.task = task
         self.taskid = taskid
         self.ref = ref
-        self.status = -1
+        self.code = -1                   # the last status reported
         self.phase = "assigned"          # assigned -> queued -> running -> done
         self.submitted_at: float | None = None
         self.active_at: float | None = None
@@ -143,18 +140,20 @@ class _Attempt:
         self.walltime_timer: TimerHandle | None = None
 
     # -- what providers see -----------------------------------------------------------
-    def __call__(self, status: int, **fields: Any) -> None:
+    def status(self, status: TaskStatus | int, *, message: str | None = None,
+               workerid: str | None = None) -> None:
         status = int(status)
-        if self.finished or status == self.status:
+        if self.finished or status == self.code:
             return
         s = self.s
         now = s.clock.now()
         payload: dict[str, Any] = {"taskid": self.taskid, "status": status}
-        for k, v in fields.items():
-            if v is not None and (k != "message" or status == _FAILED):
-                payload[k] = v
-        prev = self.status
-        self.status = status
+        if workerid is not None:
+            payload["workerid"] = workerid
+        if message is not None and status == _FAILED:
+            payload["message"] = message
+        prev = self.code
+        self.code = status
         s.bus.emit("TASK_STATUS_CHANGE", payload)
         if status in (_COMPLETED, _FAILED, _CANCELED):
             return  # bookkeeping happens when execute returns (finish)
@@ -203,7 +202,7 @@ class _Attempt:
     def begin_submitting(self) -> None:
         self.holds_submit = True
         self.t_submitting = self.s.clock.now()
-        self(_SUBMITTING)
+        self.status(_SUBMITTING)
 
     def release_submit(self) -> None:
         if self.holds_submit:
@@ -226,17 +225,17 @@ class _Attempt:
             self.walltime_timer.cancel()
         self.release_submit()
         if result.canceled:
-            if self.status != _CANCELED:
-                self(_CANCELED)
+            if self.code != _CANCELED:
+                self.status(_CANCELED)
             self.finished = True
             self._to_phase("done")
             site.canceled += 1
             return
         if result.ok:
-            if self.status != _COMPLETED:
-                self(_COMPLETED)
-        elif self.status != _FAILED:
-            self(_FAILED, message=result.message or "failed")
+            if self.code != _COMPLETED:
+                self.status(_COMPLETED)
+        elif self.code != _FAILED:
+            self.status(_FAILED, message=result.message or "failed")
         self.finished = True
         self._to_phase("done")
         f = s.factors
@@ -247,11 +246,10 @@ class _Attempt:
         else:
             site.failed += 1
             site.consecutive_failures += 1
-            text = (result.message or "").lower()
             delta = -f.failure
-            if "connection refused" in text:
+            if result.failure in _REFUSED:
                 delta -= f.connection_refused
-            if "timeout" in text:
+            elif result.failure is FailureKind.TIMEOUT:
                 delta -= f.timeout
             s._adjust(site, delta)
         s.policy.on_finished(site, self.task, result.ok, result.message, self.queue_time())
@@ -540,12 +538,12 @@ class Scheduler:
                             exclude: frozenset) -> TaskResult:
         self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
         problem = self._check(task)
-        if problem is not None:
-            return TaskResult(ok=False, message=problem)
+        if problem is not None:  # no site has the app: another attempt cannot differ
+            return TaskResult(ok=False, message=problem, failure=FailureKind.NOT_EXECUTABLE)
         try:
             site = await self._allocate(task, exclude)
         except SchedulerError as exc:
-            return TaskResult(ok=False, message=str(exc))
+            return TaskResult(ok=False, message=str(exc), failure=FailureKind.SUBMIT_REFUSED)
         taskid = f"urn:R-{next(self._ids)}-{self._epoch_ms}"
         att = _Attempt(self, site, task, taskid, ref)
         if ref is not None:
@@ -554,7 +552,7 @@ class Scheduler:
             return await self._run(att)
         finally:
             if not att.finished:  # cancelled before the provider was reached
-                att.finish(TaskResult(ok=False, canceled=True, site=site.name))
+                att.finish(TaskResult(ok=False, failure=FailureKind.CANCELED, site=site.name))
             self._release(site)
 
     async def _run(self, att: _Attempt) -> TaskResult:
@@ -569,7 +567,7 @@ class Scheduler:
             "replicationGroup": ref and _group_of(self, ref)})
         if ref is not None and ref.replica:
             emit("REPLICA_START", {"jobid": jobid, "taskid": att.taskid, "host": site.name})
-        tmpdir = job_dir_of(site.provider, task, self.site_run)
+        tmpdir = site.provider.job_dir(task)
         args = [str(a) for a in task.args]
         emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
                            "tmpdir": tmpdir, "host": site.name})
@@ -595,16 +593,19 @@ class Scheduler:
                 cur = asyncio.current_task()
                 if cur is not None:
                     cur.uncancel()
-                result = TaskResult(ok=False, message=att.kill_reason, site=site.name)
+                result = TaskResult(ok=False, message=att.kill_reason, site=site.name,
+                                    failure=FailureKind.WALLTIME)
                 att.finish(result)
                 return result
-            att.finish(TaskResult(ok=False, canceled=True, site=site.name))
+            att.finish(TaskResult(ok=False, failure=FailureKind.CANCELED, site=site.name))
             raise
-        except Exception as exc:
-            # swiftnb's own errors are written for people; others need their type named
-            what = str(exc) if type(exc).__module__.startswith("swiftnb.") else (
-                f"{type(exc).__name__}: {exc}")
-            result = TaskResult(ok=False, message=f"site {site.name}: {what}")
+        except ProviderError as exc:  # the site could not take it (unreachable, refused...)
+            text = str(exc)
+            result = TaskResult(ok=False, failure=exc.kind, message=(
+                text if site.name in text else f"site {site.name}: {text}"))
+        except Exception as exc:  # a provider's bug: its type named, the run goes on
+            result = TaskResult(ok=False, message=f"site {site.name}: {type(exc).__name__}: {exc}",
+                                failure=FailureKind.WORKER)
         if not result.site:
             result.site = site.name
         att.finish(result)
@@ -802,10 +803,10 @@ class Scheduler:
         if atask.cancelled():
             if ref.loser:
                 return
-            result = TaskResult(ok=False, canceled=True)
+            result = TaskResult(ok=False, failure=FailureKind.CANCELED)
         elif atask.exception() is not None:
             exc = atask.exception()
-            result = TaskResult(ok=False, message=str(exc))
+            result = TaskResult(ok=False, message=str(exc), failure=FailureKind.WORKER)
         else:
             result = atask.result()
         alive = [r for r in group.refs if r is not ref and r.atask is not None

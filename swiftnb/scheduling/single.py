@@ -22,11 +22,37 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from swiftnb.engine.task import Task, TaskResult
+from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.scheduling.provider import Provider, job_dir_of
+from swiftnb.scheduling.provider import Provider, ProviderError, ProviderState, StatusReporter
+from swiftnb.scheduling.throttles import Throttle
 
-__all__ = ["SingleSiteExecutor"]
+__all__ = ["SingleSiteExecutor", "DryRunExecutor"]
+
+
+class _Report(StatusReporter):
+    """One attempt's statuses, straight to TASK_STATUS_CHANGE."""
+
+    __slots__ = ("executor", "taskid")
+
+    def __init__(self, executor: "SingleSiteExecutor", taskid: str) -> None:
+        self.executor = executor
+        self.taskid = taskid
+
+    def status(self, status: TaskStatus | int, *, message: str | None = None,
+               workerid: str | None = None) -> None:
+        payload: dict[str, Any] = {"taskid": self.taskid, "status": int(status)}
+        if workerid is not None:
+            payload["workerid"] = workerid
+        if message is not None and int(status) == TaskStatus.FAILED:
+            payload["message"] = message
+        self.executor.bus.emit("TASK_STATUS_CHANGE", payload)
+
+    def file_transfer(self):
+        return self.executor.file_transfers.slot()
+
+    def file_operation(self):
+        return self.executor.file_operations.slot()
 
 
 class SingleSiteExecutor:
@@ -38,6 +64,8 @@ class SingleSiteExecutor:
         bus: EventBus,
         max_parallel: int = 2,
         *,
+        file_transfers: float = 4,
+        file_operations: float = 8,
         app_lookup: Callable[[str], tuple[str, dict[str, str], float | None] | None] | None = None,
     ) -> None:
         """``app_lookup(tr)`` is the site's app catalogue: (executable, env, maxwalltime
@@ -48,6 +76,8 @@ class SingleSiteExecutor:
         self.bus = bus
         self.max_parallel = max(1, int(max_parallel))
         self._slots = asyncio.Semaphore(self.max_parallel)
+        self.file_transfers = Throttle("fileTransfersThrottle", file_transfers)
+        self.file_operations = Throttle("fileOperationsThrottle", file_operations)
         self._started = False
         self._start_lock: asyncio.Lock | None = None
         self._ids = itertools.count(1)
@@ -75,7 +105,8 @@ class SingleSiteExecutor:
             app = self.app_lookup(task.tr)
             if app is None:
                 return TaskResult(
-                    ok=False, message=f'The application "{task.tr}" is not available on any of the sites')
+                    ok=False, message=f'The application "{task.tr}" is not available on any of the sites',
+                    failure=FailureKind.NOT_EXECUTABLE)
             executable, env, walltime = app
             task.executable = executable
             if env:
@@ -87,11 +118,11 @@ class SingleSiteExecutor:
             host = self.provider.name
             if self.closed:  # the run stopped while this call waited for a slot
                 return TaskResult(ok=False, message="Canceled: the run was stopped", site=host,
-                                  canceled=True)
+                                  failure=FailureKind.CANCELED)
             thread = getattr(task, "thread", None) or "R"
             emit("THREAD_ASSOCIATION", {"jobid": jobid, "thread": thread, "host": host,
                                         "replicationGroup": None})
-            tmpdir = job_dir_of(self.provider, task)
+            tmpdir = self.provider.job_dir(task)
             args = [str(a) for a in task.args]
             emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
                                "tmpdir": tmpdir, "host": host})
@@ -99,13 +130,10 @@ class SingleSiteExecutor:
             emit("JOB_TASK", {"jobid": jobid, "taskid": taskid,
                               "exec": task.executable or task.tr, "dir": tmpdir,
                               "args": " ".join(args)})
-
-            def report(status: TaskStatus, **fields: Any) -> None:
-                payload: dict[str, Any] = {"taskid": taskid, "status": int(status)}
-                payload.update(fields)
-                emit("TASK_STATUS_CHANGE", payload)
-
-            result = await self.provider.execute(task, report)
+            try:
+                result = await self.provider.execute(task, _Report(self, taskid))
+            except ProviderError as exc:
+                result = TaskResult(ok=False, message=str(exc), failure=exc.kind)
         if not result.site:
             result.site = host
         return result
@@ -117,8 +145,8 @@ class SingleSiteExecutor:
         self.closed = True
         await self.provider.shutdown()
 
-    def state(self) -> dict[str, Any]:
-        return {"max_parallel": self.max_parallel, **self.provider.state()}
+    def state(self) -> ProviderState:
+        return self.provider.state()
 
 
 class DryRunExecutor:

@@ -52,8 +52,8 @@ class BlocksPanel:
                "time left")
 
     def __init__(self, providers: list[Any] | None = None, *, chart: bool = True) -> None:
-        # live coaster providers (``state()["blocks"]``) add each block's time left
-        self.providers = [p for p in providers or () if hasattr(p, "service")]
+        # live providers' snapshots (``state().blocks``) add each block's time left
+        self.providers = list(providers or ())
         self.time_left: dict[str, float] = {}
         self.blocks: dict[str, _Block] = {}
         self.task_block: dict[str, str] = {}
@@ -140,13 +140,9 @@ class BlocksPanel:
 
     def _live(self) -> None:
         for provider in self.providers:
-            try:
-                blocks = provider.state().get("blocks", ())
-            except Exception:  # noqa: BLE001 - a panel never breaks a run
-                continue
-            for row in blocks:
-                if row.get("time_left") is not None:
-                    self.time_left[str(row["id"])] = round(float(row["time_left"]))
+            for block in provider.state().blocks:
+                if block.time_left is not None:
+                    self.time_left[block.id] = round(block.time_left)
 
     def render(self) -> bool:
         if not self.blocks:

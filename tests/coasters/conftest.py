@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from swiftnb.scheduling.provider import RecordingReporter
 import asyncio
 import itertools
 from collections import defaultdict
@@ -39,11 +40,15 @@ class Site:
         self.bus.emit("JOB_START", {"jobid": task.jobid, "tr": task.tr, "host": "coast"})
         self.bus.emit("JOB_TASK", {"jobid": task.jobid, "taskid": taskid})
 
-        def report(status, **fields):
-            self.statuses[task.jobid].append((int(status), fields))
-            self.bus.emit("TASK_STATUS_CHANGE", {"taskid": taskid, "status": int(status), **fields})
+        statuses, bus = self.statuses[task.jobid], self.bus
 
-        return await self.provider.execute(task, report)
+        class Report(RecordingReporter):
+            def status(self, status, *, message=None, workerid=None):
+                fields = {k: v for k, v in (("message", message), ("workerid", workerid)) if v}
+                statuses.append((int(status), fields))
+                bus.emit("TASK_STATUS_CHANGE", {"taskid": taskid, "status": int(status), **fields})
+
+        return await self.provider.execute(task, Report())
 
     def kinds(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.kind == kind]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from swiftnb.scheduling.provider import RecordingReporter
 import asyncio
 import json
 import os
@@ -22,7 +23,7 @@ def test_500_tasks_through_two_blocks(make_site, tmp_path):
     async def main():
         tasks = [site.task(i, stdout=f"out/{i}.txt", outputs=[f"out/{i}.txt"]) for i in range(500)]
         results = await asyncio.gather(*(site.run(t) for t in tasks))
-        state = site.provider.state()
+        state = site.provider.service.state()
         await site.provider.shutdown()
         return results, state
 
@@ -69,7 +70,7 @@ def test_killed_worker_loses_nothing(make_site, tmp_path, prefetch):
             return None
 
         await site.wait_for(lambda: running_on() is not None)
-        victim = next(w for w in provider.state()["workers"] if w["workerid"] == running_on())
+        victim = next(w for w in provider.service.state()["workers"] if w["workerid"] == running_on())
         os.kill(victim["pid"], signal.SIGKILL)
         results = await asyncio.gather(*runs)
         await provider.shutdown()
@@ -104,7 +105,7 @@ def test_blocks_suspended_and_shut_down_when_work_runs_out(make_site):
         results = await asyncio.gather(*(site.run(site.task(i)) for i in range(6)))
         provider = site.provider
         await site.wait_for(lambda: len(site.kinds("BLOCK_DONE")) == 2)
-        state = provider.state()
+        state = provider.service.state()
         await provider.shutdown()
         return results, state
 
@@ -152,7 +153,12 @@ def test_block_walltime_expiry_requeues_then_fails(make_site):
         await provider.start()
         spec = provider.spec(site.task(1, tr="sleep", args=["30"]))
         reports = []
-        future = provider.service.submit("t1", 1, spec, lambda s, **f: reports.append((int(s), f)))
+        class Report(RecordingReporter):
+            def status(self, status, *, message=None, workerid=None):
+                reports.append((int(status), {k: v for k, v in (("message", message),
+                                                                 ("workerid", workerid)) if v}))
+
+        future = provider.service.submit("t1", 1, spec, Report())
         result = await asyncio.wait_for(future, 30)
         await provider.shutdown()
         return result, reports
@@ -221,7 +227,7 @@ def test_cancel_kills_the_app(make_site, tmp_path):
         run.cancel()
         with pytest.raises(asyncio.CancelledError):
             await run
-        await site.wait_for(lambda: provider.state()["running"] == 0, timeout=10)
+        await site.wait_for(lambda: provider.state().running == 0, timeout=10)
         # the slot is free again: a new task runs at once
         ok = await asyncio.wait_for(site.run(site.task(2)), 20)
         await provider.shutdown()
@@ -384,7 +390,7 @@ def test_cancel_a_queued_task_never_runs_it(make_site):
         second.cancel()
         with pytest.raises(asyncio.CancelledError):
             await second
-        assert provider.state()["holding"] + provider.state()["queued"] == 0
+        assert provider.state().queued == 0
         ok = await first
         await provider.shutdown()
         return ok
@@ -415,13 +421,13 @@ def test_prefetch_keeps_statuses_and_cancels_waiting_tasks(make_site):
         await site.wait_for(lambda: any(s == 2 for s, _ in site.statuses["sh-00000"]))
         waiting = asyncio.ensure_future(site.run(site.task(1)))
         # sent ahead to the busy worker (prefetch 1), not begun: no 16 yet
-        await site.wait_for(lambda: provider.state()["running"] == 2)
+        await site.wait_for(lambda: provider.state().running == 2)
         assert [s for s, _ in site.statuses["echo-00001"]] == [8, 1]
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting
         rest = await asyncio.gather(*(site.run(site.task(i)) for i in range(2, 12)))
-        state = provider.state()
+        state = provider.service.state()
         await provider.shutdown()
         return await first, rest, state
 

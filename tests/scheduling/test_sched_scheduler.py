@@ -1,6 +1,7 @@
 """The Scheduler: throttles from the event stream, live changes, replication, clustering,
 reproducibility, cancellation, configuration."""
 
+from swiftnb.scheduling.provider import Provider, ProviderState, swift_job_dir
 import asyncio
 import textwrap
 
@@ -298,7 +299,7 @@ def test_max_submit_rate_paces_submissions():
         (e["name"], e["host"], e["old"], e["new"]) for e in grid.kinds("THROTTLE")]
 
 
-class _MkdirProvider:
+class _MkdirProvider(Provider):
     """A real provider that prepares job directories (file operations), then finishes."""
 
     def __init__(self, name, root, clock):
@@ -315,10 +316,13 @@ class _MkdirProvider:
         pass
 
     def state(self):
-        return {}
+        return ProviderState(site=self.name, type="mkdir")
+
+    def job_dir(self, task):
+        return swift_job_dir("run", task.jobid, task.attempt)
 
     async def execute(self, task, report):
-        report(1)
+        report.status(1)
         for part in ("in", "out"):
             async with report.file_operation():
                 self.inside += 1
@@ -326,7 +330,7 @@ class _MkdirProvider:
                 (self.root / task.jobid / part).mkdir(parents=True)
                 await self.clock.sleep(1)
                 self.inside -= 1
-        report(2)
+        report.status(2)
         return TaskResult(ok=True)
 
 

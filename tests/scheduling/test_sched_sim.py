@@ -1,5 +1,6 @@
 """The sim provider on its own: statuses, outputs, durations, failures, outages, seeds."""
 
+from swiftnb.scheduling.provider import RecordingReporter
 import asyncio
 
 import pytest
@@ -20,7 +21,11 @@ def _run(provider, tasks):
         reports = {t.jobid: [] for t in tasks}
 
         def reporter(t):
-            return lambda status, **f: reports[t.jobid].append((int(status), provider.clock.now(), f))
+            class Report(RecordingReporter):
+                def status(self, status, *, message=None, workerid=None):
+                    f = {"message": message} if message is not None else {}
+                    reports[t.jobid].append((int(status), provider.clock.now(), f))
+            return Report()
 
         results = await asyncio.gather(*(provider.execute(t, reporter(t)) for t in tasks))
         return results, reports
@@ -42,7 +47,7 @@ def test_statuses_outputs_and_virtual_durations(tmp_path):
     for i in range(2):
         assert (tmp_path / f"out/f{i}.txt").read_text().startswith("simulated output of j")
         assert (tmp_path / f"out/o{i}.txt").exists()
-    assert sim.state()["completed"] == 2
+    assert sim.state().completed == 2
 
 
 def test_speed_divides_durations(tmp_path):
@@ -69,9 +74,9 @@ def test_outages_refuse_and_kill(tmp_path):
                                 "writeOutputs": False}, clock=clock)
 
     async def main():
-        first = asyncio.ensure_future(sim.execute(_task(tmp_path, 0), lambda *a, **k: None))
+        first = asyncio.ensure_future(sim.execute(_task(tmp_path, 0), RecordingReporter()))
         await clock.sleep(55)
-        during = await sim.execute(_task(tmp_path, 1), lambda *a, **k: None)
+        during = await sim.execute(_task(tmp_path, 1), RecordingReporter())
         return await first, during
 
     first, during = asyncio.run(main())
@@ -107,12 +112,12 @@ def test_cancellation_frees_the_slot(tmp_path):
                       clock=clock)
 
     async def main():
-        first = asyncio.ensure_future(sim.execute(_task(tmp_path, 0), lambda *a, **k: None))
+        first = asyncio.ensure_future(sim.execute(_task(tmp_path, 0), RecordingReporter()))
         await clock.sleep(10)
         first.cancel()
-        second = await sim.execute(_task(tmp_path, 1), lambda *a, **k: None)
+        second = await sim.execute(_task(tmp_path, 1), RecordingReporter())
         return second, clock.now()
 
     second, now = asyncio.run(main())
     assert second.ok and now == pytest.approx(110.0)
-    assert sim.state()["canceled"] == 1 and sim.state()["free"] == 1
+    assert sim.state().canceled == 1 and sim.state().free_slots == 1
