@@ -102,6 +102,7 @@ options:
   -configpath A:B        these swift.conf files instead of the default search
   -sites.file FILE       a legacy sites.xml
   -tc.file FILE          a legacy tc.data
+  -properties FILE       a legacy (0.95) swift.properties (as -config FILE.properties)
   -sites A,B             the sites to run on (overrides `sites` of the configuration)
   -runid ID              the run id (default runNNN; also the run directory)
   -logfile FILE          where the Swift-format log goes (default RUNDIR/SCRIPT-RUNID.log)

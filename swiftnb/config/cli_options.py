@@ -297,11 +297,11 @@ def suggest(word: str) -> str:
 
 def check_files(line: CommandLine, cwd: str | os.PathLike = ".") -> None:
     """Raise :class:`CommandLineError` when a file named on the command line does not
-    exist: a usage error, found before anything is compiled or run."""
+    exist: a usage error, found before anything is compiled or run.  (A missing
+    ``-configpath`` entry is the loader's "configuration file not found".)"""
     named = [(option, line.values.get(option))
              for option in ("-config", "-properties", "-sites.file", "-tc.file")]
     named += [("-" + name, line.given.get(name)) for name in CDM_FILE_NAMES]
-    named += [("-configpath", path) for path in line.configpath or ()]
     for option, path in named:
         if path is None:
             continue
