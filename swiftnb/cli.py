@@ -32,7 +32,8 @@ usage: swiftnb run [options] script.swift [-name=value ...]
        swiftnb plot-log run.log [-o report.html]
        swiftnb version
        swiftnb convert-config [-sites.file F] [-tc.file F] [-config F.properties] [-out F]
-       swiftnb check-config [-config swift.conf] [-sites a,b] [-listconfig files|full]
+       swiftnb check-config [-config swift.conf] [-sites a,b] [-PROPERTY VALUE ...]
+                            [-listconfig files|full] [-sitelist]
 
 Run 'swiftnb run -help' for the options of a run."""
 
@@ -110,6 +111,8 @@ options:
   -debug, -d             much more detail on the console (every log line)
   -pgraph FILE|true      write a Graphviz file of the run's dataflow
   -ui none               no progress ticker
+  -listconfig [files|full]  print the configuration files (or the merged tree), exit
+  -sitelist              print the defined sites and exit
   -cdm.file FILE         the CDM policy file (also -cdmfile, -CDMFile)
   -PROPERTY VALUE        a Swift property, e.g. -lazy.errors true, -execution.retries 2,
                          -sitedir.keep true, -foreach.max.threads 100,
@@ -120,6 +123,7 @@ script arguments (after the script) are read with arg("name"): -name=value
 
 return codes: 0 success, 1 command-line or configuration error, 2 execution error,
 3 compile error, 4 script file does not exist"""
+
 
 def parse_run_args(argv: Sequence[str]) -> CommandLine:
     """The command line of a run (the kernel's ``%%swift`` line too), read by the one
