@@ -35,6 +35,25 @@ cross a socket as it is.  The wrapper
 
 5. removes the job directory unless ``keep`` (keepSiteDir) is set.
 
+The result dict: ``ok``, ``exit_code``, ``message`` (the text above), ``cause`` (its last
+line), ``stdout_tail``, ``stderr_tail``, ``site``, ``directory``, ``kind`` (None when ok,
+else one of the ``KIND_*`` strings: what kind of failure, for retries and site scores),
+``retryable`` and ``canceled`` (older flags, derived from ``kind``), ``staged_out`` (on
+success: the base_dir-relative paths moved to base_dir, in the order moved; a remote site
+runs the wrapper with base_dir = its ``shared/`` directory and fetches exactly these) and
+``cdm_actions`` (what the CDM directives did, one line each, as ``_swiftwrap``'s info file
+told).
+
+Collective data management (User Guide 20): the spec's ``cdm`` maps an input or output
+path to ``[POLICY, *args]``.  DIRECT ``DIR``: an input is linked from ``DIR/path`` (not
+staged), an output written through a link to ``DIR/path`` and left there; LOCAL ``TOOL DIR
+[args]``: an input copied from ``DIR/path`` into the job directory by ``cp`` or ``dd``;
+BROADCAST ``DIR``: an input copied once per node into ``DIR/path`` (kept while size and
+mtime match) and linked; GATHER ``DIR``: an output moved to ``DIR/path`` on the site
+instead of base_dir.  Such outputs are not in ``staged_out`` (they are not fetched back).
+As in ``_swiftwrap``, an existing ``DIR/path`` from an earlier run satisfies a DIRECT
+output's check: the wrapper never deletes files on the shared file system.
+
 Blocking callers use :func:`run_job`; an asyncio caller uses :func:`prepare`, starts
 ``job.argv`` itself (``job.popen_kwargs()``) and calls ``job.finish(returncode)``.
 """
@@ -42,15 +61,24 @@ Blocking callers use :func:`run_job`; an asyncio caller uses :func:`prepare`, st
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 import shutil
 import signal
 import subprocess
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 __all__ = [
+    "KIND_APP_EXIT",
+    "KIND_NOT_EXECUTABLE",
+    "KIND_STAGE_IN",
+    "KIND_STAGE_OUT",
+    "KIND_WALLTIME",
+    "KIND_CANCELED",
+    "KIND_WORKER",
+    "KINDS",
     "Job",
     "prepare",
     "run_job",
@@ -59,6 +87,60 @@ __all__ = [
     "format_arguments",
     "TAIL_CHARS",
 ]
+
+# -- failure kinds ----------------------------------------------------------------------
+# Every result dict carries ``kind``: None when ok, else one of these strings.  Retries,
+# site scores and messages read the kind, never the message text.  The client maps them to
+# ``swiftnb.engine.task.FailureKind`` (same values); this module cannot import it.
+
+#: the app's fault: a non-zero exit, or declared outputs missing after exit 0
+KIND_APP_EXIT = "app-exit"
+#: no such program, no executable bit, a directory, exec refused: never retried
+KIND_NOT_EXECUTABLE = "not-executable"
+#: an input missing, a link or copy failed, the job directory not creatable
+KIND_STAGE_IN = "stage-in"
+#: an output could not be moved to its place
+KIND_STAGE_OUT = "stage-out"
+#: killed for running past its walltime
+KIND_WALLTIME = "walltime"
+#: withdrawn (the run stopped, a replica won, the service canceled it)
+KIND_CANCELED = "canceled"
+#: the machinery running the wrapper failed (a coaster worker bug, fork refused)
+KIND_WORKER = "worker"
+
+KINDS = (KIND_APP_EXIT, KIND_NOT_EXECUTABLE, KIND_STAGE_IN, KIND_STAGE_OUT, KIND_WALLTIME,
+         KIND_CANCELED, KIND_WORKER)
+
+#: kinds another attempt cannot cure (the client's FailureKind.retryable agrees)
+_NOT_RETRYABLE = frozenset({KIND_NOT_EXECUTABLE, KIND_CANCELED})
+
+#: ``exec`` errors that say the program cannot run here; others (EAGAIN, ENOMEM: the
+#: node refused a fork) are the site's trouble, not the app's, and worth a retry
+_EXEC_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.EISDIR,
+                          errno.ENOTDIR, errno.ELOOP, errno.ETXTBSY, errno.EPERM,
+                          errno.ENAMETOOLONG})
+
+
+def failure_result(kind: str, cause: str, *, message: str | None = None,
+                   site: str = "local", directory: str = "") -> dict[str, Any]:
+    """A result dict for a failure outside any job directory (a worker's own errors,
+    a task withdrawn before it started): the same keys as :meth:`Job._result`."""
+    return {
+        "ok": False,
+        "exit_code": None,
+        "message": cause if message is None else message,
+        "cause": cause,
+        "stdout_tail": "",
+        "stderr_tail": "",
+        "site": site,
+        "directory": directory,
+        "retryable": kind not in _NOT_RETRYABLE,
+        "canceled": kind == KIND_CANCELED,
+        "kind": kind,
+        "staged_out": [],
+        "cdm_actions": [],
+    }
+
 
 #: How much of stdout/stderr a failure message carries (the end of it).
 TAIL_CHARS = 2000
@@ -97,6 +179,7 @@ def spec_from_task(
     keep: bool = False,
     walltime: float | None = None,
     scratch: str | None = None,
+    cdm: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """The JSON-able job spec of a ``swiftnb.engine.task.Task`` (duck-typed: no import).
 
@@ -104,7 +187,9 @@ def spec_from_task(
     directory; default ``swiftwork``); ``site_run`` is ``SCRIPT-RUNID`` (default: the
     name of the run directory).  ``walltime`` (seconds) kills the app when exceeded.
     ``scratch`` (the site's node-local directory) puts job directories there and copies
-    inputs instead of linking them, as ``_swiftwrap`` did.
+    inputs instead of linking them, as ``_swiftwrap`` did.  ``cdm`` is
+    ``{path: [POLICY, *args]}`` for the inputs and outputs a CDM rule covers
+    (``swiftnb.execution.cdm.CdmPolicy.directives``); None or empty: default staging.
     """
     base_dir = os.path.abspath(task.base_dir)
     wd = work_dir or "swiftwork"
@@ -131,6 +216,7 @@ def spec_from_task(
         "source": getattr(task, "source", "") or "",
         "scratch": scratch,
         "output_globs": [str(g) for g in (getattr(task, "output_globs", None) or ())],
+        "cdm": {str(path): [str(a) for a in entry] for path, entry in (cdm or {}).items()},
     }
 
 
@@ -284,6 +370,17 @@ def _devnull() -> int:
     return _DEVNULL
 
 
+def _temp_beside(dest: str) -> str:
+    """A temporary name in ``dest``'s directory, unique to this process and moment (so
+    that an ``os.replace`` from it is atomic and concurrent writers never share it)."""
+    return os.path.join(os.path.dirname(dest), f".{os.path.basename(dest)}.swiftnb-"
+                        f"{os.getpid()}-{time.monotonic_ns()}-{next(_TEMP_SERIAL)}")
+
+
+#: tells apart temporary names made at the same nanosecond by threads of one worker
+_TEMP_SERIAL = itertools.count()
+
+
 def _move_atomic(src: str, dest: str) -> None:
     """Put ``src`` at ``dest`` in one step; across file systems copy to a temp name first."""
     parent = os.path.dirname(dest)
@@ -301,7 +398,7 @@ def _move_atomic(src: str, dest: str) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-    tmp = os.path.join(parent, f".{os.path.basename(dest)}.swiftnb-{os.getpid()}-{time.monotonic_ns()}")
+    tmp = _temp_beside(dest)
     try:
         if os.path.isdir(src) and not os.path.islink(src):
             shutil.copytree(src, tmp, symlinks=True)
@@ -313,6 +410,82 @@ def _move_atomic(src: str, dest: str) -> None:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True) if os.path.isdir(tmp) else _unlink(tmp)
         raise
+
+
+# -- collective data management (CDM, User Guide 20) ------------------------------------
+# The client (``swiftnb.execution.cdm``) reads the policy file and puts, for each input and
+# output a non-DEFAULT rule matches, ``[POLICY, *args]`` into the spec's ``cdm`` field.  This
+# module gets that plain data only: it does not import cdm.py.
+
+#: policies that change how an input is staged in
+_CDM_INPUT = frozenset({"DIRECT", "LOCAL", "BROADCAST"})
+#: policies that change how an output is staged out
+_CDM_OUTPUT = frozenset({"DIRECT", "GATHER"})
+#: LOCAL's copy programs
+_CDM_TOOLS = ("cp", "dd")
+
+
+def _bad_cdm_entry(entry: Any) -> str | None:
+    """What is wrong with one ``[POLICY, *args]`` directive, or None."""
+    if not isinstance(entry, (list, tuple)) or not entry:
+        return "not a list [POLICY, args...]"
+    policy, args = entry[0], list(entry[1:])
+    if policy in ("DIRECT", "BROADCAST", "GATHER"):
+        return None if args and args[0] else f"{policy} needs a directory"
+    if policy == "LOCAL":
+        if len(args) < 2 or not args[1]:
+            return "LOCAL needs a tool and a directory"
+        return None if args[0] in _CDM_TOOLS else f"LOCAL copies with cp or dd, not {args[0]}"
+    if policy == "DEFAULT":
+        return None
+    return f"unknown policy {policy}"
+
+
+def _bad_cdm_directive(cdm: dict[str, Any]) -> str | None:
+    """The stage-in failure cause for the first malformed directive of a spec, or None
+    (a hand-made spec may carry one; cdm.py never makes one)."""
+    for path, entry in cdm.items():
+        problem = _bad_cdm_entry(entry)
+        if problem is not None:
+            return f"Bad CDM directive for {path}: {entry!r}: {problem}"
+    return None
+
+
+def _broadcast_copy(source: str, target: str) -> bool:
+    """BROADCAST: put ``source`` at the node-wide ``target`` unless a copy with the same
+    size and modification time is there already; True when it copied.  The copy goes to
+    a temporary name first, so a job on the same node never links a half-written file.
+    A directory is copied when absent and used as it is when present."""
+    try:
+        have, want = os.stat(target), os.stat(source)
+        if os.path.isdir(target) or (have.st_size == want.st_size
+                                     and have.st_mtime_ns == want.st_mtime_ns):
+            return False
+    except FileNotFoundError:
+        pass
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    tmp = _temp_beside(target)
+    try:
+        if os.path.isdir(source):
+            shutil.copytree(source, tmp, symlinks=True)
+        else:
+            shutil.copy2(source, tmp)  # keeps the mtime the next job compares
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True) if os.path.isdir(tmp) else _unlink(tmp)
+        if os.path.isdir(source) and os.path.isdir(target):
+            return False  # another job on the node copied it first
+        raise
+    return True
+
+
+class _Move(NamedTuple):
+    """One output to move after a successful exit."""
+
+    src: str
+    dest: str
+    staged: str | None   # the base_dir-relative path it lands at (``staged_out``), or None
+    action: str | None   # a CDM action to report once moved ("GATHER out/a.txt"), or None
 
 
 class SpareDirs:
@@ -406,6 +579,10 @@ class Job:
         self.dir = os.path.join(self._root, self.rel_dir)
         self.site = spec.get("site") or "local"
         self.keep = bool(spec.get("keep"))
+        #: CDM directives, ``{path: [POLICY, *args]}`` (see "Collective data management")
+        self.cdm: dict[str, list[str]] = dict(spec.get("cdm") or {})
+        #: what the CDM directives did, for people ("DIRECT in/x.txt -> /gpfs/d/in/x.txt")
+        self.cdm_actions: list[str] = []
         extra = spec.get("env") or {}
         env: dict[str, str] | None = None
         if extra:
@@ -424,12 +601,16 @@ class Job:
         self._own_files: list[str] = []       # wrapper capture files on disk (no memfd)
         self._links: list[str] = []           # staged inputs (symlinks or copies)
         self._staged_out = False              # outputs (and captured streams) moved out
+        self._moved_out: list[str] = []       # base_dir-relative paths moved there, in order
 
     # -- preparation ------------------------------------------------------------------
 
     def _stream_path(self, mapped: str | None, suffix: str) -> str:
         if not mapped:
             return self.dir + suffix
+        direct = self._cdm_dir(mapped, _CDM_OUTPUT)
+        if direct is not None and direct[0] == "DIRECT":
+            return self._cdm_target(direct[1], mapped)  # no staging: straight into DIR
         if os.path.isabs(mapped):
             return mapped
         if _inside(self.dir, mapped) is None:
@@ -450,6 +631,99 @@ class Job:
     def _resolve_input(self, path: str) -> str:
         return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
 
+    # -- collective data management ---------------------------------------------------
+
+    def _cdm_dir(self, path: str, policies: frozenset[str]) -> tuple[str, str, list[str]] | None:
+        """``(POLICY, DIR, extra)`` of the CDM directive for ``path`` when its policy is
+        one of ``policies``, else None (default staging).  LOCAL's directive is
+        ``[LOCAL, TOOL, DIR, *args]``: ``extra`` is then ``[TOOL, *args]``.  A malformed
+        directive is None here; :func:`_bad_cdm_directive` reports it at preparation."""
+        entry = self.cdm.get(path)
+        if not entry or entry[0] not in policies or _bad_cdm_entry(entry) is not None:
+            return None
+        policy, args = str(entry[0]), [str(a) for a in entry[1:]]
+        if policy == "LOCAL":
+            return policy, args[1], [args[0], *args[2:]]
+        return policy, args[0], args[1:]
+
+    def _cdm_target(self, directory: str, path: str) -> str:
+        """Where a policy's DIR holds ``path``: ``DIR/path``; an absolute path is joined
+        as ``DIR + path`` (the Guide's ``rule .*f.txt DIRECT /``).  A relative DIR is
+        relative to base_dir (the site's shared directory on a remote site)."""
+        root = directory if os.path.isabs(directory) else os.path.join(self.base_dir, directory)
+        return os.path.normpath(os.path.join(root, path.lstrip("/")))
+
+    def _cdm_place(self, path: str) -> str | None:
+        """Where a CDM input or output appears in the job directory: at its path, an
+        absolute one without its leading ``/`` (as ``_swiftwrap`` put it: the app names
+        the absolute path itself).  None when the path leaves the job directory."""
+        return _inside(self.dir, path.lstrip("/") if os.path.isabs(path) else path)
+
+    def _stage_in_cdm(self, path: str, policy: str, directory: str, extra: list[str]) -> str | None:
+        """Stage one input by its CDM policy (Guide 20.4); None when done, else why not.
+
+        DIRECT links ``DIR/path`` (no copy: the file stays on the shared file system);
+        LOCAL copies it from ``DIR/path`` with ``cp`` or ``dd`` (the node pulls it);
+        BROADCAST copies the staged input once per node into ``DIR/path`` and links it."""
+        source = (self._resolve_input(path) if policy == "BROADCAST"
+                  else self._cdm_target(directory, path))
+        if not os.path.lexists(source):
+            return f"Could not locate input file: {path}"
+        place = self._cdm_place(path)
+        if place is None or os.path.lexists(place):
+            return None
+        self._make_inside(os.path.dirname(place))
+        if policy == "DIRECT":
+            os.symlink(source, place)
+            self._links.append(place)
+            self.cdm_actions.append(f"DIRECT {path} -> {source}")
+        elif policy == "LOCAL":
+            cause = self._local_copy(path, extra[0], extra[1:], source, place)
+            if cause is not None:
+                return cause
+            self.cdm_actions.append(f"LOCAL {path} <- {source} ({extra[0]})")
+        else:
+            node_copy = self._cdm_target(directory, path)
+            copied = _broadcast_copy(source, node_copy)
+            os.symlink(node_copy, place)
+            self._links.append(place)
+            self.cdm_actions.append(f"BROADCAST {path} -> {node_copy} "
+                                    f"({'copied' if copied else 'already on the node'})")
+        return None
+
+    def _local_copy(self, path: str, tool: str, args: list[str], source: str,
+                    dest: str) -> str | None:
+        """LOCAL: run ``cp ARGS SRC DST`` or ``dd if=SRC of=DST ARGS`` (argv, no shell);
+        None when it worked, else why not (with the tool's stderr)."""
+        if tool == "dd":
+            argv = ["dd", f"if={source}", f"of={dest}", *args]
+        else:
+            argv = ["cp", *args, source, dest]
+        try:
+            done = subprocess.run(argv, stdin=_devnull(), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE, env=self.env, cwd=self.dir)
+        except OSError as exc:
+            return f"Could not copy input file {path} with {tool}: {exc.strerror or exc}"
+        self._links.append(dest)  # removed with the job directory, whatever happened
+        if done.returncode != 0:
+            return (f"Could not copy input file {path} with {tool} (exit code "
+                    f"{done.returncode}): {printable_tail(done.stderr[-TAIL_CHARS:])}")
+        return None
+
+    def _direct_output(self, path: str, directory: str, stream: bool) -> None:
+        """DIRECT output: the app writes through a link in the job directory straight to
+        ``DIR/path`` (a mapped stdout/stderr is opened there, no link); nothing is moved
+        afterwards.  Makes ``DIR``'s directories first."""
+        target = self._cdm_target(directory, path)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        self.cdm_actions.append(f"DIRECT {path} -> {target}")
+        place = None if stream else self._cdm_place(path)
+        if place is None or os.path.lexists(place):
+            return
+        self._make_inside(os.path.dirname(place))
+        os.symlink(target, place)
+        self._links.append(place)
+
     def prepare(self) -> "Job":
         spec = self.spec
         try:
@@ -460,8 +734,17 @@ class Job:
                 f"Could not create the job directory {self.rel_dir} in the site {where} "
                 f"{self._root}: {exc.strerror or exc}"
                 + (f" ({exc.filename})" if getattr(exc, "filename", None) else ""))
+        bad = _bad_cdm_directive(self.cdm)
+        if bad is not None:
+            return self._fail_early(bad)
         try:
             for path in spec.get("inputs") or ():
+                rule = self._cdm_dir(path, _CDM_INPUT)
+                if rule is not None:
+                    cause = self._stage_in_cdm(path, *rule)
+                    if cause is not None:
+                        return self._fail_early(cause)
+                    continue
                 source = self._resolve_input(path)
                 if not os.path.lexists(source):
                     return self._fail_early(f"Could not locate input file: {path}")
@@ -479,8 +762,15 @@ class Job:
                     os.symlink(source, link)
                 self._links.append(link)
             streams = {spec.get("stdout"), spec.get("stderr")}
+            direct_done: set[str] = set()
             for path in list(spec.get("outputs") or ()) + [spec.get("stdout"), spec.get("stderr")]:
                 if not path:
+                    continue
+                rule = self._cdm_dir(path, _CDM_OUTPUT)
+                if rule is not None and rule[0] == "DIRECT":
+                    if path not in direct_done:
+                        direct_done.add(path)
+                        self._direct_output(path, rule[1], path in streams)
                     continue
                 inside = None if os.path.isabs(path) else _inside(self.dir, path)
                 if inside is not None and path in streams:
@@ -577,7 +867,7 @@ class Job:
             if found is None:  # a path, not a name: the PATH was never searched
                 self._fail_early(f"Cannot find executable {name}: no such file"
                                  + ("" if os.path.isabs(name) else
-                                    f" (relative to {self.base_dir})"))
+                                    f" (relative to {self.base_dir})"), KIND_NOT_EXECUTABLE)
                 return None
         else:
             found = _which(name, self.env)
@@ -586,25 +876,29 @@ class Job:
                                          path=(self.env or os.environ).get("PATH", os.defpath))
                 if candidate is not None:
                     self._fail_early(f"The executable {candidate} does not have the executable bit set",
-                                     retryable=False)
+                                     KIND_NOT_EXECUTABLE)
                 else:
-                    self._fail_early(f"Cannot find executable {name} on site system path")
+                    self._fail_early(f"Cannot find executable {name} on site system path",
+                                     KIND_NOT_EXECUTABLE)
                 return None
         if found in _RUNNABLE:
             return found
         if os.path.isdir(found):
-            self._fail_early(f"The executable {found} is a directory", retryable=False)
+            self._fail_early(f"The executable {found} is a directory", KIND_NOT_EXECUTABLE)
             return None
         if not os.access(found, os.X_OK):
-            self._fail_early(f"The executable {found} does not have the executable bit set", retryable=False)
+            self._fail_early(f"The executable {found} does not have the executable bit set",
+                             KIND_NOT_EXECUTABLE)
             return None
         if len(_RUNNABLE) > 4096:
             _RUNNABLE.clear()
         _RUNNABLE.add(found)
         return found
 
-    def _fail_early(self, cause: str, *, retryable: bool = True) -> "Job":
-        self.failure = self._result(False, None, cause, retryable=retryable)
+    def _fail_early(self, cause: str, kind: str = KIND_STAGE_IN) -> "Job":
+        """Record a failure before the app started (preparation: a stage-in failure
+        unless said otherwise) and remove what was made."""
+        self.failure = self._result(False, None, cause, kind=kind)
         self.cleanup()
         return self
 
@@ -681,12 +975,13 @@ class Job:
         self.close_streams()
         try:
             if canceled:
-                return self._result(False, returncode, "Canceled", canceled=True)
+                return self._result(False, returncode, "Canceled", kind=KIND_CANCELED)
             if timed_out:
                 return self._result(
                     False, returncode,
                     f"Application {self.argv[0]} exceeded its walltime of "
-                    f"{float(self.spec.get('walltime') or 0):g} seconds and was killed")
+                    f"{float(self.spec.get('walltime') or 0):g} seconds and was killed",
+                    kind=KIND_WALLTIME)
             code = returncode if returncode is None or returncode >= 0 else 128 - returncode
             if code != 0:
                 return self._result(False, code, f"Application {self.argv[0]} failed with an "
@@ -697,8 +992,13 @@ class Job:
                     False, 0, "The following output files were not created by the application: "
                     + ", ".join(missing))
             try:
-                for src, dest in moves:
-                    _move_atomic(src, dest)
+                for move in moves:
+                    dest = move.dest
+                    _move_atomic(move.src, dest)
+                    if move.staged is not None:
+                        self._moved_out.append(move.staged)
+                    if move.action is not None:
+                        self.cdm_actions.append(f"{move.action} -> {dest}")
                 self._staged_out = True
             except OSError as exc:
                 # never lose a finished app's outputs: keep its job directory out of the
@@ -708,7 +1008,7 @@ class Job:
                          else "")
                 return self._result(False, 0, f"Could not move output "
                                     f"{os.path.relpath(dest, self.base_dir)} to {dest}: "
-                                    f"{exc.strerror or exc}{where}")
+                                    f"{exc.strerror or exc}{where}", kind=KIND_STAGE_OUT)
             return self._result(True, 0, "")
         finally:
             if cleanup:
@@ -716,9 +1016,9 @@ class Job:
             else:
                 self.close_streams()
 
-    def _check_outputs(self) -> tuple[list[str], list[tuple[str, str]]]:
+    def _check_outputs(self) -> tuple[list[str], list["_Move"]]:
         missing: list[str] = []
-        moves: list[tuple[str, str]] = []
+        moves: list[_Move] = []
         declared = list(self.spec.get("outputs") or ())
         for extra in (self.spec.get("stdout"), self.spec.get("stderr")):
             if extra and extra not in declared:
@@ -729,6 +1029,10 @@ class Job:
             if path in seen:
                 continue
             seen.add(path)
+            rule = self._cdm_dir(path, _CDM_OUTPUT)
+            if rule is not None and rule[0] == "DIRECT":
+                moves.extend(self._direct_output_check(path, rule[1], path in outputs, missing))
+                continue
             if os.path.isabs(path):
                 if path in outputs and not os.path.lexists(path):
                     missing.append(path)
@@ -742,12 +1046,29 @@ class Job:
                 if path in outputs:
                     missing.append(path)
                 continue
-            moves.append((src, os.path.join(self.base_dir, path)))
+            if rule is not None:  # GATHER: to the site's DIR, not back to base_dir
+                moves.append(_Move(src, self._cdm_target(rule[1], path), None, f"GATHER {path}"))
+            else:
+                moves.append(_Move(src, os.path.join(self.base_dir, path), path, None))
         if self.spec.get("output_globs"):
             moves.extend(self._dynamic_outputs(seen))
         return missing, moves
 
-    def _dynamic_outputs(self, seen: set[str]) -> list[tuple[str, str]]:
+    def _direct_output_check(self, path: str, directory: str, declared: bool,
+                             missing: list[str]) -> list["_Move"]:
+        """A DIRECT output is in DIR already (the app wrote through the link): nothing to
+        move, but it must exist.  An app that replaced the link by a file of its own
+        (write to a temporary name, rename) gets that file moved to DIR."""
+        target = self._cdm_target(directory, path)
+        inside = None if os.path.isabs(path) else _inside(self.dir, path)
+        if inside is not None and os.path.lexists(inside) and not os.path.islink(inside) \
+                and self._captured_as(path) is None:
+            return [_Move(inside, target, None, f"DIRECT {path} (link replaced by the app)")]
+        if declared and not os.path.exists(target):
+            missing.append(path)
+        return []
+
+    def _dynamic_outputs(self, seen: set[str]) -> list["_Move"]:
         """(source, destination) of the files matching ``output_globs``: what an app
         producing a whole array created.  Staged inputs (copies on scratch sites) and the
         declared outputs already listed are left out."""
@@ -760,7 +1081,7 @@ class Job:
         # files inside a staged input directory (copied on scratch sites) are inputs too
         under_input = tuple(os.path.normpath(p) + os.sep for p in self.spec.get("inputs") or ()
                             if not os.path.isabs(p))
-        moves: list[tuple[str, str]] = []
+        moves: list[_Move] = []
         done: set[str] = set()
         for glob in self.spec.get("output_globs") or ():
             for rel in glob_files(self.dir, glob):
@@ -768,7 +1089,8 @@ class Job:
                 if norm in skip or norm in done or (under_input and norm.startswith(under_input)):
                     continue
                 done.add(norm)
-                moves.append((os.path.join(self.dir, norm), os.path.join(self.base_dir, norm)))
+                moves.append(_Move(os.path.join(self.dir, norm), os.path.join(self.base_dir, norm),
+                                   norm, None))
         return moves
 
     def _tail_of(self, path: str) -> str:
@@ -781,8 +1103,22 @@ class Job:
         except OSError:
             return ""
 
-    def _result(self, ok: bool, code: int | None, cause: str, *, retryable: bool = True,
-                canceled: bool = False) -> dict[str, Any]:
+    def start_failed(self, exc: OSError) -> dict[str, Any]:
+        """The result when ``Popen(job.argv)`` raised: close and clean up, then say why.
+
+        An exec error (no such file, permission, bad format) means the program cannot run
+        here: ``not-executable``, never retried.  A refused fork (EAGAIN, ENOMEM, EMFILE)
+        is the node's trouble: ``worker``, worth another attempt."""
+        self.close_streams()
+        self.cleanup()
+        kind = KIND_NOT_EXECUTABLE if exc.errno in _EXEC_ERRNOS else KIND_WORKER
+        return self._result(False, None, f"Cannot execute {self.argv[0]}: {exc.strerror or exc}",
+                            kind=kind)
+
+    def _result(self, ok: bool, code: int | None, cause: str, *,
+                kind: str = KIND_APP_EXIT) -> dict[str, Any]:
+        """The result dict.  ``kind`` is ignored when ok (then None); ``staged_out``
+        lists what was moved to base_dir (relative paths, in order) only when ok."""
         stdout_tail = "" if ok else self._tail_of(self.stdout_path)
         stderr_tail = "" if ok else self._tail_of(self.stderr_path)
         message = ""
@@ -807,8 +1143,11 @@ class Job:
             "stderr_tail": stderr_tail,
             "site": self.site,
             "directory": self.rel_dir,
-            "retryable": retryable,
-            "canceled": canceled,
+            "retryable": ok or kind not in _NOT_RETRYABLE,
+            "canceled": not ok and kind == KIND_CANCELED,
+            "kind": None if ok else kind,
+            "staged_out": list(self._moved_out) if ok else [],
+            "cdm_actions": list(self.cdm_actions),
         }
 
     def _rescue(self) -> str | None:
@@ -902,9 +1241,7 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     try:
         proc = subprocess.Popen(job.argv, **job.popen_kwargs())
     except OSError as exc:
-        job.close_streams()
-        job.cleanup()
-        return job._result(False, None, f"Cannot execute {job.argv[0]}: {exc.strerror or exc}")
+        return job.start_failed(exc)
     job.close_streams()
     walltime = spec.get("walltime")
     try:

@@ -403,3 +403,134 @@ def test_a_kept_site_directory_holds_no_spares(tmp_path):
     spares.clear()
     assert os.listdir(tmp_path / JOBS / "r") == ["r-1"]
     assert not (tmp_path / JOBS / "q").exists() or os.listdir(tmp_path / JOBS / "q") == []
+
+
+# -- failure kinds --------------------------------------------------------------------------
+
+def test_a_success_has_no_kind(tmp_path):
+    result = wrapper.run_job(make_spec(tmp_path, tr="true"))
+    assert result["ok"] and result["kind"] is None and result["retryable"] is True
+    assert result["canceled"] is False and result["cdm_actions"] == []
+
+
+def _kind(result):
+    assert not result["ok"]
+    return result["kind"], result["retryable"]
+
+
+def test_app_failures_are_app_exit(tmp_path):
+    assert _kind(wrapper.run_job(make_spec(tmp_path, tr="false"))) == ("app-exit", True)
+    missing = wrapper.run_job(make_spec(tmp_path, tr="true", outputs=["never.txt"]))
+    assert _kind(missing) == ("app-exit", True)
+    assert missing["cause"] == "The following output files were not created by the application: never.txt"
+
+
+def test_programs_that_cannot_run_are_not_executable_and_never_retried(tmp_path):
+    plain = tmp_path / "plain.sh"
+    plain.write_text("#!/bin/sh\necho hi\n")
+    garbage = tmp_path / "garbage"
+    garbage.write_bytes(b"\x7fELF\x00\x00 not really")
+    garbage.chmod(0o755)
+    (tmp_path / "adir").mkdir()
+    cases = {
+        "no-such-program-xyz": "Cannot find executable no-such-program-xyz on site system path",
+        "bin/missing.sh": f"Cannot find executable bin/missing.sh: no such file (relative to {tmp_path})",
+        str(plain): f"The executable {plain} does not have the executable bit set",
+        str(tmp_path / "adir"): f"The executable {tmp_path / 'adir'} is a directory",
+        str(garbage): f"Cannot execute {garbage}: Exec format error",
+    }
+    for executable, cause in cases.items():
+        result = wrapper.run_job(make_spec(tmp_path, tr="t", executable=executable))
+        assert result["cause"] == cause
+        assert _kind(result) == ("not-executable", False), executable
+        assert result["message"].startswith("Exception in t:\n")
+
+
+def test_a_refused_fork_is_the_sites_trouble_and_retryable(tmp_path):
+    import errno
+
+    job = wrapper.prepare(make_spec(tmp_path, tr="true"))
+    result = job.start_failed(OSError(errno.EAGAIN, "Resource temporarily unavailable"))
+    assert _kind(result) == ("worker", True)
+    assert result["cause"] == f"Cannot execute {job.argv[0]}: Resource temporarily unavailable"
+    assert not os.path.exists(job.dir)
+
+
+def test_stage_in_failures(tmp_path):
+    missing = wrapper.run_job(make_spec(tmp_path, tr="true", inputs=["absent.txt"]))
+    assert _kind(missing) == ("stage-in", True)
+    assert missing["cause"] == "Could not locate input file: absent.txt"
+    no_stdin = wrapper.run_job(make_spec(tmp_path, tr="cat", stdin="absent.txt"))
+    assert _kind(no_stdin) == ("stage-in", True)
+    (tmp_path / "blocker").write_text("a file, not a directory")
+    no_dir = wrapper.run_job(make_spec(tmp_path, tr="true", work_dir=str(tmp_path / "blocker/w")))
+    assert _kind(no_dir) == ("stage-in", True)
+    assert no_dir["cause"].startswith("Could not create the job directory script-run001/jobs/c/")
+
+
+def test_an_output_that_cannot_be_moved_is_stage_out(tmp_path):
+    (tmp_path / "res").write_text("a file where the output directory should be")
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "echo x > res/o.txt"], outputs=["res/o.txt"])
+    job = wrapper.prepare(spec)
+    assert job.failure is None
+    import subprocess as sp
+
+    result = job.finish(sp.Popen(job.argv, **job.popen_kwargs()).wait())
+    assert _kind(result) == ("stage-out", True)
+    assert result["cause"].startswith(f"Could not move output res/o.txt to {tmp_path}/res/o.txt: ")
+    assert result["staged_out"] == []
+
+
+def test_walltime_and_cancel_kinds(tmp_path):
+    slow = wrapper.run_job(make_spec(tmp_path, tr="sleep", args=["20"], walltime=0.2))
+    assert _kind(slow) == ("walltime", True)
+    assert slow["cause"].endswith("sleep exceeded its walltime of 0.2 seconds and was killed")
+    job = wrapper.prepare(make_spec(tmp_path, jobid="c-1", tr="true"))
+    canceled = job.finish(None, canceled=True)
+    assert _kind(canceled) == ("canceled", False) and canceled["canceled"] is True
+    assert canceled["cause"] == "Canceled"
+
+
+def test_failure_result_has_the_keys_of_a_job_result(tmp_path):
+    job_result = wrapper.run_job(make_spec(tmp_path, tr="false"))
+    own = wrapper.failure_result(wrapper.KIND_WORKER, "Coaster worker error: boom")
+    assert set(own) == set(job_result)
+    assert own["kind"] == "worker" and own["retryable"] is True and own["message"] == own["cause"]
+    assert wrapper.failure_result(wrapper.KIND_CANCELED, "Canceled")["retryable"] is False
+    assert set(wrapper.KINDS) == {"app-exit", "not-executable", "stage-in", "stage-out", "walltime",
+                                  "canceled", "worker"}
+
+
+def test_the_kinds_are_the_clients_failure_kinds():
+    from swiftnb.engine import task
+
+    client = getattr(task, "FailureKind", None)
+    if client is None:
+        pytest.skip("no FailureKind in this swiftnb yet")
+    values = {k.value for k in client}
+    assert set(wrapper.KINDS) <= values
+    for kind in wrapper.KINDS:
+        assert wrapper.failure_result(kind, "x")["retryable"] == client(kind).retryable
+
+
+# -- staged_out: what a remote site fetches back ------------------------------------------------
+
+def test_staged_out_lists_declared_stream_and_dynamic_outputs_in_order(tmp_path):
+    absolute = tmp_path / "abs" / "a.txt"
+    script = (f"echo 1 > b.txt; mkdir -p d; echo 2 > d/c.txt; echo 3 > {absolute}; "
+              "echo out; echo err >&2; " + GEN)
+    spec = make_spec(tmp_path, tr="bash", args=["-c", script],
+                     outputs=["d/c.txt", "b.txt", str(absolute), "s/out.txt"],
+                     stdout="s/out.txt", stderr="s/err.txt", output_globs=["outs/*.out"])
+    result = wrapper.run_job(spec)
+    assert result["ok"], result["message"]
+    assert result["staged_out"] == ["d/c.txt", "b.txt", "s/out.txt", "s/err.txt",
+                                    "outs/foo0000.out", "outs/foo0001.out", "outs/foo0002.out"]
+    for rel in result["staged_out"]:
+        assert (tmp_path / rel).is_file()
+    assert absolute.read_text() == "3\n"  # written in place, not fetched
+
+
+def test_staged_out_is_empty_when_the_app_fails(tmp_path):
+    spec = make_spec(tmp_path, tr="sh", args=["-c", "echo 1 > b.txt; exit 4"], outputs=["b.txt"])
+    assert wrapper.run_job(spec)["staged_out"] == []
