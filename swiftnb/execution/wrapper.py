@@ -574,7 +574,9 @@ class Job:
         self.work_dir: str = spec["work_dir"]
         self.rel_dir = job_dir_relative(spec)
         scratch = spec.get("scratch")
-        self.copy_inputs = bool(scratch)
+        # inputs are copied on a node-local scratch disk, and with shared-fs staging
+        # (``copy_inputs``), where the shared file system's paths are not to be linked
+        self.copy_inputs = bool(scratch) or bool(spec.get("copy_inputs"))
         self._root = scratch or self.work_dir
         self.dir = os.path.join(self._root, self.rel_dir)
         self.site = spec.get("site") or "local"
