@@ -87,6 +87,9 @@ SSH_OPTIONS: dict[str, Any] = {
     "knownHosts": T("string"),
     "password": T("string"),
     "connectTimeout": T("posfloat"),
+    "reconnectTimeout": T("posfloat"),
+    "acceptNewHostKeys": T("bool"),
+    "python": T("string"),
 }
 
 BATCH_OPTIONS: dict[str, Any] = {

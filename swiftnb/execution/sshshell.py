@@ -241,8 +241,11 @@ class _SSHProcess(Process):
             self._proc.send_signal(upper[3:] if upper.startswith("SIG") else upper)
 
     async def wait(self) -> int | None:
+        """Waits for the channel to close; unread output stays readable (asyncssh's own
+        wait() would collect it).  As with a local pipe, a process whose stdout nobody
+        reads may block before it ends."""
         with contextlib.suppress(asyncssh.Error, OSError):
-            await self._proc.wait()
+            await self._proc.wait_closed()
         return _status(self._proc.returncode)
 
 
@@ -410,7 +413,7 @@ class SSHShell(Shell):
             kh_files = [os.path.expanduser(self._known_hosts)]
         elif options.known_hosts is None:  # UserKnownHostsFile none: nothing is known
             kh_files = []
-        elif options.known_hosts == ():
+        elif not options.known_hosts:  # () or []: the config names none
             kh_files = [str(home_ssh / "known_hosts")]
         else:
             kh_files = [os.path.expanduser(str(p)) for p in options.known_hosts]  # type: ignore[union-attr]
@@ -499,10 +502,11 @@ class SSHShell(Shell):
                 + "` and connect again.  swiftnb never accepts a changed key by itself.")
         port = "" if target.port == _DEFAULT_PORT else f"-p {target.port} "
         if check.verdict is ShellFailure.HOST_KEY_UNKNOWN:
+            where = (f"{files} has no entry for {pattern}" if target.known_hosts_files
+                     else "UserKnownHostsFile is none in ~/.ssh/config")
             return ShellError(
                 ShellFailure.HOST_KEY_UNKNOWN, target.address,
-                f"the host key of {self._label()} is not known ({files} has no entry for "
-                f"{pattern}); connect once with `ssh {port}{target.user}@{target.host}` to check "
+                f"the host key of {self._label()} is not known ({where}); connect once with `ssh {port}{target.user}@{target.host}` to check "
                 "and accept its key, or set acceptNewHostKeys: true in the site's execution "
                 "options")
         return ShellError(ShellFailure.HOST_KEY_UNKNOWN, target.address,
@@ -670,6 +674,7 @@ class SSHShell(Shell):
 
     async def close(self) -> None:
         """Close the connection; the next operation would open a new one."""
+        self._bind_loop()  # a connection of another loop is only dropped
         conn, sftp = self._conn, self._sftp
         self._conn, self._sftp = None, None
         if sftp is not None:
