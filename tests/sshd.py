@@ -194,29 +194,58 @@ class SSHD:
 
     def stop(self) -> None:
         """Kill the listener and every connection's processes at once, as if the host
-        died: clients see their connections drop."""
+        died: clients see their connections drop.
+
+        The tree is frozen first (SIGSTOP, repeated until no new process shows up: a
+        stopped process cannot fork), then killed: killing a parent first would hand its
+        children to PID 1, out of sight.  Processes in the sessions of the killed ones
+        (sshd's children call setsid) are swept too."""
         if self.proc is None:
             return
         listener = self.proc.pid
         if self.proc.poll() is None:
-            os.kill(listener, signal.SIGSTOP)  # no new connections while the tree is killed
+            os.kill(listener, signal.SIGSTOP)  # no new connections meanwhile
+            frozen: set[int] = set()
             deadline = time.monotonic() + _STOP_WITHIN
             while time.monotonic() < deadline:
-                pids = _descendants(listener)
-                if not pids:
+                new = [pid for pid in _descendants(listener) if pid not in frozen]
+                if not new:
                     break
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                time.sleep(0.02)
+                for pid in new:
+                    _signal(pid, signal.SIGSTOP)
+                    frozen.add(pid)
+            sessions = frozen | {listener}
+            for pid in [*frozen, *_in_sessions(sessions)]:
+                _signal(pid, signal.SIGKILL)
             os.kill(listener, signal.SIGKILL)
             try:
                 self.proc.wait(timeout=_STOP_WITHIN)
             except subprocess.TimeoutExpired:
                 pass
         self.proc = None
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _in_sessions(sids: set[int]) -> list[int]:
+    """Live processes whose session id is one of ``sids``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = text[text.rindex(")") + 2:].split()
+        if fields[0] not in ("Z", "X") and int(fields[3]) in sids:
+            found.append(int(entry))
+    return found
 
 
 def _write_files(d: Path, port: int, user: pwd.struct_passwd) -> SSHD:

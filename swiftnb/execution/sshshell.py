@@ -53,6 +53,8 @@ _BACKOFF_CAP = 10.0
 #: run(timeout=N): how long past N this side waits for the far side's `timeout` to act
 #: before it gives up on the channel itself (a connection that hangs).
 _TIMEOUT_GRACE = 10.0
+#: reconnect(): how long a connection that looks alive may take to answer a trivial command.
+_PROBE_WITHIN = 10.0
 #: The line the remote side prints when run()'s cwd cannot be entered (a protocol token
 #: of this module, never shown to people).
 _NO_CWD = "swiftnb-shell: cannot enter the working directory"
@@ -343,8 +345,11 @@ class SSHShell(Shell):
             if remaining <= 0:
                 break
             try:
-                await asyncio.wait_for(self._connection(), remaining)
-                return
+                conn = await asyncio.wait_for(self._connection(), remaining)
+                if await self._answers(conn, min(remaining, _PROBE_WITHIN)):
+                    return
+                self._drop(conn)
+                last = self._lost("a check of the connection")
             except TimeoutError:
                 last = ShellError(ShellFailure.TIMEOUT, self.name,
                                   f"connecting to {self._label()} took too long")
@@ -363,6 +368,41 @@ class SSHShell(Shell):
                          f"{self._label()} did not take a connection for {give_up_after:g} s "
                          f"({last.message if last else 'no attempt finished'}); check that the "
                          f"host is up and that sshd listens on port {port}")
+
+    @staticmethod
+    async def _answers(conn: asyncssh.SSHClientConnection, within: float) -> bool:
+        """Whether the far side answers on ``conn`` (one trivial command): a host that
+        died may not have been noticed yet, since the loop learns of a closed socket
+        only when it next reads."""
+        try:
+            await asyncio.wait_for(conn.run("exit 0", check=False), within)
+            return True
+        except (asyncssh.Error, OSError, TimeoutError):
+            return False
+
+    def _drop(self, conn: asyncssh.SSHClientConnection) -> None:
+        """Forget a connection found dead (if it is still the current one)."""
+        if self._conn is conn:
+            self._conn, self._sftp = None, None
+        with contextlib.suppress(Exception):
+            conn.abort()
+
+    async def _process(self, command: str, what: str) -> asyncssh.SSHClientProcess[bytes]:
+        """A new channel running ``command``.  If the connection turns out to be dead
+        when the channel is opened, nothing has run on the far side yet, so this
+        connects again once and retries."""
+        for attempt in (1, 2):
+            conn = await self._connection()
+            try:
+                return await conn.create_process(command, encoding=None)
+            except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError,
+                    BrokenPipeError, ConnectionResetError):
+                await asyncio.sleep(0)  # let the loop take in the socket's end
+                if attempt == 2 or not conn.is_closed():
+                    with self._errors(what):
+                        raise
+                self._drop(conn)
+        raise AssertionError("unreachable")
 
     def _resolve(self) -> tuple[_Target, _HostKeyCheck]:
         """Read ~/.ssh/config, auth.defaults and known_hosts for one connection attempt."""
@@ -514,16 +554,33 @@ class SSHShell(Shell):
                           f"check the entries for {pattern} in {files}")
 
     async def _sftp_client(self) -> asyncssh.SFTPClient:
-        """The shell's one SFTP client, started on first use on the current connection."""
-        conn = await self._connection()
-        if self._sftp is not None:
-            return self._sftp
-        assert self._lock is not None
-        async with self._lock:
-            if self._sftp is None or self._conn is not conn:
-                with self._errors("starting SFTP"):
-                    self._sftp = await conn.start_sftp_client()
-            return self._sftp
+        """The shell's one SFTP client, started on first use on the current connection
+        (and again after a reconnect: ``_sftp`` always belongs to ``_conn``)."""
+        for attempt in (1, 2):
+            conn = await self._connection()
+            if self._sftp is not None:
+                return self._sftp
+            assert self._lock is not None
+            async with self._lock:
+                if self._sftp is not None and self._conn is conn:
+                    return self._sftp
+                try:
+                    sftp = await conn.start_sftp_client()
+                except (asyncssh.ConnectionLost, asyncssh.DisconnectError,
+                        asyncssh.ChannelOpenError, BrokenPipeError, ConnectionResetError):
+                    await asyncio.sleep(0)  # as in _process: a dead connection not yet seen
+                    if attempt == 2 or not conn.is_closed():
+                        with self._errors("starting SFTP"):
+                            raise
+                    self._drop(conn)
+                    continue
+                except (asyncssh.Error, OSError):
+                    with self._errors("starting SFTP"):
+                        raise
+                if self._conn is conn:
+                    self._sftp = sftp
+                return sftp
+        raise AssertionError("unreachable")
 
     @contextlib.contextmanager
     def _errors(self, what: str, path: str | None = None) -> Iterator[None]:
@@ -581,9 +638,7 @@ class SSHShell(Shell):
     async def run(self, argv: Sequence[str], *, input: bytes | None = None,
                   timeout: float | None = None, cwd: str | None = None) -> CommandResult:
         command = self._command(argv, cwd=cwd, timeout=timeout)
-        conn = await self._connection()
-        with self._errors(f"running {argv[0]}"):
-            proc = await conn.create_process(command, encoding=None)
+        proc = await self._process(command, f"running {argv[0]}")
         started = time.monotonic()
         try:
             with self._errors(f"running {argv[0]}"):
@@ -621,9 +676,7 @@ class SSHShell(Shell):
         """Start a command; a missing program or cwd shows as its exit status (127, 1)
         and stderr, since the far side reports them only once the command has run."""
         command = self._command(argv, cwd=cwd, env=env)
-        conn = await self._connection()
-        with self._errors(f"starting {argv[0]}"):
-            proc = await conn.create_process(command, encoding=None)
+        proc = await self._process(command, f"starting {argv[0]}")
         return _SSHProcess(proc, self)
 
     # -- files -------------------------------------------------------------------------
