@@ -154,6 +154,22 @@ def test_a_port_nobody_listens_on_is_unreachable():
     run(body)
 
 
+def test_a_host_that_never_speaks_ssh_is_a_timeout():
+    with socket.socket() as silent:  # accepts connections (the kernel does) and says nothing
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+
+        async def body() -> None:
+            sh = SSHShell("127.0.0.1", port=port, user="nobody", connect_timeout=0.5)
+            with pytest.raises(ShellError) as err:
+                await sh.connect()
+            assert err.value.kind is ShellFailure.TIMEOUT
+            assert err.value.retryable
+            assert f"127.0.0.1:{port}" in str(err.value)
+        run(body)
+
+
 def test_a_wrong_key_is_auth_refused(sshd, tmp_path):
     wrong = _keygen(tmp_path / "wrong_key")
 
@@ -243,6 +259,36 @@ def test_a_host_alias_of_ssh_config_gives_hostname_port_user_and_key(sshd, monke
             await SSHShell(sshd.alias, user="root").connect()
         assert err.value.kind is ShellFailure.AUTH_REFUSED
         assert "root" in str(err.value) and sshd.alias in str(err.value)
+    run(body)
+
+
+def test_proxy_jump_of_ssh_config_is_followed(sshd, no_personal_ssh):
+    ssh_dir = no_personal_ssh / ".ssh"
+    ssh_dir.mkdir()
+    shutil.copy(sshd.known_hosts, ssh_dir / "known_hosts")
+    login = (f"    HostName 127.0.0.1\n    Port {sshd.port}\n    User {sshd.user}\n"
+             f"    IdentityFile {sshd.client_key}\n")
+    (ssh_dir / "config").write_text(f"Host gateway\n{login}Host behind\n{login}"
+                                    "    ProxyJump gateway\n")
+
+    async def client_port_seen_by_sshd(sh: SSHShell) -> tuple[int, int]:
+        """(the client port sshd saw, the port of this process's TCP socket)"""
+        r = await sh.run(["sh", "-c", "echo $SSH_CONNECTION"])
+        assert r.returncode == 0
+        conn = sh.connection
+        assert conn is not None
+        return int(r.stdout.split()[1]), conn.get_extra_info("sockname")[1]
+
+    async def body() -> None:
+        direct, behind = SSHShell("gateway"), SSHShell("behind")
+        seen, ours = await client_port_seen_by_sshd(direct)
+        assert seen == ours
+        # through the gateway, sshd sees the gateway's own connection, not ours
+        seen, ours = await client_port_seen_by_sshd(behind)
+        assert seen != ours
+        assert behind.name == sshd.address
+        await direct.close()
+        await behind.close()
     run(body)
 
 
