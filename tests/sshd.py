@@ -161,7 +161,8 @@ class SSHD:
         if not self.running:
             return []
         assert self.proc is not None
-        return [pid for pid in _descendants(self.proc.pid) if (_stat(pid) or ("", 0))[1] == self.proc.pid]
+        listener = self.proc.pid
+        return [pid for pid in _descendants(listener) if (_stat(pid) or ("", 0))[1] == listener]
 
     def start(self) -> None:
         """Start sshd (again) on the same port and keys; return once a key login works."""
@@ -172,9 +173,9 @@ class SSHD:
         run_dir.chmod(0o755)
         log = open(self.dir / "sshd.log", "ab")
         try:
-            self.proc = subprocess.Popen([SSHD_BINARY, "-D", "-e", "-f", str(self.dir / "sshd_config")],
-                                         stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                [SSHD_BINARY, "-D", "-e", "-f", str(self.dir / "sshd_config")],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         finally:
             log.close()
         deadline = time.monotonic() + _READY_WITHIN

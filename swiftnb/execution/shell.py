@@ -41,7 +41,8 @@ class ShellFailure(enum.Enum):
     HOST_KEY_CHANGED = "host-key-changed"
     CONNECTION_LOST = "connection-lost"  # was connected, then the connection died
     TIMEOUT = "timeout"  # connect or command timed out
-    REMOTE = "remote"  # the far side refused an operation (permission denied, disk full, no such file)
+    REMOTE = "remote"  # the far side refused an operation (permission denied, disk full,
+    #                    no such file)
     CONFIG = "config"  # bad ssh config / key file / auth.defaults
 
 

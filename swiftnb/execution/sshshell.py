@@ -194,6 +194,7 @@ class _Target:
     user: str
     key_files: tuple[str, ...]  # for messages
     agent: bool
+    password: bool
     known_hosts_files: tuple[str, ...]
 
     @property
@@ -456,7 +457,8 @@ class SSHShell(Shell):
         elif not options.known_hosts:  # () or []: the config names none
             kh_files = [str(home_ssh / "known_hosts")]
         else:
-            kh_files = [os.path.expanduser(str(p)) for p in options.known_hosts]  # type: ignore[union-attr]
+            kh_files = [os.path.expanduser(str(p))
+                        for p in options.known_hosts]  # type: ignore[union-attr]
         text = ""
         for path in kh_files:
             try:
@@ -471,13 +473,15 @@ class SSHShell(Shell):
             known = asyncssh.import_known_hosts(text)
         except ValueError as exc:
             raise ShellError(ShellFailure.CONFIG, self.name,
-                             f"a known_hosts file ({', '.join(kh_files)}) is malformed: {exc}") from None
+                             f"a known_hosts file ({', '.join(kh_files)}) is malformed: "
+                             f"{exc}") from None
         check = _HostKeyCheck(known=known, files=kh_files, accept_new=self._accept_new)
         kwargs["known_hosts"] = known
         kwargs["client_factory"] = lambda: _Client(check)
         target = _Target(kwargs=kwargs, host=options.host, port=options.port,
                          user=options.username, key_files=tuple(key_files),
-                         agent=bool(options.agent_path), known_hosts_files=tuple(kh_files))
+                         agent=bool(options.agent_path), password=bool(password),
+                         known_hosts_files=tuple(kh_files))
         return target, check
 
     async def _connect_once(self) -> asyncssh.SSHClientConnection:
@@ -491,6 +495,7 @@ class SSHShell(Shell):
         except asyncssh.PermissionDenied:
             keys = ", ".join(target.key_files) or "no key files"
             agent = " and the ssh agent's keys" if target.agent else ""
+            agent += " and a password" if target.password else ""
             raise ShellError(
                 ShellFailure.AUTH_REFUSED, target.address,
                 f"{self._label()} refused the login of {target.user} with keys {keys}{agent}; "
@@ -510,7 +515,8 @@ class SSHShell(Shell):
             if exc.code in (asyncssh.DISC_TOO_MANY_CONNECTIONS,
                             asyncssh.DISC_SERVICE_NOT_AVAILABLE, asyncssh.DISC_BY_APPLICATION):
                 raise ShellError(ShellFailure.UNREACHABLE, target.address,
-                                 f"{self._label()} turned the connection away: {exc.reason}") from None
+                                 f"{self._label()} turned the connection away: "
+                                 f"{exc.reason}") from None
             raise ShellError(ShellFailure.CONFIG, target.address,
                              f"{self._label()} and this machine could not agree on the SSH "
                              f"connection: {exc.reason}; check the algorithms and keys in "
@@ -546,9 +552,9 @@ class SSHShell(Shell):
                      else "UserKnownHostsFile is none in ~/.ssh/config")
             return ShellError(
                 ShellFailure.HOST_KEY_UNKNOWN, target.address,
-                f"the host key of {self._label()} is not known ({where}); connect once with `ssh {port}{target.user}@{target.host}` to check "
-                "and accept its key, or set acceptNewHostKeys: true in the site's execution "
-                "options")
+                f"the host key of {self._label()} is not known ({where}); connect once with "
+                f"`ssh {port}{target.user}@{target.host}` to check and accept its key, or set "
+                "acceptNewHostKeys: true in the site's execution options")
         return ShellError(ShellFailure.HOST_KEY_UNKNOWN, target.address,
                           f"the host key of {self._label()} cannot be trusted ({exc.reason}); "
                           f"check the entries for {pattern} in {files}")

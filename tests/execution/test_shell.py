@@ -226,8 +226,8 @@ def test_a_full_disk_is_remote(case, tmp_path):
 
 def test_a_started_process_talks_through_its_streams(case):
     async def body(shell: Shell) -> None:
-        proc = await shell.start(["sh", "-c", 'while read l; do echo "got $l $V"; done; echo bye >&2; exit 4'],
-                                 cwd=case.work, env={"V": "a b;c"})
+        script = 'while read l; do echo "got $l $V"; done; echo bye >&2; exit 4'
+        proc = await shell.start(["sh", "-c", script], cwd=case.work, env={"V": "a b;c"})
         await proc.write(b"one\ntwo\n")
         assert await proc.readline() == b"got one a b;c\n"
         assert await proc.readline() == b"got two a b;c\n"
