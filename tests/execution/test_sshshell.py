@@ -13,6 +13,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
@@ -463,3 +464,27 @@ def test_a_shell_used_from_a_new_event_loop_connects_there(sshd):
     asyncio.run(once())
     asyncio.run(once())  # the first loop's connection cannot serve this one
     asyncio.run(sh.close())
+
+
+# --- the fixture itself ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ci", ["", "true"])
+def test_the_sshd_fixture_skips_without_sshd_and_fails_under_ci(tmp_path, ci):
+    tests_dir = Path(__file__).resolve().parents[1]
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(tests_dir)!r})\n"
+        "import sshd as fixture_module\n"
+        "fixture_module.SSHD_BINARY = '/nonexistent/sshd'\n"
+        "from sshd import sshd  # noqa: F401\n")
+    (tmp_path / "test_needs_sshd.py").write_text("def test_it(sshd):\n    pass\n")
+    env = {**os.environ, "CI": ci}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                        "-p", "no:randomly", str(tmp_path)], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert "/nonexistent/sshd is missing" in r.stdout
+    if ci:
+        assert r.returncode != 0 and "1 error" in r.stdout and "CI=true" in r.stdout
+    else:
+        assert r.returncode == 0 and "1 skipped" in r.stdout
