@@ -216,14 +216,27 @@ class _SSHProcess(Process):
     necessarily its children: a provider that must end a whole tree kills the remote
     process group itself."""
 
-    def __init__(self, proc: asyncssh.SSHClientProcess[bytes], shell: SSHShell) -> None:
+    def __init__(self, proc: asyncssh.SSHClientProcess[bytes], shell: SSHShell,
+                 conn: asyncssh.SSHClientConnection) -> None:
         self._proc = proc
         self._shell = shell
+        self._conn = conn
 
     async def write(self, data: bytes) -> None:
-        with self._shell._errors("writing to a process's stdin"):
-            self._proc.stdin.write(data)
-            await self._proc.stdin.drain()
+        """As to a local pipe: writing to a process that has ended is REMOTE (its stdin is
+        closed); CONNECTION_LOST only when the connection itself is gone."""
+        try:
+            with self._shell._errors("writing to a process's stdin"):
+                self._proc.stdin.write(data)
+                await self._proc.stdin.drain()
+        except ShellError as exc:
+            if exc.kind is ShellFailure.CONNECTION_LOST:
+                await asyncio.sleep(0)  # let the loop take in a socket's end
+                if not self._conn.is_closed():
+                    raise ShellError(ShellFailure.REMOTE, exc.host,
+                                     f"writing to a process on {exc.host} failed: it has closed "
+                                     "its stdin or ended") from None
+            raise
 
     def close_stdin(self) -> None:
         with contextlib.suppress(OSError, asyncssh.Error):
@@ -683,7 +696,7 @@ class SSHShell(Shell):
         and stderr, since the far side reports them only once the command has run."""
         command = self._command(argv, cwd=cwd, env=env)
         proc = await self._process(command, f"starting {argv[0]}")
-        return _SSHProcess(proc, self)
+        return _SSHProcess(proc, self, proc.channel.get_connection())
 
     # -- files -------------------------------------------------------------------------
 

@@ -286,3 +286,14 @@ def test_which_kinds_are_retryable(kind, retryable):
     err = ShellError(kind, "h:22", "message")
     assert err.retryable is retryable
     assert err.kind is kind and err.host == "h:22" and str(err) == "message"
+
+
+def test_writing_to_a_process_that_has_ended_is_remote(case):
+    async def body(shell: Shell) -> None:
+        proc = await shell.start(["true"])
+        assert await proc.wait() == 0
+        with pytest.raises(ShellError) as err:
+            for _ in range(50):  # a pipe may take some bytes before it says it is closed
+                await proc.write(b"x" * 65536)
+        assert err.value.kind is ShellFailure.REMOTE
+    on(case, body)
