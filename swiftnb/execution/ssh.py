@@ -4,7 +4,8 @@ swift.conf::
 
     site.cluster {
         execution { type: "ssh", URL: "login.example.org"    # a host, or a ~/.ssh/config alias
-                    options { user: "me", maxParallelTasks: 8 } }
+                    options { user: "me" } }
+        maxParallelTasks: 8
         filesystem { type: "ssh" }
         workDirectory: "/scratch/me/swiftwork"                 # on the remote machine
         staging: "swift"
@@ -51,7 +52,7 @@ Staging modes (the site's ``staging``, else the global one):
   ``scratch``, which it needs (``missing required site property: 'scratch'``).
 
 CDM rules (``-cdm.file fs.data``) apply in every mode: an input the policy marks
-DIRECT, LOCAL or BROADCAST is not staged (the wrapper finds it where the rule says), an
+DIRECT or LOCAL is not staged (the wrapper finds it where the rule says), an
 output marked DIRECT or GATHER stays on the host.
 """
 
@@ -71,7 +72,7 @@ from swiftnb.events import TaskStatus
 from swiftnb.execution import wrapper
 from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.outcome import result_from_dict
-from swiftnb.execution.shell import Process, Shell, ShellError, ShellFailure
+from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError, ShellFailure
 from swiftnb.scheduling.options import ProviderOptions
 from swiftnb.scheduling.provider import (Provider, ProviderError, ProviderState,
                                          StatusReporter, swift_job_dir)
@@ -90,6 +91,9 @@ STAGING_MODES = ("swift", "local", "service-local", "direct", "shared-fs", "wrap
 #: Where an absolute path /d/f lives under shared/ (swift and provider staging).
 ROOT_PREFIX = "__root__"
 _SHUTDOWN_GRACE = 5.0
+#: the start-up probe's exit status when the remote Python is not on the PATH (not 127,
+#: which a missing `timeout` or `sh` would give too)
+_NO_PYTHON = 97
 
 
 @dataclass(frozen=True)
@@ -271,8 +275,9 @@ class SSHProvider(Provider):
                 return
             await self._start_worker()
 
-    async def _session(self, argv: list[str], doing: str, timeout: float = 60.0) -> str:
-        """One command in a new session on the host (rate-limited); its stdout."""
+    async def _session(self, argv: list[str], doing: str,
+                       timeout: float = 60.0) -> CommandResult:
+        """One command in a new session on the host (rate-limited)."""
         await self.limiter.wait()
         try:
             result = await self.shell.run(argv, timeout=timeout)
@@ -281,11 +286,7 @@ class SSHProvider(Provider):
                 self.limiter.failed()
             raise self._error(exc, doing) from None
         self.limiter.succeeded()
-        if result.returncode != 0:
-            raise ProviderError(FailureKind.SUBMIT_REFUSED,
-                                f"{self._where()}: {doing} failed (exit code "
-                                f"{result.returncode}): {result.stderr.strip()[-500:]}")
-        return result.stdout
+        return result
 
     async def _start_worker(self) -> None:
         if self._worker is not None:  # the connection was lost: wait for the host
@@ -302,18 +303,20 @@ class SSHProvider(Provider):
         if self.site_dir is None:
             probe = ("import os,sys;print('%d.%d'%sys.version_info[:2]);"
                      "print(os.path.abspath(os.path.expanduser(sys.argv[1])))")
-            try:
-                out = await self._session(
-                    ["sh", "-c", f'command -v {shlex.quote(python)} >/dev/null || exit 127; '
-                     f'exec {shlex.quote(python)} -c "$0" "$1"', probe, self.work_dir],
-                    "checking the remote Python")
-            except ProviderError as exc:
-                if "exit code 127" in str(exc) and exc.kind is FailureKind.SUBMIT_REFUSED:
-                    raise ProviderError(FailureKind.SUBMIT_REFUSED, (
-                        f"{self._where()}: no remote Python 3 ({python!r} is not on the "
-                        "host's PATH); install python3 there or set the site's "
-                        "execution.options.python to its path")) from None
-                raise
+            probe_run = await self._session(
+                ["sh", "-c", f'command -v {shlex.quote(python)} >/dev/null || exit {_NO_PYTHON}; '
+                 f'exec {shlex.quote(python)} -c "$0" "$1"', probe, self.work_dir],
+                "checking the remote Python")
+            if probe_run.returncode == _NO_PYTHON:
+                raise ProviderError(FailureKind.SUBMIT_REFUSED, (
+                    f"{self._where()}: no remote Python 3 ({python!r} is not on the "
+                    "host's PATH); install python3 there or set the site's "
+                    "execution.options.python to its path"))
+            if probe_run.returncode != 0:
+                raise ProviderError(FailureKind.SUBMIT_REFUSED, (
+                    f"{self._where()}: checking the remote Python failed (exit code "
+                    f"{probe_run.returncode}): {probe_run.stderr.strip()[-500:]}"))
+            out = probe_run.stdout
             version, work_dir = (out.splitlines() + ["", ""])[:2]
             if tuple(int(p) for p in version.split(".")[:2] if p.isdigit()) < MIN_REMOTE_PYTHON:
                 raise ProviderError(FailureKind.SUBMIT_REFUSED, (
@@ -481,7 +484,7 @@ class SSHProvider(Provider):
             return spec, base
         names = [p for p in (*task.inputs, task.stdin or "") if p]
         for path in dict.fromkeys(names):
-            if self._skipped(path, ("DIRECT", "LOCAL", "BROADCAST")):
+            if self._skipped(path, ("DIRECT", "LOCAL")):  # BROADCAST copies from shared/
                 continue
             source = path if os.path.isabs(path) else os.path.join(task.base_dir, path)
             rel = remote_relpath(path)

@@ -340,3 +340,21 @@ second = slow(first);
                        env=sshd.env(), capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "second.txt").read_text() == "1\n"
+
+
+def test_a_too_old_remote_python_is_named(sshd, tmp_path):
+    import tempfile
+
+    fake = Path(tempfile.mkdtemp(prefix="swiftnb-oldpy-", dir="/tmp")) / "python2"
+    fake.write_text("#!/bin/sh\necho 2.7\necho /tmp\n")  # answers the probe as Python 2.7 would
+    os.chmod(fake.parent, 0o755)
+    os.chmod(fake, 0o755)
+    try:
+        (tmp_path / "in.txt").write_text("x\n")
+        r = _run(sshd, tmp_path, CAT, _conf(sshd, options=f'python: "{fake}"'))
+    finally:
+        fake.unlink()
+        fake.parent.rmdir()
+    assert r.returncode == 2
+    text = r.stdout + r.stderr
+    assert "Python 2.7" in text and "3.8 or newer" in text
