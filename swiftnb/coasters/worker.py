@@ -101,12 +101,12 @@ class TcpTransport:
         self._sock.settimeout(None)
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._reader = self._sock.makefile("rb")
-        self.write(encode({**hello, "secret": self.secret, "block": self.block, "id": self.id,
-                           "walltime": self.walltime}))
-        first = self._reader.readline()
         try:
+            self.write(encode({**hello, "secret": self.secret, "block": self.block,
+                               "id": self.id, "walltime": self.walltime}))
+            first = self._reader.readline()
             welcomed = bool(first) and json.loads(first).get("op") == "welcome"
-        except ValueError:
+        except (OSError, ValueError):
             welcomed = False
         if not welcomed:
             raise TransportError("the service refused the connection", 3)
@@ -146,7 +146,10 @@ class StdioTransport:
         os.dup2(2, 1)
 
     def open(self, hello: dict[str, Any]) -> None:
-        self.write(encode(hello))
+        try:
+            self.write(encode(hello))
+        except OSError as exc:
+            raise TransportError(f"cannot say hello on stdout: {exc}", 3) from exc
 
     def lines(self) -> Iterator[bytes]:
         return iter(self._in.readline, b"")
@@ -216,12 +219,11 @@ class Worker:
 
     def run(self) -> int:
         try:
-            self._open = True
             self.transport.open(self.hello())
         except TransportError as exc:
-            self._open = False
             print(f"worker {self.transport.name}: {exc}", file=sys.stderr)
             return exc.code
+        self._open = True
         threads = [threading.Thread(target=self._slot, daemon=True) for _ in range(self.cores)]
         for t in threads:
             t.start()

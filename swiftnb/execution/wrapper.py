@@ -79,6 +79,7 @@ __all__ = [
     "KIND_CANCELED",
     "KIND_WORKER",
     "KINDS",
+    "failure_result",
     "Job",
     "prepare",
     "run_job",
@@ -121,19 +122,19 @@ _EXEC_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.ENOEXEC, errno.EISDI
                           errno.ENAMETOOLONG})
 
 
-def failure_result(kind: str, cause: str, *, message: str | None = None,
-                   site: str = "local", directory: str = "") -> dict[str, Any]:
+def failure_result(kind: str, cause: str, *, site: str = "local") -> dict[str, Any]:
     """A result dict for a failure outside any job directory (a worker's own errors,
-    a task withdrawn before it started): the same keys as :meth:`Job._result`."""
+    a task withdrawn before it started): the keys of :meth:`Job._result`, the cause as
+    the whole message (there is no app, directory or stream to tell of)."""
     return {
         "ok": False,
         "exit_code": None,
-        "message": cause if message is None else message,
+        "message": cause,
         "cause": cause,
         "stdout_tail": "",
         "stderr_tail": "",
         "site": site,
-        "directory": directory,
+        "directory": "",
         "retryable": kind not in _NOT_RETRYABLE,
         "canceled": kind == KIND_CANCELED,
         "kind": kind,
