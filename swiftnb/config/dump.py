@@ -92,8 +92,10 @@ def _list_item(value: Any) -> str:
     import re
 
     text = str(value)
-    plain = re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", text) and text not in (
-        "true", "false", "null") and not re.fullmatch(r"[0-9.eE+-]+", text)
+    # a word a HOCON reader would take for a boolean or null (in any case) is quoted
+    plain = re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", text) and text.lower() not in (
+        "true", "false", "null", "yes", "no", "on", "off") and not re.fullmatch(
+        r"[0-9.eE+-]+", text)
     return text if plain else json.dumps(text, ensure_ascii=False)
 
 
