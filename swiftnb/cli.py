@@ -558,9 +558,16 @@ COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "plot-log": _cmd_logs("plot-log"),
     "convert-config": lambda argv: __import__(
         "swiftnb.config.commands", fromlist=["x"]).convert_config(argv),
-    "check-config": lambda argv: __import__(
-        "swiftnb.config.commands", fromlist=["x"]).check_config(argv),
+    "check-config": lambda argv: _check_config(argv),
 }
+
+
+def _check_config(argv: Sequence[str]) -> int:
+    """``swiftnb check-config``: the configuration, and each site's provider's check."""
+    from swiftnb.config.commands import check_config
+    from swiftnb.scheduling.build import check_sites
+
+    return check_config(argv, check_sites=check_sites)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

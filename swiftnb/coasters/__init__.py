@@ -29,10 +29,12 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> CoasterProvider:
 
     try:
         return CoasterProvider.from_site(site, ctx.bus, site_run=ctx.site_run,
-                                         keep=ctx.keep_site_dir)
+                                         keep=ctx.keep_site_dir, origin=ctx.origin(site))
     except CoasterConfigError as exc:
         try:
             from swiftnb.scheduling.scheduler import SchedulerError
         except ImportError:
             raise exc from None
-        raise SchedulerError(f"site '{site.name}': {exc}") from None
+        text = str(exc)
+        raise SchedulerError(text if f"site.{site.name}." in text
+                             else f"site '{site.name}': {text}") from None

@@ -19,6 +19,7 @@ swift.conf::
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 import os
 import shutil
 from typing import Any
@@ -32,26 +33,6 @@ from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.provider import BlockState, Provider, ProviderState, StatusReporter
 
 __all__ = ["CoasterProvider"]
-
-try:  # let swift.conf validation accept swiftnb's own coaster options
-    from swiftnb.config.schema import register_execution_options
-    from swiftnb.config.types import T, interval
-
-    register_execution_options({
-        "parallelism": interval(0.0, 1.0),
-        "maxWorkerIdleTime": T("posfloat"),
-        "suspendDelay": T("float"),
-        "planInterval": T("gtzero"),
-        "listenAddress": T("string"),
-        "servicePort": T("int"),
-        "workerRetries": T("int"),
-        "prefetch": T("autoint"),
-        "defaultWalltime": T("time"),
-        "maxtime": T("posint"),
-        "slots": T("posint"),
-    })
-except ImportError:  # config not there yet: plain dicts still work
-    pass
 
 
 def worker_log_dir(options: dict[str, Any] | None) -> str | None:
@@ -99,6 +80,7 @@ class CoasterProvider(Provider):
 
     @classmethod
     def from_site(cls, site: Any, bus: EventBus | None = None, *, keep: bool = False,
+                  origin: Callable[[str], str] | None = None,
                   **kwargs: Any) -> "CoasterProvider":
         """From a ``swiftnb.config`` SiteConfig (read duck-typed) or a plain dict.
 
@@ -121,7 +103,7 @@ class CoasterProvider(Provider):
                    work_dir=getattr(site, "work_directory", None),
                    keep=keep or bool(getattr(site, "keep_site_dir", False)),
                    settings=CoasterSettings.from_options(
-                       options, prefix=f"site.{site.name}.execution.options"),
+                       options, prefix=f"site.{site.name}.execution.options", origin=origin),
                    **kwargs)
 
     # -- Provider -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import dataclass, fields
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["CoasterSettings", "CoasterConfigError", "parse_time", "format_hms"]
@@ -27,6 +28,15 @@ UNLIMITED_NODES = 2097151
 
 class CoasterConfigError(ValueError):
     """A bad coaster option; the message names the key and the nearest valid one."""
+
+
+class _BadSetting(CoasterConfigError):
+    """A value out of its range, found once the settings are made; ``key`` is its
+    swift.conf name."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 def parse_time(value: Any, key: str = "maxJobTime") -> int:
@@ -88,24 +98,43 @@ class CoasterSettings:
     prefetch: int | None = None              # tasks sent ahead to a worker; None = auto
 
     @classmethod
-    def from_options(cls, options: dict[str, Any] | None, *, prefix: str = "execution.options") -> "CoasterSettings":
-        """Build from a swift.conf ``options`` block (swift.conf or coaster key names)."""
+    def from_options(cls, options: dict[str, Any] | None, *, prefix: str = "execution.options",
+                     origin: Callable[[str], str] | None = None) -> "CoasterSettings":
+        """Build from a swift.conf ``options`` block (swift.conf or coaster key names);
+        ``origin(key)`` says where a key was written (``swift.conf:12``), for messages."""
+        def located(key: str, exc: CoasterConfigError) -> CoasterConfigError:
+            place = origin(key) if origin is not None else ""
+            return CoasterConfigError(f"{place}: {exc}" if place else str(exc))
+
         values: dict[str, Any] = {}
         for key, raw in (options or {}).items():
-            if key in _IGNORED:
-                continue
-            target = _ALIASES.get(key)
-            if target is None:
-                raise CoasterConfigError(_unknown(key, prefix))
-            name, kind = target
-            values[name] = _convert(raw, kind, f"{prefix}.{key}")
+            try:
+                if key in _CHOICES and str(raw) not in _CHOICES[key]:
+                    raise CoasterConfigError(
+                        f"invalid value '{raw}' for property '{prefix}.{key}'. Expected one "
+                        f"of {', '.join(_CHOICES[key])}")
+                if key in _IGNORED:
+                    continue
+                target = _ALIASES.get(key)
+                if target is None:
+                    raise CoasterConfigError(_unknown(key, prefix))
+                name, kind = target
+                values[name] = _convert(raw, kind, f"{prefix}.{key}")
+            except CoasterConfigError as exc:
+                raise located(key, exc) from None
         settings = cls(**values)
-        settings.validate(prefix)
+        try:
+            settings.validate(prefix)
+        except _BadSetting as exc:
+            field = _ALIASES.get(exc.key, (exc.key, ""))[0]
+            written = next((k for k in (options or {}) if _ALIASES.get(k, ("", ""))[0] == field),
+                           exc.key)
+            raise located(written, exc) from None
         return settings
 
     def validate(self, prefix: str = "execution.options") -> None:
         def bad(key: str, why: str) -> CoasterConfigError:
-            return CoasterConfigError(f"invalid value for property '{prefix}.{key}': {why}")
+            return _BadSetting(key, f"invalid value for property '{prefix}.{key}': {why}")
 
         if self.slots < 1:
             raise bad("maxJobs", "must be at least 1")
@@ -242,6 +271,13 @@ _IGNORED = frozenset({
     "workerLoggingDirectory", "softImage", "workerManager", "jobOptions",
     "remoteMonitorEnabled", "coresPerWorker",
 })
+
+
+#: options the planner does not read whose values are still one of a few
+_CHOICES = {
+    "workerLoggingLevel": ("NONE", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"),
+    "workerManager": ("block", "passive"),
+}
 
 
 def _unknown(key: str, prefix: str) -> str:

@@ -13,14 +13,12 @@ See docs/configuration.md for every key and its default.
 
 from swiftnb.config.loader import DEFAULTS_FILE, load_config, load_config_text
 from swiftnb.config.model import (
-    AppConfig, CoasterOptions, Config, ConfigError, ExecutionConfig, FilesystemConfig,
-    SimOptions, SiteConfig,
+    AppConfig, Config, ConfigError, ExecutionConfig, FilesystemConfig, SiteConfig,
 )
-from swiftnb.config.schema import register_execution_options
 from swiftnb.config.types import THROTTLE_OFF, Distribution, parse_distribution
 
 __all__ = [
     "load_config", "load_config_text", "Config", "SiteConfig", "AppConfig", "ExecutionConfig",
-    "FilesystemConfig", "CoasterOptions", "SimOptions", "ConfigError", "DEFAULTS_FILE",
-    "THROTTLE_OFF", "Distribution", "parse_distribution", "register_execution_options",
+    "FilesystemConfig", "ConfigError", "DEFAULTS_FILE",
+    "THROTTLE_OFF", "Distribution", "parse_distribution",
 ]

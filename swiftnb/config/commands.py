@@ -10,12 +10,13 @@ problems, one per line, exiting 1.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Sequence, TextIO
 
 from swiftnb.config.cli_options import (CONFIG_OPTIONS, CommandLine, CommandLineError,
                                         load_from_args, parse_command_line, sitelist)
 from swiftnb.config.loader import load_config
-from swiftnb.config.model import ConfigError
+from swiftnb.config.model import Config, ConfigError
 
 CONVERT_USAGE = """\
 usage: swiftnb convert-config [-sites.file sites.xml] [-tc.file tc.data]
@@ -90,9 +91,14 @@ def _write_output(options: dict[str, str], text: str, err: TextIO) -> int:
 
 
 def check_config(argv: Sequence[str], out: TextIO | None = None,
-                 err: TextIO | None = None) -> int:
+                 err: TextIO | None = None,
+                 check_sites: Callable[[Config], list[str]] | None = None) -> int:
     """Load the configuration a ``swiftnb run`` with these options would use (the same
-    parser and loader) and print it, or its problems with exit 1."""
+    parser and loader) and print it, or its problems with exit 1.
+
+    ``check_sites(config)`` is the providers' own check of each site's execution type and
+    options (``swiftnb.scheduling.build.check_sites``, handed in by the command line: the
+    providers sit above the configuration)."""
     out = sys.stdout if out is None else out  # the streams of the moment, not of import
     err = sys.stderr if err is None else err
     try:
@@ -111,7 +117,11 @@ def check_config(argv: Sequence[str], out: TextIO | None = None,
         out.write(sitelist(config))
     else:
         out.write(config.listconfig(full=args.listconfig != "files"))
-    return 0
+    # what a run would refuse, after the configuration it would have read
+    problems = check_sites(config) if check_sites is not None else []
+    for problem in problems:
+        print(problem, file=err)
+    return 1 if problems else 0
 
 
 #: what check-config reads besides configuration options and properties

@@ -316,8 +316,9 @@ def build_site(name: str, body: dict[str, Any], config: Config, checker: Checker
                       "coaster, slurm, sim)")
         return None
     exec_type = str(execution["type"])
-    if exec_type not in schema.EXECUTION_TYPES:
-        near = _near(exec_type, schema.EXECUTION_TYPES)
+    known_types = _execution_types()
+    if exec_type not in known_types:
+        near = _near(exec_type, known_types)
         errors.append(f"{checker.where(path + ('execution', 'type'))}: "
                       f"site.{name}.execution.type: unknown execution type "
                       f"{show(exec_type)}" + (f", did you mean {near}?" if near else ""))
@@ -389,3 +390,12 @@ def build_site(name: str, body: dict[str, Any], config: Config, checker: Checker
 
 def _opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _execution_types() -> tuple[str, ...]:
+    """Swift's execution types, and those of providers installed through the
+    ``swiftnb.providers`` entry points (a package may add its own)."""
+    import importlib.metadata
+
+    installed = {ep.name for ep in importlib.metadata.entry_points(group="swiftnb.providers")}
+    return tuple(dict.fromkeys((*schema.EXECUTION_TYPES, *sorted(installed))))

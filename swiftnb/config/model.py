@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from swiftnb.config import schema
 from swiftnb.config.locate import Origin, Origins
-from swiftnb.config.types import THROTTLE_OFF, Distribution, parse_distribution
+from swiftnb.config.types import THROTTLE_OFF
 
 
 class ConfigError(Exception):
@@ -105,46 +105,6 @@ class FilesystemConfig:
 
 
 @dataclass
-class CoasterOptions:
-    """Coaster settings of a site with their 0.96 defaults; times in seconds."""
-
-    maxJobs: int = 20
-    nodeGranularity: int = 1
-    maxNodesPerJob: int = 2097151
-    tasksPerNode: int = 1
-    allocationStepSize: float = 0.1
-    lowOverallocation: float = 10.0
-    highOverallocation: float = 1.0
-    overallocationDecayFactor: float = 0.001
-    spread: float = 0.9
-    exponentialSpread: int = 0
-    reserve: int = 60
-    maxJobTime: int = 360 * 24 * 3600
-    jobQueue: str | None = None
-    jobProject: str | None = None
-    userHomeOverride: str | None = None
-    internalHostName: str | None = None
-    workerLoggingLevel: str = "NONE"
-    workerLoggingDirectory: str = "~/.globus/coasters"
-    workerManager: str = "block"
-    softImage: str | None = None
-    jobOptions: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class SimOptions:
-    """Options of a simulated site (execution type ``sim``); durations in seconds."""
-
-    slots: int = 1
-    queueTime: Distribution = Distribution("const", (0.0,))
-    taskDuration: Distribution = Distribution("const", (1.0,))
-    failureProbability: float = 0.0
-    seed: int = 0
-    outages: list[tuple[float, float]] = field(default_factory=list)
-    speed: float = 1.0
-
-
-@dataclass
 class SiteConfig:
     name: str
     execution: ExecutionConfig
@@ -179,45 +139,6 @@ class SiteConfig:
     @property
     def type(self) -> str:
         return self.execution.type
-
-    def coaster_options(self) -> CoasterOptions:
-        from swiftnb.config.types import time_to_seconds
-
-        values = {k: v for k, v in self.execution.options.items()
-                  if k in CoasterOptions.__dataclass_fields__}
-        if "jobsPerNode" in self.execution.options and "tasksPerNode" not in values:
-            values["tasksPerNode"] = self.execution.options["jobsPerNode"]
-        if "maxJobTime" in values:
-            values["maxJobTime"] = time_to_seconds(values["maxJobTime"])
-        for key in ("lowOverallocation", "highOverallocation", "overallocationDecayFactor",
-                    "allocationStepSize", "spread"):
-            if key in values:
-                values[key] = float(values[key])
-        for key in ("maxJobs", "nodeGranularity", "maxNodesPerJob", "tasksPerNode",
-                    "reserve", "exponentialSpread"):
-            if key in values:
-                values[key] = int(values[key])
-        return CoasterOptions(**values)
-
-    def sim_options(self) -> SimOptions:
-        from swiftnb.config.types import parse_outages
-
-        opts = self.execution.options
-        result = SimOptions()
-        if "slots" in opts:
-            result.slots = int(opts["slots"])
-        for key in ("queueTime", "taskDuration"):
-            if key in opts:
-                setattr(result, key, parse_distribution(opts[key]))
-        if "failureProbability" in opts:
-            result.failureProbability = float(opts["failureProbability"])
-        if "seed" in opts:
-            result.seed = int(opts["seed"])
-        if "outages" in opts:
-            result.outages = parse_outages(opts["outages"])
-        if "speed" in opts:
-            result.speed = float(opts["speed"])
-        return result
 
 
 @dataclass
@@ -385,4 +306,4 @@ def split_path(path: str) -> list[str]:
 
 
 __all__ = ["Config", "SiteConfig", "AppConfig", "ExecutionConfig", "FilesystemConfig",
-           "CoasterOptions", "SimOptions", "ConfigError", "split_path", "schema"]
+           "ConfigError", "split_path", "schema"]

@@ -5,9 +5,8 @@ A node is a ``ValueType`` (a leaf), a dict of known child keys, where the child 
 stands for any name (``site.*``, ``app.*``, ``env.*``).  ``T("object")`` accepts any
 subtree unchecked (e.g. ``jobOptions``, where LRM-specific keys live).
 
-Keys of later features (ssh, batch schedulers, coaster options, the ``sim`` execution
-type) are declared here so they validate and are kept before their providers exist.
-Other parts may add execution options with ``register_execution_options``.
+A site's ``execution.options`` are not declared here: they belong to the provider its
+``execution.type`` selects, which declares and checks them (see EXECUTION_OPTIONS).
 """
 
 from __future__ import annotations
@@ -42,84 +41,24 @@ APP: dict[str, Any] = {
     "*": T("any"),  # any other key becomes a job attribute (jobType, count, ...)
 }
 
-COASTER_OPTIONS: dict[str, Any] = {
-    "maxJobs": T("posint"),
-    "nodeGranularity": T("posint"),
-    "tasksPerNode": T("posint"),
-    "jobsPerNode": T("posint"),  # pre-0.96 name of tasksPerNode
-    "allocationStepSize": interval(0.0, 1.0),
-    "lowOverallocation": T("posfloat"),
-    "highOverallocation": T("posfloat"),
-    "overallocationDecayFactor": T("posfloat"),
-    "spread": interval(0.0, 1.0),
-    "exponentialSpread": T("int"),
-    "reserve": T("seconds"),
-    "maxNodesPerJob": T("posint"),
-    "maxJobTime": T("time"),
-    "userHomeOverride": T("string"),
-    "internalHostName": T("string"),
-    "jobQueue": T("string"),
-    "jobProject": T("string"),
-    "workerLoggingLevel": T("choice", "NONE", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"),
-    "workerLoggingDirectory": T("string"),
-    "workerManager": T("choice", "block", "passive"),
-    "softImage": T("string"),
-    "remoteMonitorEnabled": T("bool"),
-    "jobOptions": T("object"),
-}
+# A site's ``execution.options`` are the provider's: each provider declares them once, as a
+# typed class it reads them with (``swiftnb.scheduling.options.ProviderOptions``; the
+# coaster provider's ``CoasterSettings``, the sim provider's ``SIM_OPTIONS``), and the
+# builder checks them against the class the site's ``execution.type`` selects
+# (``swiftnb.scheduling.build.check_sites``, also run by ``swiftnb check-config``).  Here
+# they are an object of any keys, kept as written.
+EXECUTION_OPTIONS = T("object")
 
-# EXTENSION: the simulated grid (execution type "sim"), durations in seconds.
-SIM_OPTIONS: dict[str, Any] = {
-    "slots": T("posint"),
-    "queueTime": T("distribution"),
-    "taskDuration": T("distribution"),
-    "failureProbability": interval(0.0, 1.0),
-    "seed": T("int"),
-    "outages": T("outages"),
-    "speed": T("gtzero"),
-}
-
-# EXTENSION: direct ssh execution and batch submission without coasters.
-SSH_OPTIONS: dict[str, Any] = {
-    "user": T("string"),
-    "port": T("posint"),
-    "identityFile": T("string"),
-    "knownHosts": T("string"),
-    "password": T("string"),
-    "connectTimeout": T("posfloat"),
-    "reconnectTimeout": T("posfloat"),
-    "acceptNewHostKeys": T("bool"),
-    "python": T("string"),
-}
-
-BATCH_OPTIONS: dict[str, Any] = {
-    "nodes": T("posint"),
-    "ppn": T("posint"),
-    "memory": T("string"),
-    "account": T("string"),
-    "partition": T("string"),
-    "submitCommand": T("string"),
-    "pollInterval": T("posfloat"),
-    "exclusive": T("bool"),
-}
-
-# EXTENSION: options of swiftnb's own providers, declared here too so a configuration
-# using them loads before those modules are imported (they register the same keys).
-PROVIDER_EXTRA_OPTIONS: dict[str, Any] = {
-    # sim
-    "submitTime": T("distribution"), "stageInTime": T("distribution"),
-    "writeOutputs": T("bool"), "failureMessage": T("string"),
-    # coasters
-    "parallelism": interval(0.0, 1.0), "maxWorkerIdleTime": T("posfloat"),
-    "suspendDelay": T("float"), "planInterval": T("gtzero"),
-    "listenAddress": T("string"), "servicePort": T("int"), "workerRetries": T("int"),
-    "prefetch": T("autoint"), "defaultWalltime": T("time"), "maxtime": T("posint"),
-}
-
-EXECUTION_OPTIONS: dict[str, Any] = {
-    **COASTER_OPTIONS, **SIM_OPTIONS, **SSH_OPTIONS, **BATCH_OPTIONS,
-    **PROVIDER_EXTRA_OPTIONS,
-}
+#: Swift 0.96's own execution option names (reference 4.3), only so that one written at
+#: the wrong level gets "did you mean execution.options.maxJobs?"; the coaster provider
+#: declares and checks them (swiftnb.coasters.settings).
+SWIFT_EXECUTION_OPTION_NAMES = (
+    "maxJobs", "nodeGranularity", "maxNodesPerJob", "tasksPerNode", "allocationStepSize",
+    "lowOverallocation", "highOverallocation", "overallocationDecayFactor", "spread",
+    "exponentialSpread", "reserve", "maxJobTime", "jobQueue", "jobProject",
+    "userHomeOverride", "internalHostName", "workerLoggingLevel", "workerLoggingDirectory",
+    "workerManager", "softImage", "jobOptions",
+)
 
 SITE: dict[str, Any] = {
     "OS": T("string"),
@@ -265,41 +204,6 @@ WINDOWS_SITE_DEFAULTS: dict[str, Any] = {
 # Staging methods done by the provider (the wrapper is then _swiftwrap.staging).
 PROVIDER_STAGING = ("local", "service-local", "shared-fs", "direct")
 
-# Coaster settings defaults (provider-coaster Settings), in model units (seconds).
-COASTER_DEFAULTS: dict[str, Any] = {
-    "maxJobs": 20,
-    "nodeGranularity": 1,
-    "maxNodesPerJob": 2**31 // 1024 - 1,  # Integer.MAX_VALUE / 1024 = 2097151
-    "tasksPerNode": 1,
-    "allocationStepSize": 0.1,
-    "lowOverallocation": 10.0,
-    "highOverallocation": 1.0,
-    "overallocationDecayFactor": 0.001,
-    "spread": 0.9,
-    "exponentialSpread": 0,
-    "reserve": 60,
-    "maxJobTime": 360 * 24 * 3600,
-    "jobQueue": None,
-    "jobProject": None,
-    "userHomeOverride": None,
-    "internalHostName": None,
-    "workerLoggingLevel": "NONE",
-    "workerLoggingDirectory": "~/.globus/coasters",
-    "workerManager": "block",
-    "softImage": None,
-    "jobOptions": {},
-}
-
-SIM_DEFAULTS: dict[str, Any] = {
-    "slots": 1,
-    "queueTime": 0,
-    "taskDuration": 1,
-    "failureProbability": 0.0,
-    "seed": 0,
-    "outages": [],
-    "speed": 1.0,
-}
-
 EXECUTION_TYPES = (
     "local", "coaster", "coaster-persistent", "ssh", "ssh-cl", "pbs", "condor", "sge",
     "slurm", "lsf", "cobalt", "gt2", "ec2-cloud", "gce-cloud", "radical-pilot",
@@ -308,10 +212,6 @@ EXECUTION_TYPES = (
 
 SITE_SELECTION_POLICIES = ("weighted", "best", "sitesets", "brokerage")
 
-
-def register_execution_options(options: dict[str, ValueType]) -> None:
-    """Let a provider declare more ``execution.options`` keys (name -> ValueType)."""
-    EXECUTION_OPTIONS.update(options)
 
 
 def node_at(path: tuple[str, ...]) -> Any:
@@ -331,6 +231,6 @@ def node_at(path: tuple[str, ...]) -> Any:
 
 __all__ = [
     "APP", "GLOBAL", "SITE", "EXECUTION_OPTIONS", "GLOBAL_DEFAULTS", "SITE_DEFAULTS",
-    "COASTER_DEFAULTS", "SIM_DEFAULTS", "THROTTLE_OFF", "register_execution_options",
+    "THROTTLE_OFF",
     "node_at",
 ]

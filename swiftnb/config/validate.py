@@ -130,6 +130,10 @@ def suggest(key: str, value: Any, node: dict, path: tuple[str, ...]) -> str | No
         return close[0]
     # A key valid somewhere else in the same scope (site or global).
     scope_path, scope = _scope(path)
+    if scope_path:
+        option = {n.lower(): n for n in schema.SWIFT_EXECUTION_OPTION_NAMES}.get(key.lower())
+        if option is not None:
+            return f"execution.options.{option}"
     elsewhere = _find(scope, key)
     if elsewhere:
         return ".".join(elsewhere)

@@ -236,11 +236,8 @@ class LocalProvider(Provider):
             else:
                 waited = self._start_here(process, loop)
             await asyncio.shield(waited)
-        except OSError as exc:
-            job.cleanup()
-            return self._ended(job._result(False, None, f"Cannot execute {job.argv[0]}: "
-                                                        f"{exc.strerror or exc}"),
-                               report, task, spec)
+        except OSError as exc:  # not executable (or a refused fork): the wrapper says which
+            return self._ended(job.start_failed(exc), report, task, spec)
         except asyncio.CancelledError:
             process.kill()
             try:  # it dies at once; shielded, a second cancel cannot leave it unreaped
@@ -367,7 +364,7 @@ class LocalOptions(ProviderOptions):
 def make_provider(site: SiteConfig, ctx: BuildContext) -> LocalProvider:
     """The provider of an ``execution.type: "local"`` site."""
     LocalOptions.from_mapping(site.execution.options, where=ctx.where(site),
-                              origin=ctx.origin(site))
+                              origin=ctx.origin(site), type_name="local")
     scratch = site.scratch
     if scratch and not os.path.isabs(scratch):  # node-local copies of inputs
         scratch = os.path.abspath(scratch)

@@ -160,6 +160,10 @@ class Shell(ABC):
     async def exists(self, path: str) -> bool:
         """Whether something (even a dangling symlink) is at ``path``."""
 
+    async def reconnect(self, *, give_up_after: float) -> None:
+        """Connect again after a lost connection, trying for ``give_up_after`` seconds
+        (ShellError(UNREACHABLE) then).  A shell with no connection has nothing to do."""
+
     @abstractmethod
     async def close(self) -> None:
         """Release the shell's resources (connections)."""

@@ -36,53 +36,75 @@ import random
 import time as _time
 from collections import deque
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from swiftnb.config.types import Distribution, parse_distribution, parse_outages
+from swiftnb.config.types import BadValue, Distribution, parse_distribution, parse_outages
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import TaskStatus
+from swiftnb.scheduling.options import ProviderOptions, option
 from swiftnb.scheduling.provider import Provider, ProviderState, StatusReporter, swift_job_dir
 
 if TYPE_CHECKING:
     from swiftnb.config.model import SiteConfig
     from swiftnb.scheduling.build import BuildContext
 
-__all__ = ["SimProvider", "SIM_OPTIONS", "make_provider"]
-
-#: site attributes the brokerage policy reads; accepted (and ignored) by the simulator
-BROKERAGE_KEYS = ("status", "maxTime", "maxWallTime", "maxJobTime", "cores", "coresPerNode",
-                  "minMemory", "maxMemory", "arch", "gpu", "numSlots", "localData")
-
-#: option name -> default (the accepted keys of ``execution.options`` for type "sim")
-SIM_OPTIONS: dict[str, Any] = {
-    "slots": 8,
-    "queueTime": 0,
-    "taskDuration": 1,
-    "failureProbability": 0.0,
-    "seed": 0,
-    "outages": [],
-    "speed": 1.0,
-    "submitTime": 0,
-    "stageInTime": 0,
-    "writeOutputs": True,
-    "failureMessage": "Application {tr} failed with an exit code of 1 (simulated failure)",
-}
+__all__ = ["SimProvider", "SimOptions", "make_provider"]
 
 
-def _register_options() -> None:
-    """Declare the options swift.conf does not know yet (those beyond the config schema)."""
+def _shown(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def _distribution(value: Any) -> Distribution | dict[str, Distribution]:
+    """A duration: a Distribution, or app name -> Distribution (``taskDuration``)."""
+    if isinstance(value, Distribution):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _distribution(v) for k, v in value.items()}  # type: ignore[misc]
     try:
-        from swiftnb.config import register_execution_options
-        from swiftnb.config.types import T
-    except ImportError:
-        return
-    register_execution_options({
-        "submitTime": T("distribution"), "stageInTime": T("distribution"),
-        "writeOutputs": T("bool"), "failureMessage": T("string"),
-    })
+        return parse_distribution(value)
+    except BadValue as exc:
+        raise ValueError(f"invalid value {_shown(value)}, {exc}") from None
 
 
-_register_options()
+def _outages(value: Any) -> tuple[tuple[float, float], ...]:
+    if isinstance(value, (list, tuple)) and value and isinstance(value[0], tuple):
+        return tuple(sorted(value))
+    try:
+        return tuple(sorted(parse_outages(value))) if value else ()
+    except BadValue as exc:
+        raise ValueError(f"invalid value {_shown(value)}, {exc}") from None
+
+
+_NONE = Distribution("const", (0.0,))
+
+
+@dataclass(frozen=True)
+class SimOptions(ProviderOptions):
+    """``execution.options`` of a simulated site (the one declaration of them)."""
+
+    slots: int = 8
+    queueTime: Distribution = option(_NONE, convert=_distribution)
+    taskDuration: Distribution | dict[str, Distribution] = option(
+        Distribution("const", (1.0,)), convert=_distribution)
+    failureProbability: float = 0.0
+    seed: int = 0
+    outages: tuple[tuple[float, float], ...] = option((), convert=_outages)
+    speed: float = 1.0
+    submitTime: Distribution = option(_NONE, convert=_distribution)
+    stageInTime: Distribution = option(_NONE, convert=_distribution)
+    writeOutputs: bool = True
+    failureMessage: str = "Application {tr} failed with an exit code of 1 (simulated failure)"
+
+    def check(self):
+        if self.slots < 1:
+            yield "slots", f"invalid value {self.slots}, expected a number of at least 1"
+        if not 0.0 <= self.failureProbability <= 1.0:
+            yield ("failureProbability", f"invalid value {self.failureProbability:g}, "
+                   "expected a number between 0 and 1")
+        if self.speed <= 0:
+            yield "speed", f"invalid value {self.speed:g}, expected a number above 0"
 
 
 class _RealClock:
@@ -95,17 +117,6 @@ class _RealClock:
         await asyncio.sleep(max(0.0, delay))
 
 
-def _dist(value: Any, key: str) -> Distribution | dict[str, Distribution]:
-    if isinstance(value, Distribution):
-        return value
-    if isinstance(value, Mapping):
-        return {str(k): _dist(v, f"{key}.{k}") for k, v in value.items()}  # type: ignore[misc]
-    try:
-        return parse_distribution(value)
-    except Exception as exc:
-        raise ValueError(f"sim option {key}: {exc} (got {value!r})") from None
-
-
 class SimProvider(Provider):
     """A simulated site (see the module docstring for the options)."""
 
@@ -114,46 +125,28 @@ class SimProvider(Provider):
     def __init__(
         self,
         name: str,
-        options: Mapping[str, Any] | Any | None = None,
+        options: SimOptions | Mapping[str, Any] | None = None,
         *,
         clock: Any = None,
         site_run: str = "run",
     ) -> None:
         self.name = name
         self.site_run = site_run
-        opts = dict(SIM_OPTIONS)
-        if options is not None and not isinstance(options, Mapping):
-            options = {k: getattr(options, k) for k in SIM_OPTIONS if hasattr(options, k)}
-        unknown = set(options or {}) - set(SIM_OPTIONS) - set(BROKERAGE_KEYS)
-        if unknown:
-            import difflib
-
-            key = sorted(unknown)[0]
-            near = difflib.get_close_matches(key, SIM_OPTIONS, n=1)
-            hint = f"; did you mean {near[0]}?" if near else ""
-            raise ValueError(f"site {name}: unknown sim option {key!r}{hint}")
-        opts.update({k: v for k, v in (options or {}).items() if k in SIM_OPTIONS})
-        self.slots = int(opts["slots"])
-        if self.slots < 1:
-            raise ValueError(f"site {name}: sim option slots must be at least 1")
-        self.queue_time = _dist(opts["queueTime"], "queueTime")
-        self.task_duration = _dist(opts["taskDuration"], "taskDuration")
-        self.submit_time = _dist(opts["submitTime"], "submitTime")
-        self.stage_in_time = _dist(opts["stageInTime"], "stageInTime")
-        self.failure_probability = float(opts["failureProbability"])
-        if not 0.0 <= self.failure_probability <= 1.0:
-            raise ValueError(f"site {name}: failureProbability must be between 0 and 1")
-        self.speed = float(opts["speed"])
-        if self.speed <= 0:
-            raise ValueError(f"site {name}: speed must be positive")
-        outages = opts["outages"]
-        self.outages: list[tuple[float, float]] = (
-            [tuple(o) for o in outages] if isinstance(outages, list) and outages
-            and isinstance(outages[0], tuple) else parse_outages(outages) if outages else [])
-        self.outages.sort()
-        self.write_outputs = bool(opts["writeOutputs"])
-        self.failure_message = str(opts["failureMessage"])
-        self.seed = opts["seed"]
+        if not isinstance(options, SimOptions):
+            options = SimOptions.from_mapping(options or {}, where=f"site {name}: options",
+                                              type_name="sim")
+        self.options = options
+        self.slots = options.slots
+        self.queue_time = options.queueTime
+        self.task_duration = options.taskDuration
+        self.submit_time = options.submitTime
+        self.stage_in_time = options.stageInTime
+        self.failure_probability = options.failureProbability
+        self.speed = options.speed
+        self.outages: list[tuple[float, float]] = list(options.outages)
+        self.write_outputs = options.writeOutputs
+        self.failure_message = options.failureMessage
+        self.seed = options.seed
         self.rng = random.Random(f"{self.seed}:{name}")
         self.clock = clock if clock is not None else _RealClock()
         self.origin = getattr(self.clock, "start", None) or self.clock.now()
@@ -379,7 +372,7 @@ def _sample(dist: Any, rng: random.Random) -> float:
 
 
 def make_provider(site: SiteConfig, ctx: BuildContext) -> SimProvider:
-    """The provider of an ``execution.type: "sim"`` site (options checked by SimProvider
-    against SIM_OPTIONS, the one declaration of them)."""
-    return SimProvider(site.name, dict(site.execution.options), clock=ctx.clock,
-                       site_run=ctx.site_run)
+    """The provider of an ``execution.type: "sim"`` site."""
+    options = SimOptions.from_mapping(site.execution.options, where=ctx.where(site),
+                                      origin=ctx.origin(site), type_name="sim")
+    return SimProvider(site.name, options, clock=ctx.clock, site_run=ctx.site_run)

@@ -582,7 +582,7 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> SSHProvider:
     from swiftnb.execution.sshshell import shell_for
 
     options = SSHOptions.from_mapping(site.execution.options, where=ctx.where(site),
-                                      origin=ctx.origin(site))
+                                      origin=ctx.origin(site), type_name="ssh")
     host = site.execution.URL
     if not host:
         raise ValueError(f"site {site.name}: missing mandatory property "

@@ -64,8 +64,12 @@ class BuildContext:
         return f"site.{site.name}.execution.options"
 
     def origin(self, site: SiteConfig) -> Callable[[str], str]:
-        """key -> where it was written (``[R] line 12``), for option messages."""
-        return lambda key: self.config.origin(f"{self.where(site)}.{key}")
+        """key -> where it was written (``swift.conf:12``), for option messages."""
+        def origin(key: str) -> str:
+            found = self.config.origin_detail(f"{self.where(site)}.{key}")
+            return found.location() if found is not None else ""
+
+        return origin
 
 
 ProviderFactory = Callable[[SiteConfig, BuildContext], Provider]
@@ -131,11 +135,12 @@ def _make_provider(sc: SiteConfig, ctx: BuildContext) -> Provider:
 
 
 def check_sites(config: Config) -> list[str]:
-    """What is wrong with the enabled sites' execution types and options, without
-    starting anything (``swiftnb check-config``): one message per site."""
+    """What is wrong with the sites' execution types and options (each site's provider
+    reads its own), without starting anything: one message per site.  ``swiftnb
+    check-config`` shows them; a run refuses them for the sites it uses."""
     ctx = BuildContext(config, EventBus(), RealClock())
     problems = []
-    for sc in config.enabled_sites:
+    for sc in config.sites.values():
         try:
             _make_provider(sc, ctx)
         except (SchedulerError, OptionsError) as exc:

@@ -2,7 +2,9 @@
 
 Each provider declares its options as a frozen dataclass deriving from
 :class:`ProviderOptions` (field name = the swift.conf key, annotation = its type, default
-= its default).  :meth:`ProviderOptions.from_site` reads a site's options against the
+= its default; a field whose values need more than a type, a duration distribution say,
+names its reader with ``option(convert=...)``, and ``check`` says what a value may not
+be).  :meth:`ProviderOptions.from_site` reads a site's options against the
 class its ``execution.type`` selects: a key of another provider (a sim key on a coaster
 site) or a misspelt key is refused with the file and line it came from and the nearest
 valid key, a value of the wrong type likewise.  Keys every site may carry for the
@@ -17,7 +19,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
-__all__ = ["ProviderOptions", "OptionsError", "BROKERAGE_KEYS"]
+__all__ = ["ProviderOptions", "OptionsError", "BROKERAGE_KEYS", "option"]
 
 #: site attributes the brokerage policy reads (seed 004): accepted on every site
 BROKERAGE_KEYS = frozenset({
@@ -28,17 +30,24 @@ BROKERAGE_KEYS = frozenset({
 O = TypeVar("O", bound="ProviderOptions")
 
 
+def option(default: Any, *, convert: typing.Callable[[Any], Any] | None = None) -> Any:
+    """A field with a reader of its own: ``convert(raw)`` returns the value or raises
+    ValueError with what was expected."""
+    return dataclasses.field(default=default, metadata={"convert": convert} if convert else {})
+
+
 class OptionsError(ValueError):
     """A site's execution options do not fit its provider; the message is for people."""
 
 
-def _convert(value: Any, kind: Any, key: str) -> Any:
+def _convert(value: Any, kind: Any) -> Any:
+    """A written value as the field's type (OptionsError: what was expected)."""
     origin = typing.get_origin(kind)
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         args = [a for a in typing.get_args(kind) if a is not type(None)]
         if value is None:
             return None
-        return _convert(value, args[0], key)
+        return _convert(value, args[0])
     if kind is bool:
         if isinstance(value, bool):
             return value
@@ -47,15 +56,15 @@ def _convert(value: Any, kind: Any, key: str) -> Any:
             return True
         if text in ("false", "no", "off", "0"):
             return False
-        raise OptionsError(f"{key}: expected true or false, got {value!r}")
+        raise OptionsError(f"invalid value {value!r}, expected true or false")
     if kind in (int, float):
         try:
             number = float(value)
         except (TypeError, ValueError):
-            raise OptionsError(f"{key}: expected a number, got {value!r}") from None
+            raise OptionsError(f"invalid value {value!r}, expected a number") from None
         if kind is int:
             if not number.is_integer():
-                raise OptionsError(f"{key}: expected a whole number, got {value!r}")
+                raise OptionsError(f"invalid value {value!r}, expected a whole number")
             return int(number)
         return number
     if kind is str:
@@ -76,26 +85,42 @@ class ProviderOptions:
     #: keys accepted without a field (read by another layer, e.g. the brokerage)
     EXTRA_KEYS: ClassVar[frozenset[str]] = BROKERAGE_KEYS
 
+    def check(self) -> typing.Iterator[tuple[str, str]]:
+        """(key, problem) for each value out of its range (an override says which)."""
+        return iter(())
+
     @classmethod
     def from_mapping(cls: type[O], options: Mapping[str, Any], *, where: str = "options",
-                     origin: typing.Callable[[str], str] | None = None) -> O:
+                     origin: typing.Callable[[str], str] | None = None,
+                     type_name: str = "") -> O:
         """Options from a mapping; ``where`` prefixes messages (``site.x.execution.options``)
         and ``origin(key)`` says where a key was written (``swift.conf:12``)."""
         hints = typing.get_type_hints(cls)
-        fields = {f.name for f in dataclasses.fields(cls)}
+        fields = {f.name: f for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
+
+        def fail(key: str, problem: str) -> OptionsError:
+            place = origin(key) if origin is not None else ""
+            return OptionsError(f"{place + ': ' if place else ''}{where}.{key}: {problem}")
+
         for key, value in options.items():
             name = cls.ALIASES.get(key, key)
-            place = f"{origin(key)}: " if origin is not None and origin(key) else ""
-            if name not in fields:
+            field = fields.get(name)
+            if field is None:
                 if key in cls.EXTRA_KEYS:
                     continue
-                near = difflib.get_close_matches(key, sorted(fields | set(cls.ALIASES)), n=1)
-                hint = f"; did you mean {near[0]}?" if near else ""
-                raise OptionsError(f"{place}{where}.{key}: not an option of this site's "
-                                   f"execution type{hint}")
+                near = difflib.get_close_matches(key, sorted(set(fields) | set(cls.ALIASES)), n=1)
+                kind = f" for execution type \"{type_name}\"" if type_name else ""
+                raise fail(key, f"unknown key{kind}" + (f", did you mean {near[0]}?" if near
+                                                        else ""))
+            convert = field.metadata.get("convert")
             try:
-                values[name] = _convert(value, hints[name], f"{where}.{key}")
-            except OptionsError as exc:
-                raise OptionsError(f"{place}{exc}") from None
-        return cls(**values)
+                values[name] = (convert(value) if convert is not None
+                                else _convert(value, hints[name]))
+            except (OptionsError, ValueError, TypeError) as exc:
+                raise fail(key, str(exc)) from None
+        made = cls(**values)
+        for key, problem in made.check():
+            written = next((k for k, v in cls.ALIASES.items() if v == key and k in options), key)
+            raise fail(written, problem)
+        return made

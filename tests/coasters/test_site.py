@@ -288,12 +288,12 @@ site.coast {
     config = config_mod.load_config(str(conf), cwd=str(tmp_path))
     site = config.sites["coast"]
 
-    class Ctx:
-        bus = None
-        site_run = "hello-run001"
-        keep_site_dir = False
+    from swiftnb.events import EventBus
+    from swiftnb.scheduling.build import BuildContext
+    from swiftnb.scheduling.clock import RealClock
 
-    provider = make_provider(site, Ctx())
+    provider = make_provider(site, BuildContext(config, EventBus(), RealClock(),
+                                                site_run="hello-run001"))
     assert isinstance(provider, CoasterProvider)
     s = provider.settings
     assert (s.slots, s.jobs_per_node, s.max_nodes, s.maxtime, s.low_overallocation,

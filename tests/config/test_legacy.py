@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from swiftnb.coasters.settings import CoasterSettings
+
 from swiftnb.config import THROTTLE_OFF, ConfigError, load_config
 from swiftnb.config.legacy import tscore
 
@@ -43,12 +45,12 @@ def test_trio_named_by_swift_properties(data, clean_env):
     assert beagle.staging == "local"  # a pool without a filesystem
     assert (beagle.max_parallel_tasks, beagle.initial_parallel_tasks) == (240, 239)
     assert beagle.delay_base == 3.0
-    coaster = beagle.coaster_options()
-    assert (coaster.jobQueue, coaster.jobProject) == ("batch", "CI-CCR000013")
-    assert coaster.maxJobTime == 3600 and beagle.options["maxJobTime"] == "01:00:00"
-    assert (coaster.maxJobs, coaster.maxNodesPerJob, coaster.tasksPerNode) == (10, 2, 24)
-    assert (coaster.lowOverallocation, coaster.highOverallocation) == (100.0, 100.0)
-    assert coaster.jobOptions == {"pbs": {"aprun": True, "mpp": True}, "depth": "24"}
+    coaster = CoasterSettings.from_options(beagle.options)  # as the coaster provider reads them
+    assert (beagle.options["jobQueue"], beagle.options["jobProject"]) == ("batch", "CI-CCR000013")
+    assert coaster.maxtime == 3600 and beagle.options["maxJobTime"] == "01:00:00"
+    assert (coaster.slots, coaster.max_nodes, coaster.jobs_per_node) == (10, 2, 24)
+    assert (coaster.low_overallocation, coaster.high_overallocation) == (100.0, 100.0)
+    assert beagle.options["jobOptions"] == {"pbs": {"aprun": True, "mpp": True}, "depth": "24"}
     gram = config.sites["tgncsa"]
     assert (gram.execution.type, gram.execution.URL, gram.execution.job_manager) == (
         "gt2", "grid-hg.ncsa.teragrid.org", "PBS")
@@ -112,11 +114,11 @@ def test_user_guide_examples(data, clean_env):
     assert (ssh.filesystem.type, ssh.filesystem.URL) == ("ssh", "www11.i2u2.org")
     tg = config.sites["teragrid"]
     assert tg.execution.job_manager == "gt2:gt2:pbs" and tg.execution.lrm == "pbs"
-    opts = tg.coaster_options()
-    assert (opts.maxJobTime, opts.maxJobs, opts.nodeGranularity, opts.maxNodesPerJob,
-            opts.tasksPerNode) == (7200, 8, 2, 4, 8)
-    assert (opts.allocationStepSize, opts.overallocationDecayFactor, opts.spread,
-            opts.reserve, opts.internalHostName) == (0.5, 0.002, 0.5, 30, "10.0.0.1")
+    opts = CoasterSettings.from_options(tg.options)
+    assert (opts.maxtime, opts.slots, opts.node_granularity, opts.max_nodes,
+            opts.jobs_per_node) == (7200, 8, 2, 4, 8)
+    assert (opts.allocation_step_size, opts.overallocation_decay_factor, opts.spread,
+            opts.reserve, opts.internal_hostname) == (0.5, 0.002, 0.5, 30, "10.0.0.1")
     # tc.data: echo with maxwalltime, R with one and with two env profiles
     assert config.app_for("localhost", "echo2").max_wall_time == 20 * 60
     assert config.app_for("localhost", "R").env == {"R_LIBS": "/home/user/r_libs"}
@@ -194,9 +196,9 @@ def test_swift_095_properties_with_site_definitions(data, clean_env):
     assert (sandyb.execution.type, sandyb.execution.job_manager) == ("coaster", "local:slurm")
     assert sandyb.work_directory == "/scratch/midway/alice/work"  # $USER expanded
     assert sandyb.filesystem.type == "local"
-    opts = sandyb.coaster_options()
-    assert (opts.tasksPerNode, opts.jobQueue, opts.maxJobs) == (16, "sandyb", 1)
-    assert westmere.coaster_options().jobOptions == {
+    opts = CoasterSettings.from_options(sandyb.options)
+    assert (opts.jobs_per_node, sandyb.options["jobQueue"], opts.slots) == (16, "sandyb", 1)
+    assert westmere.options["jobOptions"] == {
         "slurm": {"mail-user": "alice"}, "pbs": {"aprun": True}, "depth": "12"}
     assert (westmere.max_parallel_tasks, westmere.initial_parallel_tasks) == (24, 24)
     assert westmere.initial_score == 10000

@@ -7,10 +7,9 @@ import shutil
 
 import pytest
 
-from swiftnb.config import (
-    DEFAULTS_FILE, THROTTLE_OFF, ConfigError, load_config, register_execution_options,
-)
-from swiftnb.config.types import T
+from swiftnb.coasters.settings import CoasterSettings
+from swiftnb.config import DEFAULTS_FILE, THROTTLE_OFF, ConfigError, load_config
+from swiftnb.execution.sim import SimProvider
 
 
 def write(path, text: str):
@@ -119,15 +118,17 @@ def test_aimes_two_site_coaster_configuration(data, clean_env):
     assert stampede.work_directory == "/tmp/yadunand/swiftwork"
     assert stampede.staging == "local"
     assert (stampede.max_parallel_tasks, stampede.initial_parallel_tasks) == (2000, 2000)
-    coaster = stampede.coaster_options()
-    assert (coaster.maxJobs, coaster.nodeGranularity, coaster.maxNodesPerJob,
-            coaster.tasksPerNode) == (20, 1, 1, 16)
-    assert coaster.maxJobTime == 25 * 60
-    assert coaster.jobQueue == "normal"
-    assert coaster.lowOverallocation == 10.0  # default kept
-    g = gordon.coaster_options()
-    assert (g.lowOverallocation, g.highOverallocation) == (100.0, 100.0)
-    assert g.jobProject == "unc100" and g.jobOptions == {"depth": 16}
+    # the options as the coaster provider reads them (its CoasterSettings declares them)
+    coaster = CoasterSettings.from_options(stampede.options)
+    assert (coaster.slots, coaster.node_granularity, coaster.max_nodes,
+            coaster.jobs_per_node) == (20, 1, 1, 16)
+    assert coaster.maxtime == 25 * 60
+    assert stampede.options["jobQueue"] == "normal"
+    assert coaster.low_overallocation == 10.0  # default kept
+    g = CoasterSettings.from_options(gordon.options)
+    assert (g.low_overallocation, g.high_overallocation) == (100.0, 100.0)
+    assert gordon.options["jobProject"] == "unc100"
+    assert gordon.options["jobOptions"] == {"depth": 16}
     assert stampede.options["maxJobTime"] == "00:25:00"  # raw options kept as written
     app = config.app_for("stampede", "sleep")
     assert app.executable_for("sleep") == "sleep" and app.max_wall_time == 20 * 60
@@ -355,21 +356,22 @@ def test_two_site_coasters_and_sim_keys_are_kept(data, clean_env):
     midway = config.sites["midway"]
     assert midway.execution.job_manager == "local:slurm" and midway.execution.lrm == "slurm"
     assert midway.work_directory == "/home/alice/swiftwork"
-    options = midway.coaster_options()
-    assert options.workerLoggingLevel == "DEBUG"
-    assert options.workerLoggingDirectory == "/home/alice/coaster-logs"
-    assert options.jobOptions == {"slurm": {"exclusive": True, "mem-per-cpu": "2000"}}
-    assert options.jobProject is None  # ${?env.SWIFT_PROJECT} unset
+    options = midway.options
+    CoasterSettings.from_options(options)  # the coaster provider takes them
+    assert options["workerLoggingLevel"] == "DEBUG"
+    assert options["workerLoggingDirectory"] == "/home/alice/coaster-logs"
+    assert options["jobOptions"] == {"slurm": {"exclusive": True, "mem-per-cpu": "2000"}}
+    assert options.get("jobProject") is None  # ${?env.SWIFT_PROJECT} unset
     beagle = config.sites["beagle"]
     assert beagle.options["jobOptions"]["pbs"] == {"aprun": True, "mpp": True}
     assert beagle.options["userHomeOverride"] == "/lustre/beagle/alice"
     simulate = config.app_for("beagle", "simulate")
     assert simulate.max_wall_time == 45 * 60  # a bare number is minutes
     assert simulate.env == {"LANG": "C", "OMP_NUM_THREADS": "24"}
-    sim = config.sites["grid1"].sim_options()
-    assert (sim.slots, sim.failureProbability, sim.seed, sim.speed) == (8, 0.05, 1, 1.5)
-    assert (sim.queueTime.kind, sim.queueTime.params) == ("exp", (20.0,))
-    assert (sim.taskDuration.kind, sim.taskDuration.params) == ("uniform", (30.0, 90.0))
+    sim = SimProvider("grid1", config.sites["grid1"].options)  # the sim provider's reading
+    assert (sim.slots, sim.failure_probability, sim.seed, sim.speed) == (8, 0.05, 1, 1.5)
+    assert (sim.queue_time.kind, sim.queue_time.params) == ("exp", (20.0,))
+    assert (sim.task_duration.kind, sim.task_duration.params) == ("uniform", (30.0, 90.0))
     assert sim.outages == [(600.0, 120.0)]
     assert config.job_submit_throttle == THROTTLE_OFF
     assert config.execution_retries == 2 and config.replication_enabled is True
@@ -389,27 +391,32 @@ site.g.execution { type: sim, options { queueTime: 5, taskDuration: "normal:60:1
     import random
 
     config = load_config(cwd=tmp_path, env=clean_env)
-    sim = config.sites["g"].sim_options()
-    assert sim.queueTime.sample(random.Random(1)) == 5.0
-    draws = [sim.taskDuration.sample(random.Random(i)) for i in range(200)]
+    sim = SimProvider("g", config.sites["g"].options)
+    assert sim.queue_time.sample(random.Random(1)) == 5.0
+    draws = [sim.task_duration.sample(random.Random(i)) for i in range(200)]
     assert all(d >= 0 for d in draws) and 50 < sum(draws) / len(draws) < 70
     assert sim.outages == [(100.0, 20.0), (400.0, 5.0)]
-    assert config.sites["g"].type == "sim" and sim.slots == 1  # default slots
+    assert config.sites["g"].type == "sim" and sim.slots == 8  # the provider's default
 
 
-def test_register_execution_options(tmp_path, clean_env):
-    write(tmp_path / "swift.conf", "site.local.execution.options.gpuCount: 2\n")
-    with pytest.raises(ConfigError, match="gpuCount: unknown key"):
-        load_config(cwd=tmp_path, env=clean_env)
-    from swiftnb.config import schema
+def test_execution_options_are_checked_by_the_provider_of_the_sites_type(tmp_path, clean_env):
+    """Options are the provider's (declared once, by its options class): a key of another
+    provider, or a misspelt one, is refused when the run is built and by check-config,
+    with the nearest key of the right provider."""
+    from swiftnb.scheduling.build import check_sites
 
-    try:
-        register_execution_options({"gpuCount": T("posint")})
-        config = load_config(cwd=tmp_path, env=clean_env)
-        assert config.sites["local"].options == {"gpuCount": 2}
-    finally:
-        schema.EXECUTION_OPTIONS.pop("gpuCount", None)
-
+    write(tmp_path / "swift.conf", """
+sites: [c, s]
+site.c { execution { type: coaster, options { maxJobs: 2, slots: 4, queueTime: 5 } }
+         workDirectory: "w" }
+site.s { execution { type: ssh, URL: "h", options { user: "me", pythn: "python3" } }
+         workDirectory: "w" }
+""")
+    config = load_config(cwd=tmp_path, env=clean_env)  # the schema leaves options to providers
+    problems = check_sites(config)
+    assert len(problems) == 2
+    assert "site.c.execution.options.queueTime" in problems[0]
+    assert "site.s.execution.options.pythn" in problems[1] and "python" in problems[1]
 
 def test_time_and_throttle_types():
     from swiftnb.config.types import BadValue, ValueType, time_to_seconds
@@ -442,7 +449,7 @@ def test_load_config_text_reads_no_user_file(tmp_path, monkeypatch):
     config = load_config_text("sites: [g]\nsite.g.execution { type: sim, options.slots: 4 }\n",
                               properties={"lazyErrors": "false"})
     assert config.job_submit_throttle == 4
-    assert config.selected_sites == ["g"] and config.sites["g"].sim_options().slots == 4
+    assert config.selected_sites == ["g"] and config.sites["g"].options == {"slots": 4}
     assert config.lazy_errors is False
     assert config.origin("sites") == "[R] line 1"
     with pytest.raises(ConfigError, match=r"^swift.conf:1: sites: unknown site \"h\""):
