@@ -1,0 +1,146 @@
+"""nbval support for the notebooks: a private sshd for 06-ssh-site.ipynb.
+
+06-ssh-site.ipynb runs a workflow on an ``execution.type: "ssh"`` site.  It reads the
+host (a ~/.ssh/config Host alias) from ``SWIFTNB_DEMO_SSH_HOST`` and the remote work
+directory from ``SWIFTNB_DEMO_SSH_WORKDIR``.  When a pytest run includes that notebook,
+this file starts an sshd on 127.0.0.1 exactly as the test suite's ``sshd`` fixture does
+(tests/sshd.py: a login user of its own, per-session keys, a fake HOME whose
+``.ssh/config`` names the server under the alias ``swiftnb-test``) and points the
+notebook's kernel at it through the environment: HOME (so ``~/.ssh/config`` resolves the
+alias), the two variables above, and no SSH agent.  The notebook's kernel is a
+subprocess started when nbval sets up the notebook, so the environment is set just
+before that and restored once the notebook is done, when the sshd is stopped by the PID
+that was started (other sshds on the machine, e.g. another test session's, are left
+alone).  The other notebooks never see the fake HOME or the sshd.
+
+Why hooks and not an autouse session fixture: nbval's cells are plain ``pytest.Item``s,
+not functions, and pytest gives fixtures (autouse ones included) only to functions, so
+such a fixture would never run for a notebook.  The hooks below play its part: the sshd
+is set up once per session, lazily at the first cell of the notebook (so a run that does
+not include it starts nothing), and torn down after its last cell, or at the end of the
+session at the latest.
+
+Without sshd, without root, or when the sshd does not start, the notebook's cells are
+skipped with the reason; under ``CI=true`` they fail instead, as the test suite's
+fixture does (.ci/run installs openssh-server).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_TESTS = Path(__file__).resolve().parent.parent / "tests"
+if str(_TESTS) not in sys.path:
+    sys.path.insert(0, str(_TESTS))
+
+import sshd as test_sshd  # noqa: E402  (tests/sshd.py)
+
+SSH_NOTEBOOK = "06-ssh-site.ipynb"
+#: what the notebook's kernel is given; None removes the variable
+_ENV_KEYS = ("HOME", "SSH_AUTH_SOCK", "SWIFTNB_DEMO_SSH_HOST", "SWIFTNB_DEMO_SSH_WORKDIR")
+_START_ATTEMPTS = 3  # a free port may be taken between choosing and binding
+
+
+class _NotebookSSHD:
+    """The session's sshd for the notebook: started at most once, stopped once."""
+
+    def __init__(self) -> None:
+        self.server: test_sshd.SSHD | None = None
+        self.dir: Path | None = None
+        self.problem: str | None = None  # why there is no sshd, once that is known
+        self.started = False
+        self._saved_env: dict[str, str | None] | None = None
+
+    def setup(self) -> None:
+        """Start the sshd and set the environment, the first time only; skip or fail
+        (under CI=true) the calling cell when no sshd can run."""
+        if not self.started:
+            self.started = True
+            self.problem = test_sshd.unavailable()
+            if self.problem is None:
+                try:
+                    self._start()
+                except RuntimeError as exc:
+                    self.problem = f"the notebook's sshd did not start: {exc}"
+            if self.problem is None:
+                self._set_env()
+        if self.problem is not None:
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"CI=true but no sshd can run for {SSH_NOTEBOOK}: {self.problem}",
+                            pytrace=False)
+            pytest.skip(f"{SSH_NOTEBOOK} needs an sshd: {self.problem}")
+
+    def _start(self) -> None:
+        user = test_sshd._ensure_login_user()
+        self.dir = Path(tempfile.mkdtemp(prefix="swiftnb-nb-sshd-"))
+        for attempt in range(_START_ATTEMPTS):
+            if self.server is not None:  # the last attempt's files, before new ones
+                shutil.rmtree(self.server.remote_work, ignore_errors=True)
+                shutil.rmtree(self.dir / "home", ignore_errors=True)
+            self.server = test_sshd._write_files(self.dir, test_sshd._free_port(), user)
+            try:
+                self.server.start()
+                return
+            except RuntimeError:
+                if attempt == _START_ATTEMPTS - 1:
+                    raise
+
+    def _set_env(self) -> None:
+        assert self.server is not None
+        self._saved_env = {key: os.environ.get(key) for key in _ENV_KEYS}
+        os.environ["HOME"] = str(self.server.home)
+        os.environ.pop("SSH_AUTH_SOCK", None)  # only the fake home's key, as tests/sshd.py
+        os.environ["SWIFTNB_DEMO_SSH_HOST"] = self.server.alias
+        os.environ["SWIFTNB_DEMO_SSH_WORKDIR"] = self.server.remote_work
+
+    def teardown(self) -> None:
+        """Restore the environment, stop the sshd by its PID, remove its files."""
+        if self._saved_env is not None:
+            for key, value in self._saved_env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            self._saved_env = None
+        server, self.server = self.server, None
+        try:
+            if server is not None:
+                server.stop()
+                shutil.rmtree(server.remote_work, ignore_errors=True)
+        finally:
+            if self.dir is not None:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                self.dir = None
+
+
+_sshd = _NotebookSSHD()
+
+
+def _is_ssh_notebook(item: pytest.Item | None) -> bool:
+    return item is not None and Path(str(item.path)).name == SSH_NOTEBOOK
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # before the runner sets up the notebook (nbval starts its kernel there)
+    if _is_ssh_notebook(item):
+        _sshd.setup()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    try:
+        return (yield)  # the runner tears the notebook down (nbval stops its kernel)
+    finally:
+        if _is_ssh_notebook(item) and not _is_ssh_notebook(nextitem):
+            _sshd.teardown()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    _sshd.teardown()  # an interrupted run: nothing of the sshd is left behind
