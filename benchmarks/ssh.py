@@ -5,15 +5,18 @@
 Starts a private sshd on 127.0.0.1 exactly as the tests do (tests/sshd.py: needs root and
 Debian's openssh-server), then measures:
 
-1. ``swiftnb run`` of a foreach of N short apps (``echo``) on an ``execution.type: "ssh"``
-   site (whole process: start, connection, worker, staging back of N outputs);
+1. a foreach of N short apps (``echo``, each output staged back) on an
+   ``execution.type: "ssh"`` site, run in this process through ``swiftnb.start_run`` (as a
+   notebook runs it: compile, connection, worker, log, staging back of N outputs), and
+   the same as a whole ``swiftnb run`` process (interpreter start and imports included);
 2. raw asyncssh: one connection, the same N commands, ``--parallel`` channels at once
    (the best a client that opens a channel per command can do);
 3. ``ssh host echo`` per task, one after another (a fresh connection each; timed on
    ``--loop`` tasks and given as a rate);
 4. staging: ``--files`` inputs of 1 MB each through swift staging and back.
 
-Prints each figure and the ratios swiftnb/raw (target >= 0.5) and swiftnb/loop
+Prints each figure and the ratios swiftnb/raw (target >= 0.5; raw asyncssh is timed in
+this process too, so the in-process run is the like-for-like figure) and swiftnb/loop
 (target >= 10).
 """
 
@@ -76,6 +79,23 @@ def swiftnb_run(server: test_sshd.SSHD, work: Path, script: str, parallel: int) 
     return took
 
 
+async def in_process(server: test_sshd.SSHD, work: Path, script: str, parallel: int) -> float:
+    """The same workflow through the library API, in this process (HOME is the test
+    sshd's fake home, so ~/.ssh/config resolves the alias)."""
+    from swiftnb.runner import start_run
+
+    (work / "wf.swift").write_text(script)
+    (work / "swift.conf").write_text(conf(server, parallel))
+    os.environ["HOME"] = str(server.home)
+    began = time.perf_counter()
+    handle = start_run(str(work / "wf.swift"), config_file="swift.conf", base_dir=str(work))
+    outcome = await handle
+    took = time.perf_counter() - began
+    if handle.run.canceled or not getattr(outcome, "ok", True):
+        sys.exit(f"the in-process run failed: {outcome}")
+    return took
+
+
 async def raw_asyncssh(server: test_sshd.SSHD, n: int, parallel: int) -> float:
     import asyncssh
 
@@ -120,18 +140,28 @@ app (file o) echo (int i) {{ echo i stdout=@o; }}
 file outs[] <simple_mapper; prefix="o/", suffix=".txt">;
 foreach i in [0:{n - 1}] {{ outs[i] = echo(i); }}
 """
+        home = os.environ.get("HOME")
+        t_lib = asyncio.run(in_process(server, work, echo, args.parallel))
+        if home is not None:
+            os.environ["HOME"] = home
+        assert len(list((work / "o").iterdir())) == n
+        shutil.rmtree(work / "o")
         t_swiftnb = swiftnb_run(server, work, echo, args.parallel)
         assert len(list((work / "o").iterdir())) == n
         t_raw = asyncio.run(raw_asyncssh(server, n, args.parallel))
         t_loop = ssh_loop(server, args.loop)
-        r_swiftnb, r_raw, r_loop = n / t_swiftnb, n / t_raw, args.loop / t_loop
+        r_lib, r_swiftnb = n / t_lib, n / t_swiftnb
+        r_raw, r_loop = n / t_raw, args.loop / t_loop
         print(f"{n} short apps, {args.parallel} at once, on one SSH host (127.0.0.1):")
+        print(f"  swiftnb, in this process     {t_lib:7.2f} s  {r_lib:7.1f} tasks/s")
         print(f"  swiftnb run (whole process)  {t_swiftnb:7.2f} s  {r_swiftnb:7.1f} tasks/s")
         print(f"  raw asyncssh, one connection {t_raw:7.2f} s  {r_raw:7.1f} tasks/s")
         print(f"  ssh host cmd per task        {t_loop:7.2f} s  {r_loop:7.1f} tasks/s "
               f"({args.loop} tasks)")
-        print(f"  ratio swiftnb / raw asyncssh: {r_swiftnb / r_raw:.2f} (target >= 0.5)")
-        print(f"  ratio swiftnb / ssh loop:     {r_swiftnb / r_loop:.1f} (target >= 10)")
+        print(f"  ratio swiftnb (in process) / raw asyncssh: {r_lib / r_raw:.2f} (target >= 0.5)")
+        print(f"  ratio swiftnb run (process) / raw asyncssh: {r_swiftnb / r_raw:.2f}")
+        print(f"  ratio swiftnb run (process) / ssh loop:     {r_swiftnb / r_loop:.1f} "
+              "(target >= 10)")
 
         files = args.files
         data = work / "data"

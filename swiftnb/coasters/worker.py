@@ -168,6 +168,33 @@ class StdioTransport:
                 pass
 
 
+def inline_outputs(spec: dict[str, Any], result: dict[str, Any], limit: int) -> dict[str, str]:
+    """The small outputs of a finished job, base64, keyed by their ``staged_out`` path.
+
+    Why: a client across a slow link (an SSH channel) would fetch each output with a
+    file transfer of its own, a few round trips per file; a job's small outputs ride
+    back on the ``done`` message instead.  Files over ``limit`` bytes, and any beyond
+    ``4 * limit`` in all, are left for a transfer."""
+    import base64
+
+    found: dict[str, str] = {}
+    total = 0
+    for rel in result.get("staged_out") or ():
+        path = os.path.join(spec["base_dir"], rel)
+        try:
+            size = os.path.getsize(path)
+            if size > limit or total + size > 4 * limit:
+                continue
+            with open(path, "rb") as fh:
+                data = fh.read(limit + 1)
+        except OSError:
+            continue
+        if len(data) <= limit:
+            found[rel] = base64.b64encode(data).decode("ascii")
+            total += len(data)
+    return found
+
+
 class Worker:
     """One worker: ``cores`` task slots, each a thread that runs one app at a time.
 
@@ -308,6 +335,8 @@ class Worker:
             with self._lock:
                 self._procs.pop(n, None)
                 self._canceled.discard(n)
+            if result.get("ok") and isinstance(spec, dict) and spec.get("inline_limit"):
+                result["inline"] = inline_outputs(spec, result, int(spec["inline_limit"]))
             self.send({"op": "done", "n": n, "result": result})
 
     def _failure(self, kind: str, cause: str, spec: Any) -> dict[str, Any]:

@@ -59,6 +59,7 @@ output marked DIRECT or GATHER stays on the host.
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import shlex
 import time
@@ -91,6 +92,8 @@ STAGING_MODES = ("swift", "local", "service-local", "direct", "shared-fs", "wrap
 #: Where an absolute path /d/f lives under shared/ (swift and provider staging).
 ROOT_PREFIX = "__root__"
 _SHUTDOWN_GRACE = 5.0
+#: outputs up to this size come back on the worker's done message, not by SFTP
+INLINE_LIMIT = 64 * 1024
 #: the start-up probe's exit status when the remote Python is not on the PATH (not 127,
 #: which a missing `timeout` or `sh` would give too)
 _NO_PYTHON = 97
@@ -161,8 +164,9 @@ def local_path(base_dir: str, rel: str) -> str:
 class _Worker:
     """The worker process on the host and the jobs it runs for us."""
 
-    def __init__(self, process: Process) -> None:
+    def __init__(self, process: Process, counts: dict[str, int]) -> None:
         self.process = process
+        self.counts = counts                 # the provider's: ``running`` moves here
         self.jobs: dict[int, _RemoteJob] = {}
         self.reader: asyncio.Task[None] | None = None
         self.alive = True
@@ -192,6 +196,9 @@ class _Worker:
                     continue
                 op = message.get("op")
                 if op == "active":
+                    job.active = True
+                    self.counts["queued"] -= 1
+                    self.counts["running"] += 1
                     job.attempt.status(TaskStatus.ACTIVE)
                 elif op == "done" and not job.done.done():
                     job.done.set_result(message.get("result") or {})
@@ -209,6 +216,7 @@ class _RemoteJob:
     n: int
     attempt: StatusReporter
     done: asyncio.Future[dict[str, Any]]
+    active: bool = False
 
 
 def _json(line: bytes) -> dict[str, Any]:
@@ -252,7 +260,8 @@ class SSHProvider(Provider):
         self.site_dir: str | None = None     # WORKDIR/SCRIPT-RUNID on the host, absolute
         self._worker: _Worker | None = None
         self._starting: asyncio.Lock | None = None
-        self._staged: dict[str, tuple[float, int]] = {}   # shared/ cache: rel -> (mtime, size)
+        self._staged: dict[str, tuple[float, int]] = {}   # shared/ cache: path -> (mtime, size)
+        self._uploading: dict[str, asyncio.Future[None]] = {}  # path -> its copy under way
         self._dirs: set[str] = set()                       # remote directories made
         self._info = InfoWriter()
         self._connection = "not connected"
@@ -349,7 +358,7 @@ class SSHProvider(Provider):
             raise ProviderError(FailureKind.SUBMIT_REFUSED,
                                 f"{self._where()}: the worker did not start: {detail}")
         self.limiter.succeeded()
-        worker = _Worker(process)
+        worker = _Worker(process, self.counts)
         worker.reader = asyncio.get_running_loop().create_task(worker.read(
             f"{self._where()}: connection lost while the job ran (the host's apps were "
             "stopped; the job may be retried)"))
@@ -397,7 +406,7 @@ class SSHProvider(Provider):
             attempt.status(TaskStatus.FAILED, message=str(exc))
             return TaskResult(ok=False, message=str(exc), site=self.name, failure=kind)
         finally:
-            self.counts["queued"] -= 1
+            self.counts["running" if job.active else "queued"] -= 1
             worker.jobs.pop(job.n, None)
         if result.get("ok"):
             attempt.status(TaskStatus.STAGE_OUT)
@@ -451,6 +460,8 @@ class SSHProvider(Provider):
             site_run=self.site_run, keep=self.keep, walltime=task.maxwalltime or None,
             scratch=self.scratch, cdm=cdm or None)
         spec["base_dir"] = base
+        if self._copies():
+            spec["inline_limit"] = INLINE_LIMIT
         if self.staging == "shared-fs":
             spec["copy_inputs"] = True
         if not self._copies():
@@ -505,23 +516,39 @@ class SSHProvider(Provider):
         return spec, base
 
     async def _put(self, source: str, rel: str, base: str, attempt: StatusReporter) -> None:
+        """Copy one input into place on the host, once per version: jobs that need the
+        same file while it is on its way wait for that one copy (a second copy of the
+        same path would truncate the file under the first job's app)."""
         st = os.stat(source)
         key = f"{base}/{rel}"
-        if self._staged.get(key) == (st.st_mtime, st.st_size):
-            return  # already in the site's cache this run
-        directory = os.path.dirname(key)
-        if directory not in self._dirs:
-            async with attempt.file_operation():
-                await self.shell.makedirs(directory)
-            self._dirs.add(directory)
-        async with attempt.file_transfer():
-            await self.shell.put(source, key)
-        self._staged[key] = (st.st_mtime, st.st_size)
+        version = (st.st_mtime, st.st_size)
+        while True:
+            if self._staged.get(key) == version:
+                return  # already in the site's cache this run
+            pending = self._uploading.get(key)
+            if pending is None:
+                break
+            await asyncio.shield(pending)  # its failure is its own job's; look again
+        done = asyncio.get_running_loop().create_future()
+        self._uploading[key] = done
+        try:
+            directory = os.path.dirname(key)
+            if directory not in self._dirs:
+                async with attempt.file_operation():
+                    await self.shell.makedirs(directory)
+                self._dirs.add(directory)
+            async with attempt.file_transfer():
+                await self.shell.put(source, key)
+            self._staged[key] = version
+        finally:
+            del self._uploading[key]
+            done.set_result(None)
 
     async def _stage_out(self, task: Task, spec: dict[str, Any], base: str,
                          result: dict[str, Any], attempt: StatusReporter) -> dict[str, Any]:
         if not self._copies():
             return result
+        inline = result.get("inline") or {}
         try:
             for rel in result.get("staged_out") or ():
                 if self._skipped(local_path("", rel), ("DIRECT", "GATHER")):
@@ -531,7 +558,10 @@ class SSHProvider(Provider):
                 if parent:
                     os.makedirs(parent, exist_ok=True)
                 async with attempt.file_transfer():
-                    await self.shell.get(f"{base}/{rel}", target)
+                    if rel in inline:  # it came back on the done message
+                        _write_atomically(target, base64.b64decode(inline[rel]))
+                    else:
+                        await self.shell.get(f"{base}/{rel}", target)
                 self._staged.pop(f"{base}/{rel}", None)  # a new version on the host
         except (ShellError, OSError) as exc:
             kind = (_kind_of(exc) if isinstance(exc, ShellError)
@@ -575,6 +605,14 @@ class SSHProvider(Provider):
         self._dirs.clear()
         self._connection = "closed"
         await self.shell.close()
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    """A file in its place whole or not at all (a temporary name beside it, renamed)."""
+    tmp = f"{path}.swiftnb-{os.getpid()}.tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+    os.replace(tmp, path)
 
 
 def make_provider(site: SiteConfig, ctx: BuildContext) -> SSHProvider:

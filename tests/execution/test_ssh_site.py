@@ -358,3 +358,27 @@ def test_a_too_old_remote_python_is_named(sshd, tmp_path):
     assert r.returncode == 2
     text = r.stdout + r.stderr
     assert "Python 2.7" in text and "3.8 or newer" in text
+
+
+def test_jobs_sharing_an_input_see_it_whole(sshd, tmp_path):
+    # 12 pairs of jobs read the same input at the same moment: one copy is made of it,
+    # and no job reads a file another copy is still writing
+    script = """
+type file;
+app (file o) sorted (file i) { sort @i stdout=@o; }
+app (file o) count (file i) { wc "-l" @i stdout=@o; }
+file ins[] <simple_mapper; prefix="in/", suffix=".txt">;
+file s[] <simple_mapper; prefix="s/", suffix=".txt">;
+file c[] <simple_mapper; prefix="c/", suffix=".txt">;
+foreach i in [0:11] { s[i] = sorted(ins[i]); c[i] = count(ins[i]); }
+"""
+    (tmp_path / "in").mkdir()
+    lines = "".join(f"word{k:05d}\n" for k in range(20000, 0, -1))
+    for i in range(12):
+        (tmp_path / "in" / f"{i:04d}.txt").write_text(lines)
+    r = _run(sshd, tmp_path, script, _conf(sshd, options="", site_extra=""))
+    assert r.returncode == 0, r.stdout + r.stderr
+    want = "".join(sorted(lines.splitlines(keepends=True)))
+    for i in range(12):
+        assert (tmp_path / "s" / f"{i:04d}.txt").read_text() == want
+        assert (tmp_path / "c" / f"{i:04d}.txt").read_text().split()[0] == "20000"
