@@ -11,7 +11,8 @@ Protocol: one JSON object per line (``\\n``-terminated UTF-8), worker first::
                         "secret": S, "block": B, "id": W, "walltime": SECONDS}  (TCP only)
     service -> worker  {"op": "welcome"}          (TCP only; or the connection is closed)
     service -> worker  {"op": "run", "n": K, "spec": {job spec of wrapper.py}}
-    worker -> service  {"op": "start", "n": K}    (a slot took it: stage in begins)
+    worker -> service  {"op": "start", "n": K}    (a slot took it: stage in begins; TCP
+                                                   only: an SSH client has no use for it)
     worker -> service  {"op": "active", "n": K, "pid": P}  (the app started; P is also
                                                    its process group id)
     worker -> service  {"op": "done", "n": K, "result": {wrapper result dict}}
@@ -85,6 +86,8 @@ class TcpTransport:
     """A TCP connection to a coaster service: the hello carries the block's secret, and
     the service answers ``welcome`` (or closes the connection)."""
 
+    says_start = True
+
     def __init__(self, host: str, port: int, secret: str, block: str, wid: str,
                  walltime: float) -> None:
         self.host, self.port, self.secret = host, port, secret
@@ -136,6 +139,8 @@ class StdioTransport:
     """
 
     name = "stdio"
+    #: whether the client hears "start" (the coaster service reports stage-in with it)
+    says_start = False
 
     def __init__(self) -> None:
         self._in = os.fdopen(os.dup(0), "rb")
@@ -327,7 +332,8 @@ class Worker:
                 if canceled:  # withdrawn while it waited here
                     result = self._failure(self.wrapper.KIND_CANCELED, "Canceled", spec)
                 else:
-                    self.send({"op": "start", "n": n})
+                    if self.transport.says_start:
+                        self.send({"op": "start", "n": n})
                     result = self._run(n, spec)
             except Exception as exc:  # a worker bug must not lose the task silently
                 result = self._failure(self.wrapper.KIND_WORKER,

@@ -171,7 +171,8 @@ class _Worker:
         self.reader: asyncio.Task[None] | None = None
         self.alive = True
         self._next = 0
-        self._lock = asyncio.Lock()
+        self._outbox: list[bytes] = []
+        self._flushing: asyncio.Future[None] | None = None
 
     def new_job(self, attempt: StatusReporter) -> "_RemoteJob":
         self._next += 1
@@ -179,9 +180,23 @@ class _Worker:
         self.jobs[job.n] = job
         return job
 
-    async def send(self, message: Mapping[str, Any]) -> None:
-        async with self._lock:
-            await self.process.write(worker_module.encode(dict(message)))
+    def send(self, message: Mapping[str, Any]) -> None:
+        """Queue one message; the messages of one turn of the loop go out as one write
+        (one SSH packet instead of one each when many jobs are sent at once)."""
+        self._outbox.append(worker_module.encode(dict(message)))
+        if len(self._outbox) == 1:
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        data, self._outbox = b"".join(self._outbox), []
+        if data and self.alive:
+            self._flushing = asyncio.ensure_future(self._write(data))
+
+    async def _write(self, data: bytes) -> None:
+        try:
+            await self.process.write(data)
+        except ShellError:
+            self.alive = False  # the reader fails what is in flight
 
     async def read(self, lost: str) -> None:
         """Deliver the worker's messages until it ends; then fail what is left."""
@@ -392,7 +407,7 @@ class SSHProvider(Provider):
         job = worker.new_job(attempt)
         self.counts["queued"] += 1
         try:
-            await worker.send({"op": "run", "n": job.n, "spec": spec})
+            worker.send({"op": "run", "n": job.n, "spec": spec})
             attempt.status(TaskStatus.SUBMITTED)
             result = await asyncio.shield(job.done)
         except asyncio.CancelledError:
@@ -420,7 +435,7 @@ class SSHProvider(Provider):
         if not worker.alive:
             return
         try:
-            await worker.send({"op": "cancel", "n": job.n})
+            worker.send({"op": "cancel", "n": job.n})
             await asyncio.wait_for(asyncio.shield(job.done), _SHUTDOWN_GRACE)
         except (ShellError, ProviderError, asyncio.TimeoutError, asyncio.CancelledError):
             pass
@@ -587,7 +602,10 @@ class SSHProvider(Provider):
         worker, self._worker = self._worker, None
         if worker is not None and worker.alive:
             try:
-                await worker.send({"op": "shutdown"})
+                worker.send({"op": "shutdown"})
+                await asyncio.sleep(0)  # the queued messages go out first
+                if worker._flushing is not None:
+                    await worker._flushing
                 worker.process.close_stdin()
                 await asyncio.wait_for(worker.process.wait(), _SHUTDOWN_GRACE)
             except (ShellError, asyncio.TimeoutError):
