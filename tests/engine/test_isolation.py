@@ -13,7 +13,7 @@ from swiftnb.engine.run import Run, RunSettings
 from swiftnb.events import EventBus
 from swiftnb.lang.parser import parse
 
-from conftest import SubprocessTestExecutor
+from engine_support import SubprocessTestExecutor
 
 # a long chain of dependent cells: its drain is handed back to the loop in slices, so
 # the run has callbacks queued while other work runs between the slices

@@ -10,7 +10,7 @@ import sys
 
 from swiftnb.engine.task import TaskResult
 
-from conftest import RecordingRestartLog, SubprocessTestExecutor
+from engine_support import RecordingRestartLog, SubprocessTestExecutor
 
 ECHO_ARGV = f"""
 type file;
