@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any
 
 from swiftnb.coasters import worker as worker_module
 from swiftnb.engine.task import FailureKind, Task, TaskResult
-from swiftnb.events import TaskStatus
+from swiftnb.events import EventBus, TaskStatus
 from swiftnb.execution import wrapper
 from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.outcome import result_from_dict
@@ -251,7 +251,8 @@ class SSHProvider(Provider):
                  work_dir: str = "swiftwork", site_run: str = "run", keep: bool = False,
                  staging: str = "swift", scratch: str | None = None, max_parallel: int = 2,
                  cdm: CdmPolicy | None = None, always_info: bool = False,
-                 cleanup_command: tuple[str, ...] = ("/bin/rm", "-rf")) -> None:
+                 cleanup_command: tuple[str, ...] = ("/bin/rm", "-rf"),
+                 bus: EventBus | None = None) -> None:
         if staging not in STAGING_MODES:
             raise ValueError(f"site {name}: unknown staging mode {staging!r} "
                              f"(one of {', '.join(STAGING_MODES)})")
@@ -272,6 +273,7 @@ class SSHProvider(Provider):
         self.always_info = always_info
         self.cleanup_command = cleanup_command
         self.limiter = SessionRateLimiter()
+        self.bus = bus if bus is not None else EventBus()
         self.site_dir: str | None = None     # WORKDIR/SCRIPT-RUNID on the host, absolute
         self._worker: _Worker | None = None
         self._starting: asyncio.Lock | None = None
@@ -520,9 +522,9 @@ class SSHProvider(Provider):
                         for name in files:
                             full = os.path.join(root, name)
                             await self._put(full, os.path.join(rel, os.path.relpath(full, source)),
-                                            base, attempt)
+                                            base, attempt, task.jobid)
                 elif os.path.exists(source):
-                    await self._put(source, rel, base, attempt)
+                    await self._put(source, rel, base, attempt, task.jobid)
                 # a missing input: the wrapper says so ("Could not locate input file")
             except ShellError as exc:
                 raise ProviderError(
@@ -530,7 +532,17 @@ class SSHProvider(Provider):
                     f"{self._where()}: staging in {path}: {exc}") from None
         return spec, base
 
-    async def _put(self, source: str, rel: str, base: str, attempt: StatusReporter) -> None:
+    def _stage_event(self, kind: str, jobid: str, src: str, src_host: str, dest: str,
+                     dest_host: str, *, end: bool = False) -> None:
+        """Swift's FILE_STAGE_IN/OUT_START and _END lines, around each copy while it
+        holds its fileTransfersThrottle slot (so the log shows the throttle at work)."""
+        self.bus.emit(f"{kind}_END" if end else f"{kind}_START", {
+            "jobid": jobid, "srchost": src_host, "srcdir": os.path.dirname(src),
+            "srcname": os.path.basename(src), "desthost": dest_host,
+            "destdir": os.path.dirname(dest), "provider": "ssh"})
+
+    async def _put(self, source: str, rel: str, base: str, attempt: StatusReporter,
+                   jobid: str) -> None:
         """Copy one input into place on the host, once per version: jobs that need the
         same file while it is on its way wait for that one copy (a second copy of the
         same path would truncate the file under the first job's app)."""
@@ -553,7 +565,10 @@ class SSHProvider(Provider):
                     await self.shell.makedirs(directory)
                 self._dirs.add(directory)
             async with attempt.file_transfer():
+                self._stage_event("FILE_STAGE_IN", jobid, source, "localhost", key, self.host)
                 await self.shell.put(source, key)
+                self._stage_event("FILE_STAGE_IN", jobid, source, "localhost", key, self.host,
+                                  end=True)
             self._staged[key] = version
         finally:
             del self._uploading[key]
@@ -573,10 +588,15 @@ class SSHProvider(Provider):
                 if parent:
                     os.makedirs(parent, exist_ok=True)
                 async with attempt.file_transfer():
+                    remote = f"{base}/{rel}"
+                    self._stage_event("FILE_STAGE_OUT", task.jobid, remote, self.host, target,
+                                      "localhost")
                     if rel in inline:  # it came back on the done message
                         _write_atomically(target, base64.b64decode(inline[rel]))
                     else:
-                        await self.shell.get(f"{base}/{rel}", target)
+                        await self.shell.get(remote, target)
+                    self._stage_event("FILE_STAGE_OUT", task.jobid, remote, self.host, target,
+                                      "localhost", end=True)
                 self._staged.pop(f"{base}/{rel}", None)  # a new version on the host
         except (ShellError, OSError) as exc:
             kind = (_kind_of(exc) if isinstance(exc, ShellError)
@@ -660,4 +680,4 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> SSHProvider:
         site_run=ctx.site_run, keep=ctx.keep(site), staging=site.staging,
         scratch=site.scratch, max_parallel=site.max_parallel_tasks, cdm=ctx.cdm,
         always_info=ctx.config.always_transfer_wrapper_log,
-        cleanup_command=(site.cleanup_command, *site.cleanup_command_options))
+        cleanup_command=(site.cleanup_command, *site.cleanup_command_options), bus=ctx.bus)

@@ -382,3 +382,36 @@ foreach i in [0:11] { s[i] = sorted(ins[i]); c[i] = count(ins[i]); }
     for i in range(12):
         assert (tmp_path / "s" / f"{i:04d}.txt").read_text() == want
         assert (tmp_path / "c" / f"{i:04d}.txt").read_text().split()[0] == "20000"
+
+
+def test_file_transfers_are_bounded_by_the_throttle_and_logged(sshd, tmp_path):
+    """fileTransfersThrottle: 2 -> at most two copies at once, each a Swift
+    FILE_STAGE_IN_START/END (and OUT) pair in the log."""
+    script = """
+type file;
+app (file o) size (file i) { wc "-c" @i stdout=@o; }
+file ins[] <simple_mapper; prefix="in/", suffix=".bin">;
+file outs[] <simple_mapper; prefix="out/", suffix=".txt">;
+foreach i in [0:9] { outs[i] = size(ins[i]); }
+"""
+    (tmp_path / "in").mkdir()
+    for i in range(10):
+        (tmp_path / "in" / f"{i:04d}.bin").write_bytes(os.urandom(2 << 20))
+    r = _run(sshd, tmp_path, script, _conf(sshd, extra="fileTransfersThrottle: 2"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert all((tmp_path / "out" / f"{i:04d}.txt").read_text().split()[0] == str(2 << 20)
+               for i in range(10))
+    log = next(tmp_path.glob("run*/*.log")).read_text().splitlines()
+    active = peak = 0
+    starts = {"in": 0, "out": 0}
+    for line in log:
+        for way in ("IN", "OUT"):
+            if f" FILE_STAGE_{way}_START " in line:
+                active += 1
+                starts[way.lower()] += 1
+                assert "provider=ssh" in line and "jobid=wc-" in line  # 0.96: tr = the program
+            elif f" FILE_STAGE_{way}_END " in line:
+                active -= 1
+        peak = max(peak, active)
+    assert starts == {"in": 10, "out": 10}
+    assert 1 <= peak <= 2
