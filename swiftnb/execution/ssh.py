@@ -148,17 +148,18 @@ def _kind_of(error: ShellError) -> FailureKind:
 
 def remote_relpath(path: str) -> str:
     """Where a mapped path lives under the remote base directory: relative paths as
-    they are, absolute ones under ``__root__``."""
+    they are (``..`` as Swift's ``__parent__``), absolute ones under ``__root__``."""
     if os.path.isabs(path):
         return ROOT_PREFIX + os.path.normpath(path)
-    return os.path.normpath(path)
+    return wrapper.in_job(path)
 
 
 def local_path(base_dir: str, rel: str) -> str:
     """The local path of a path relative to the remote base directory."""
     if rel == ROOT_PREFIX or rel.startswith(ROOT_PREFIX + "/"):
         return rel[len(ROOT_PREFIX):]
-    return os.path.join(base_dir, rel)
+    parts = [".." if part == wrapper.PARENT else part for part in rel.split("/")]
+    return os.path.normpath(os.path.join(base_dir, *parts))
 
 
 class _Worker:
@@ -483,19 +484,20 @@ class SSHProvider(Provider):
             spec["copy_inputs"] = True
         if not self._copies():
             return spec
-        # absolute paths are staged under __root__: the job and its arguments use that
-        absolute = {p: remote_relpath(p) for p in (*task.inputs, *task.outputs,
-                                                   task.stdin or "", task.stdout or "",
-                                                   task.stderr or "") if os.path.isabs(p)}
-        if absolute:
+        # absolute paths are staged under __root__ and ../ under __parent__: the job and
+        # its arguments use those names
+        moved = {p: remote_relpath(p) for p in (*task.inputs, *task.outputs, task.stdin or "",
+                                                task.stdout or "", task.stderr or "")
+                 if p and remote_relpath(p) != p}
+        if moved:
             for key in ("inputs", "outputs"):
-                spec[key] = [absolute.get(p, p) for p in spec[key]]
+                spec[key] = [moved.get(p, p) for p in spec[key]]
             for key in ("stdin", "stdout", "stderr"):
-                if spec[key] in absolute:
-                    spec[key] = absolute[spec[key]]
-            spec["args"] = [absolute.get(a, a) for a in spec["args"]]
+                if spec[key] in moved:
+                    spec[key] = moved[spec[key]]
+            spec["args"] = [moved.get(a, a) for a in spec["args"]]
             if cdm:
-                spec["cdm"] = {absolute.get(p, p): rule for p, rule in cdm.items()}
+                spec["cdm"] = {moved.get(p, p): rule for p, rule in cdm.items()}
         return spec
 
     def _skipped(self, path: str, kinds: tuple[str, ...]) -> bool:
@@ -581,7 +583,7 @@ class SSHProvider(Provider):
         inline = result.get("inline") or {}
         try:
             for rel in result.get("staged_out") or ():
-                if self._skipped(local_path("", rel), ("DIRECT", "GATHER")):
+                if self._skipped(local_path(".", rel), ("DIRECT", "GATHER")):
                     continue
                 target = local_path(task.base_dir, rel)
                 parent = os.path.dirname(target)

@@ -246,12 +246,26 @@ def printable_tail(data: bytes) -> str:
     return data.decode("utf-8", "replace").rstrip("\n").translate(_CONTROL)
 
 
-def _inside(root: str, rel: str) -> str | None:
-    """``root/rel`` if a relative path stays inside ``root``, else None."""
+#: what a ``..`` of a mapped path becomes inside the job directory, as in Swift
+PARENT = "__parent__"
+
+
+def in_job(rel: str) -> str:
+    """A relative mapped path as the job sees it: ``../x`` is ``__parent__/x`` (Swift's
+    name for it), so that it stays inside the job directory."""
     norm = os.path.normpath(rel)
-    if os.path.isabs(norm) or norm == ".." or norm.startswith(".." + os.sep) or norm == ".":
+    if norm != ".." and not norm.startswith(".." + os.sep):
+        return norm
+    return os.path.join(*(PARENT if part == ".." else part for part in norm.split(os.sep)))
+
+
+def _inside(root: str, rel: str) -> str | None:
+    """Where a relative mapped path lives in the job directory ``root`` (``..`` as
+    ``__parent__``); None for an absolute path or the directory itself."""
+    norm = os.path.normpath(rel)
+    if os.path.isabs(norm) or norm == ".":
         return None
-    return os.path.join(root, norm)
+    return os.path.join(root, in_job(norm))
 
 
 def _glob_parts(glob: str) -> list[str] | None:
@@ -806,7 +820,13 @@ class Job:
         exe = self._resolve_executable()
         if exe is None:
             return self
-        self.argv = [exe] + [str(a) for a in spec.get("args") or ()]
+        # an argument naming a mapped path above the base directory names it as the job
+        # sees it (Swift's __parent__)
+        above = {p: in_job(p) for p in (*(spec.get("inputs") or ()), *(spec.get("outputs") or ()),
+                                        spec.get("stdin"), spec.get("stdout"), spec.get("stderr"))
+                 if p and not os.path.isabs(p) and in_job(p) != os.path.normpath(p)}
+        args = [str(a) for a in spec.get("args") or ()]
+        self.argv = [exe] + ([above.get(a, a) for a in args] if above else args)
         return self
 
     def _make_job_dir(self) -> None:

@@ -415,3 +415,23 @@ foreach i in [0:9] { outs[i] = size(ins[i]); }
         peak = max(peak, active)
     assert starts == {"in": 10, "out": 10}
     assert 1 <= peak <= 2
+
+
+def test_paths_above_the_run_directory_are_staged_as_parent(sshd, tmp_path):
+    work = tmp_path / "wd"
+    work.mkdir()
+    (tmp_path / "x.txt").write_text("from above\n")
+    script = """
+type file;
+app (file o) copy (file i) { cp @i @o; }
+app (file o) cat (file i) { cat @i stdout=@o; }
+file inp <"../x.txt">;
+file mid <"../y.txt">;
+file out <"out.txt">;
+mid = copy(inp);
+out = cat(mid);
+"""
+    r = _run(sshd, work, script, _conf(sshd))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "y.txt").read_text() == "from above\n"
+    assert (work / "out.txt").read_text() == "from above\n"
