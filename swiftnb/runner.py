@@ -78,13 +78,12 @@ def load_cdm_policy(config: Any, base_dir: str = ".") -> Any:
 
 
 def build_run_executor(config: Any, bus: Any, *, site_run: str, keep: bool = False,
-                       dryrun: bool = False, base_dir: str = ".") -> Any:
+                       dryrun: bool = False, cdm: Any = None) -> Any:
     """The executor of a run (scheduling.build_executor, the one builder), with its
-    refusals as :class:`RunSetupError`."""
+    refusals as :class:`RunSetupError`; ``cdm`` is the run's CDM policy, if any."""
     from swiftnb.scheduling.build import build_executor
     from swiftnb.scheduling.scheduler import SchedulerError
 
-    cdm = None if dryrun else load_cdm_policy(config, base_dir)
     try:
         return build_executor(config, bus, site_run=site_run, keep_site_dir=keep,
                               dryrun=dryrun, cdm=cdm)
@@ -342,7 +341,8 @@ class RunHandle:
             result = await self.executor.submit(task)
         else:
             fresh = build_run_executor(self.config, self.bus, site_run=self.run_dir.site_run,
-                                       keep=self.config.keep_site_dir, base_dir=self.base_dir)
+                                       keep=self.config.keep_site_dir,
+                                       cdm=load_cdm_policy(self.config, self.base_dir))
             try:
                 result = await fresh.submit(task)
             finally:
@@ -548,8 +548,9 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
         raise RunSetupError(str(exc)) from None
     keep = bool(config.keep_site_dir)
     try:
+        cdm = None if dryrun else load_cdm_policy(config, base_dir)
         executor = build_run_executor(config, bus, site_run=run_dir.site_run, keep=keep,
-                                      dryrun=dryrun, base_dir=base_dir)
+                                      dryrun=dryrun, cdm=cdm)
     except RunSetupError:
         restart.close() if resume else restart.delete()  # nothing ran: nothing to resume
         undo()
@@ -568,6 +569,7 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
         "keep_site_dir": keep,
         "config": config,
         "verbose": verbose,
+        "found_on_site": None if cdm is None else cdm.found_on_site,
     })
     run_kwargs: dict[str, Any] = {}
     if stdout is not None:

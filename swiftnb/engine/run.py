@@ -15,7 +15,7 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,9 @@ class RunSettings:
     #: write the per-iteration / per-compound-call log events (FOREACH_IT_START, SCOPE,
     #: FOREACH_IT_END, STARTCOMPOUND, ENDCOMPOUND): only when someone reads them (-debug)
     unit_events: bool = False
+    #: mapped input paths that need not exist here, because a data policy finds them on
+    #: the site (CDM DIRECT, LOCAL, BROADCAST); the wrapper there says if one is missing
+    found_on_site: Callable[[str], bool] | None = None
 
 
 @dataclass
@@ -637,6 +640,10 @@ class Run:
             if isinstance(target, FileNode) and target.path is None:
                 target.path = fname
 
+    def _found_on_site(self, path: str) -> bool:
+        found = self.settings.found_on_site
+        return found is not None and found(path)
+
     def _populate_input(self, node: Node, sym: Any, m: Any) -> None:
         if isinstance(node, FileNode):
             try:
@@ -644,7 +651,7 @@ class Run:
             except D.BuiltinError as e:
                 raise SwiftError(e.message) from None
             node.path = path
-            if self.dry_run or os.path.exists(self.local(path)):
+            if self.dry_run or os.path.exists(self.local(path)) or self._found_on_site(path):
                 node.set()
             else:
                 raise SwiftError(f"File not found for variable {sym.name}: {path}")
@@ -672,7 +679,8 @@ class Run:
                 for leaf in V.file_leaves(node):
                     if not leaf.state:
                         p = self.path_of(leaf)
-                        if os.path.exists(self.local(p)) or self.dry_run:
+                        if os.path.exists(self.local(p)) or self.dry_run or \
+                                self._found_on_site(p):
                             leaf.set()
                         else:
                             raise SwiftError(f"File not found for variable {leaf.name}: {p}")

@@ -105,6 +105,13 @@ class CdmPolicy:
                 return rule
         return None
 
+    def found_on_site(self, path: str) -> bool:
+        """Whether an input is taken from the rule's directory on the site (DIRECT,
+        LOCAL) rather than staged from here: it need not exist here.  (BROADCAST copies
+        the staged file to each node, so that one must exist.)"""
+        rule = self.rule_for(path)
+        return rule is not None and rule.kind in (CdmPolicyKind.DIRECT, CdmPolicyKind.LOCAL)
+
     def directives(self, inputs: Sequence[str], outputs: Sequence[str]) -> dict[str, list[str]]:
         """The job spec's ``cdm`` field: ``{path: [POLICY, *args]}`` for each input and
         output whose rule changes how it moves.  A rule whose policy means nothing in that

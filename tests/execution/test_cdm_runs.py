@@ -40,6 +40,16 @@ def _run(work: Path, env: dict[str, str] | None = None) -> subprocess.CompletedP
                           timeout=100)
 
 
+def test_a_direct_input_need_not_exist_here(tmp_path):
+    """The engine does not require a DIRECT input on this machine: the rule's directory
+    has it (0.96's users kept their data on the cluster's shared file system)."""
+    _prepare(tmp_path, tmp_path / "gpfs")
+    (tmp_path / "data" / "in.txt").unlink()
+    r = _run(tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (tmp_path / "out.txt").read_text() == "from the DIRECT directory\n"
+
+
 def test_direct_rule_on_the_local_site(tmp_path):
     _prepare(tmp_path, tmp_path / "gpfs")
     r = _run(tmp_path)
