@@ -435,3 +435,47 @@ out = cat(mid);
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "y.txt").read_text() == "from above\n"
     assert (work / "out.txt").read_text() == "from above\n"
+
+
+def test_a_walltime_kill_leaves_no_process_on_the_host(sshd, tmp_path):
+    marker = f"298.{os.getpid()}{time.monotonic_ns() % 100000}"
+    script = f"""
+app () nap () {{ sleep "{marker}"; }}
+nap();
+"""
+    conf = _conf(sshd).replace('app.ALL { executable: "*" }',
+                               'app.ALL { executable: "*", maxWallTime: "00:00:02" }')
+    r = _run(sshd, tmp_path, script, conf)
+    assert r.returncode == 2
+    assert "exceeded its walltime of 2 seconds" in r.stdout + r.stderr
+    assert _remote_processes(sshd.user, marker) == []
+
+
+def test_an_app_killed_on_the_host_is_reported_and_the_run_goes_on(sshd, tmp_path):
+    marker = f"297.{os.getpid()}{time.monotonic_ns() % 100000}"
+    script = f"""
+type file;
+app () nap () {{ sleep "{marker}"; }}
+app (file o) echo (string s) {{ echo s stdout=@o; }}
+file after <"after.txt">;
+nap();
+after = echo("still here");
+"""
+    (tmp_path / "wf.swift").write_text(script)
+    (tmp_path / "swift.conf").write_text(_conf(sshd).replace("lazyErrors: false",
+                                                             "lazyErrors: true"))
+    proc = subprocess.Popen([*SWIFTNB, "run", "wf.swift"], cwd=tmp_path, env=sshd.env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids := _remote_processes(sshd.user, marker)):
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.1)
+        os.kill(pids[0], signal.SIGKILL)  # as an OOM killer or an admin would
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, out
+    assert "killed by signal 9" in out
+    assert (tmp_path / "after.txt").read_text() == "still here\n"
