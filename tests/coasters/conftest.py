@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from swiftnb.scheduling.provider import RecordingReporter
 import asyncio
 import itertools
 from collections import defaultdict
@@ -13,6 +12,7 @@ import pytest
 from swiftnb.coasters.provider import CoasterProvider
 from swiftnb.engine.task import Task
 from swiftnb.events import Event, EventBus
+from swiftnb.scheduling.provider import RecordingReporter
 
 _urn = itertools.count(1)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from swiftnb.scheduling.provider import RecordingReporter
 import asyncio
 import json
 import os
 import signal
 
 import pytest
+
+from swiftnb.scheduling.provider import RecordingReporter
 
 pytestmark = pytest.mark.timeout(90)
 

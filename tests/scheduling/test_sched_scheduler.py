@@ -1,7 +1,6 @@
 """The Scheduler: throttles from the event stream, live changes, replication, clustering,
 reproducibility, cancellation, configuration."""
 
-from swiftnb.scheduling.provider import Provider, ProviderState, swift_job_dir
 import asyncio
 import textwrap
 
@@ -11,6 +10,7 @@ from grid import Grid, max_concurrency, task_hosts
 from swiftnb.engine.task import Task, TaskResult
 from swiftnb.events import EventBus
 from swiftnb.scheduling.clustering import ClusteringSettings
+from swiftnb.scheduling.provider import Provider, ProviderState, swift_job_dir
 
 SITE = {"slots": 6, "queueTime": "exp:10", "taskDuration": "uniform:20:60",
         "failureProbability": 0.05, "submitTime": "exp:2", "stageInTime": 3}

@@ -1,6 +1,5 @@
 """The sim provider on its own: statuses, outputs, durations, failures, outages, seeds."""
 
-from swiftnb.scheduling.provider import RecordingReporter
 import asyncio
 
 import pytest
@@ -9,6 +8,7 @@ from swiftnb.engine.task import Task
 from swiftnb.events import TaskStatus
 from swiftnb.execution.sim import SimProvider
 from swiftnb.scheduling.clock import VirtualClock
+from swiftnb.scheduling.provider import RecordingReporter
 
 
 def _task(tmp_path, i=0, **kw):
