@@ -42,6 +42,8 @@ class InfoWriter:
                 f"OUTF={'|'.join(spec.get('outputs') or [])}",
             ]
             lines += [f"CDM={action}" for action in result.get("cdm_actions") or ()]
+            if result.get("extra_info") is not None:  # env.SWIFT_EXTRA_INFO's output
+                lines.append(f"EXTRAINFO={result['extra_info']}")
             text = ("\n".join(lines) + f"\nEXIT_CODE={result.get('exit_code')}\n\n"
                     f"{result.get('message', '')}\n"
                     f"\n--- stdout (tail) ---\n{result.get('stdout_tail', '')}\n"

@@ -218,7 +218,8 @@ class LocalProvider(Provider):
         # alwaysTransferWrapperLog: the record of a job that exits 0 is written as it ends
         # (a failure found later, e.g. a missing output, writes it again)
         on_success = (None if not self.always_info else lambda: self._write_info(
-            task, spec, {"directory": job.rel_dir, "exit_code": 0}))
+            task, spec, {"directory": job.rel_dir, "exit_code": 0,
+                         "extra_info": job.extra_info}))
         process = _Process(job, on_success)
         self._processes.add(process)
         # Active from the moment the app is started (as a Swift job was once its wrapper

@@ -588,7 +588,9 @@ class Job:
         self.base_dir: str = spec["base_dir"]
         self.work_dir: str = spec["work_dir"]
         self.rel_dir = job_dir_relative(spec)
-        scratch = spec.get("scratch")
+        extra = {str(k): str(v) for k, v in (spec.get("env") or {}).items()}
+        # env.SWIFT_JOBDIR_PATH (Guide 11.4): a node-local directory to copy inputs to
+        scratch = spec.get("scratch") or extra.get("SWIFT_JOBDIR_PATH") or None
         # inputs are copied on a node-local scratch disk, and with shared-fs staging
         # (``copy_inputs``), where the shared file system's paths are not to be linked
         self.copy_inputs = bool(scratch) or bool(spec.get("copy_inputs"))
@@ -600,12 +602,18 @@ class Job:
         self.cdm: dict[str, list[str]] = dict(spec.get("cdm") or {})
         #: what the CDM directives did, for people ("DIRECT in/x.txt -> /gpfs/d/in/x.txt")
         self.cdm_actions: list[str] = []
-        extra = spec.get("env") or {}
         env: dict[str, str] | None = None
         if extra:
             env = dict(os.environ)
-            env.update({str(k): str(v) for k, v in extra.items()})
+            env.update(extra)
+            if extra.get("PATHPREFIX"):  # Guide 11.4: before the site's PATH, not instead
+                env["PATH"] = f"{extra['PATHPREFIX']}:{env.get('PATH', os.defpath)}"
         self.env = env  # None: the child inherits this process's environment
+        #: env.SWIFT_EXTRA_INFO's command and what it printed (Guide 11.4)
+        self.extra_info_command = extra.get("SWIFT_EXTRA_INFO")
+        self.extra_info: str | None = None
+        #: env.SWIFT_GEN_SCRIPTS: keep the command line as run.sh in the job directory
+        self.gen_script = "SWIFT_GEN_SCRIPTS" in extra
         self.executable: str = spec.get("executable") or spec["tr"]
         self.argv: list[str] = []
         self.failure: dict[str, Any] | None = None
@@ -827,7 +835,35 @@ class Job:
                  if p and not os.path.isabs(p) and in_job(p) != os.path.normpath(p)}
         args = [str(a) for a in spec.get("args") or ()]
         self.argv = [exe] + ([above.get(a, a) for a in args] if above else args)
+        if self.extra_info_command or self.gen_script:
+            self._site_notes()
         return self
+
+    def _site_notes(self) -> None:
+        """Guide 11.4: run env.SWIFT_EXTRA_INFO's command just before the app and keep
+        what it printed (for the job's -info record); with env.SWIFT_GEN_SCRIPTS, keep
+        the command line as ``run.sh`` in the job directory."""
+        if self.extra_info_command:
+            try:
+                done = subprocess.run(self.extra_info_command, shell=True, cwd=self.dir,
+                                      env=self.env, capture_output=True, timeout=60,
+                                      stdin=subprocess.DEVNULL)
+                self.extra_info = printable_tail(done.stdout)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                self.extra_info = f"(SWIFT_EXTRA_INFO failed: {exc})"
+        if self.gen_script:
+            import shlex
+
+            line = shlex.join(self.argv)
+            for sign, path in (("<", self.stdin_path), (">", self.stdout_path),
+                               ("2>", self.stderr_path)):
+                if path:
+                    line += f" {sign} {shlex.quote(path)}"
+            try:
+                with open(os.path.join(self.dir, "run.sh"), "w") as fh:
+                    fh.write(f"#!/bin/sh\ncd {shlex.quote(self.dir)}\n{line}\n")
+            except OSError:
+                pass
 
     def _make_job_dir(self) -> None:
         """Create a job directory no other job uses.  A directory of that name may exist:
@@ -1171,6 +1207,7 @@ class Job:
             "kind": None if ok else kind,
             "staged_out": list(self._moved_out) if ok else [],
             "cdm_actions": list(self.cdm_actions),
+            **({"extra_info": self.extra_info} if self.extra_info is not None else {}),
         }
 
     def _rescue(self) -> str | None:
