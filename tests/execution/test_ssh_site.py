@@ -168,7 +168,7 @@ out = fail();
     assert infos and "EXIT_CODE=3" in infos[0].read_text()
 
 
-@pytest.mark.parametrize("staging", ["local", "direct", "shared-fs"])
+@pytest.mark.parametrize("staging", ["local", "direct", "shared-fs", "wrapper"])
 def test_staging_modes(sshd, staging):
     # direct and shared-fs need the host to see this machine's paths: the login user
     # must be able to read and write the run's directory (a shared file system)
@@ -188,9 +188,14 @@ def _staging_mode(sshd, tmp_path: Path, staging: str) -> None:
     os.chmod(tmp_path / "in.txt", 0o666)
     # the two sides are two users here (on a real shared file system they are one):
     # what this side creates must be writable by the login user too
-    r = _run(sshd, tmp_path, CAT, _conf(sshd, staging=staging), umask=0)
+    # wrapper staging copies the inputs into the site's scratch directory on the host
+    scratch = f'scratch: "{sshd.remote_work}/scratch"' if staging == "wrapper" else ""
+    r = _run(sshd, tmp_path, CAT, _conf(sshd, staging=staging, site_extra=scratch), umask=0)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "out" / "result.txt").read_text() == f"{staging}\n"
+    if staging == "wrapper":  # the job ran in the scratch directory, made by the host
+        made = Path(sshd.remote_work) / "scratch"
+        assert made.is_dir() and made.stat().st_uid == pwd.getpwnam(sshd.user).pw_uid
 
 
 def test_wrapper_staging_needs_scratch(sshd, tmp_path):
