@@ -484,3 +484,19 @@ after = echo("still here");
     assert proc.returncode == 2, out
     assert "killed by signal 9" in out
     assert (tmp_path / "after.txt").read_text() == "still here\n"
+
+
+def test_cleanup_command_runs_on_the_site_run_directory(sshd, tmp_path):
+    """Without keepSiteDir the site's cleanupCommand (default /bin/rm -rf) gets the site
+    run directory at the end: here one that moves it aside, as a person keeping old runs
+    would configure it."""
+    (tmp_path / "in.txt").write_text("kept aside\n")
+    old = f"{sshd.remote_work}/old-runs"
+    site_extra = f'cleanupCommand: "/bin/mv", cleanupCommandOptions: ["-t", "{old}"]'
+    subprocess.run(["runuser", "-u", sshd.user, "--", "mkdir", "-p", old], check=True,
+                   timeout=10)
+    r = _run(sshd, tmp_path, CAT, _conf(sshd, site_extra=site_extra))
+    assert r.returncode == 0, r.stdout + r.stderr
+    moved = list(Path(old).iterdir())
+    assert [p.name for p in moved] == ["wf-run001"]
+    assert (moved[0] / "shared" / "in.txt").read_text() == "kept aside\n"
