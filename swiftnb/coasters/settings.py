@@ -156,6 +156,16 @@ class CoasterSettings:
             raise bad("reserve", "must not be negative")
         if self.prefetch is not None and self.prefetch < 0:
             raise bad("prefetch", "must not be negative")
+        if self.plan_interval <= 0:
+            raise bad("planInterval", "must be greater than 0")
+        if self.max_worker_idle_time <= 0:
+            raise bad("maxWorkerIdleTime", "must be greater than 0")
+        if self.default_walltime <= 0:
+            raise bad("defaultWalltime", "must be greater than 0")
+        if self.worker_retries < 0:
+            raise bad("workerRetries", "must not be negative")
+        if not 0 <= self.service_port <= 65535:
+            raise bad("servicePort", "must be a port number (0 for any free one)")
         if self.maxtime <= self.reserve:
             raise bad("maxJobTime", f"must be longer than reserve ({self.reserve} s)")
 

@@ -61,7 +61,13 @@ def _distribution(value: Any) -> Distribution | dict[str, Distribution]:
     if isinstance(value, Distribution):
         return value
     if isinstance(value, Mapping):
-        return {str(k): _distribution(v) for k, v in value.items()}  # type: ignore[misc]
+        per_app = {}
+        for app, duration in value.items():
+            try:
+                per_app[str(app)] = _distribution(duration)
+            except ValueError as exc:
+                raise ValueError(f"{exc} (for app {app})") from None
+        return per_app  # type: ignore[return-value]
     try:
         return parse_distribution(value)
     except BadValue as exc:
@@ -104,7 +110,7 @@ class SimOptions(ProviderOptions):
             yield ("failureProbability", f"invalid value {self.failureProbability:g}, "
                    "expected a number between 0 and 1")
         if self.speed <= 0:
-            yield "speed", f"invalid value {self.speed:g}, expected a number above 0"
+            yield "speed", f"invalid value {self.speed:g}, expected a number greater than 0"
 
 
 class _RealClock:
