@@ -78,11 +78,12 @@ def _modes_of(script: Path, turn: int) -> tuple[str, ...]:
 def _params() -> list:
     """One test per (app case, staging mode), marked when excluded or known to fail."""
     params = []
-    in_turn = 0
+    turn = 0
     for script in (s for s in CASES if declares_app(s)):
         cid = case_id(script)
-        modes = _modes_of(script, in_turn)
-        in_turn += len(modes) == 1
+        modes = _modes_of(script, turn)
+        if len(modes) == 1:
+            turn += 1
         for mode in modes:
             marks = []
             if cid in EXCLUDED:
@@ -150,14 +151,17 @@ def _assert_ran_on_ssh_site(work: Path) -> None:
 
 
 def _selected_runs(request) -> list[tuple[Path, str]]:
-    """The (case, mode) runs this session asks for, mode by mode, so that the workers
-    take different cases at once (the runs of one case are serialised by its lock)."""
+    """The (case, mode) runs this session asks for, in blocks of 2 * WORKERS cases taken
+    mode by mode: the workers take different cases at once (the runs of one case are
+    serialised by its lock), and no test waits for most of the others to run first."""
     runs = [(item.callspec.params["script"], item.callspec.params["mode"])
             for item in request.session.items
             if getattr(item, "callspec", None) is not None
             and {"script", "mode"} <= item.callspec.params.keys()
             and case_id(item.callspec.params["script"]) not in EXCLUDED]
-    return sorted(runs, key=lambda run: (MODES.index(run[1]), run[0]))
+    place = {script: n for n, script in enumerate(dict.fromkeys(s for s, _ in runs))}
+    return sorted(runs, key=lambda run: (place[run[0]] // (2 * WORKERS), MODES.index(run[1]),
+                                         place[run[0]]))
 
 
 @pytest.fixture(scope="session")
