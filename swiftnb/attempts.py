@@ -16,14 +16,12 @@ only, a small record.
 from __future__ import annotations
 
 import dataclasses
-import re
 import time as _time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["Failure", "FailureLog", "RecordingExecutor"]
 
-_EXIT = re.compile(r"exit code (?:of )?(-?\d+)")
 
 
 @dataclasses.dataclass(eq=False)
@@ -59,12 +57,9 @@ class Failure:
 
     @property
     def exit_code(self) -> int | None:
-        """The app's exit code (taken from the message when the executor gave none)."""
-        code = self.result.exit_code
-        if code is None:
-            m = _EXIT.search(self.result.message or "")
-            code = int(m.group(1)) if m else None
-        return code
+        """The app's exit code (None when it did not exit: never started, killed by the
+        site, lost with its connection)."""
+        return self.result.exit_code
 
     @property
     def message(self) -> str:
