@@ -22,7 +22,7 @@ import asyncio
 from collections.abc import Callable
 import os
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swiftnb.coasters.blocks import BlockProvider, block_provider_for
 from swiftnb.coasters.planner import admission_error
@@ -31,6 +31,9 @@ from swiftnb.coasters.settings import CoasterSettings
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.provider import BlockState, Provider, ProviderState, StatusReporter
+
+if TYPE_CHECKING:
+    from swiftnb.config.model import SiteConfig
 
 __all__ = ["CoasterProvider"]
 
@@ -79,10 +82,11 @@ class CoasterProvider(Provider):
         self._site_dirs: set[str] = set()
 
     @classmethod
-    def from_site(cls, site: Any, bus: EventBus | None = None, *, keep: bool = False,
+    def from_site(cls, site: SiteConfig | dict[str, Any], bus: EventBus | None = None, *,
+                  keep: bool = False,
                   origin: Callable[[str], str] | None = None,
                   **kwargs: Any) -> "CoasterProvider":
-        """From a ``swiftnb.config`` SiteConfig (read duck-typed) or a plain dict.
+        """From a ``swiftnb.config`` SiteConfig or a plain dict (a notebook's).
 
         ``keep`` (keepSiteDir from the run) is or-ed with the site's own setting.
         """
@@ -99,9 +103,9 @@ class CoasterProvider(Provider):
         execution = site.execution
         options = dict(execution.options or {})
         return cls(site.name, options, bus=bus,
-                   job_manager=getattr(execution, "job_manager", None),
-                   work_dir=getattr(site, "work_directory", None),
-                   keep=keep or bool(getattr(site, "keep_site_dir", False)),
+                   job_manager=execution.job_manager,
+                   work_dir=site.work_directory,
+                   keep=keep or site.keep_site_dir,
                    settings=CoasterSettings.from_options(
                        options, prefix=f"site.{site.name}.execution.options", origin=origin),
                    **kwargs)

@@ -179,7 +179,7 @@ def build_sites(config: Config, bus: EventBus, clock: Clock, *, site_run: str = 
     return sites
 
 
-def app_resolver(config: Any) -> Callable[[Site, Task], Task]:
+def app_resolver(config: Config) -> Callable[[Site, Task], Task]:
     """Fill a task's executable, env and walltime from the app definition on its site."""
     cache: dict[tuple[str, str], Any] = {}
 
@@ -240,9 +240,8 @@ def _warn_mixed_sim(config: Config, bus: EventBus) -> None:
     text = (f"simulated site{'s' if len(sim) > 1 else ''} {', '.join(sim)} run{'' if len(sim) > 1 else 's'} in real time "
             f"(not virtual time) because {', '.join(real)} {'are' if len(real) > 1 else 'is'} "
             "real; see docs/scheduling.md")
-    warnings = getattr(config, "warnings", None)
-    if isinstance(warnings, list) and text not in warnings:
-        warnings.append(text)  # the CLI prints the configuration's warnings after its header
+    if text not in config.warnings:
+        config.warnings.append(text)  # the CLI prints the configuration's warnings after its header
     bus.emit("WARNING", {}, text=f"Warning: {text}")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import types
 import typing
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
@@ -43,7 +44,7 @@ class OptionsError(ValueError):
 def _convert(value: Any, kind: Any) -> Any:
     """A written value as the field's type (OptionsError: what was expected)."""
     origin = typing.get_origin(kind)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+    if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(kind) if a is not type(None)]
         if value is None:
             return None
