@@ -173,7 +173,7 @@ class _Worker:
         self.alive = True
         self._next = 0
         self._outbox: list[bytes] = []
-        self._flushing: asyncio.Future[None] | None = None
+        self._writes: set[asyncio.Task[None]] = set()  # held: a task nobody holds may vanish
 
     def new_job(self, attempt: StatusReporter) -> "_RemoteJob":
         self._next += 1
@@ -191,7 +191,18 @@ class _Worker:
     def _flush(self) -> None:
         data, self._outbox = b"".join(self._outbox), []
         if data and self.alive:
-            self._flushing = asyncio.ensure_future(self._write(data))
+            write = asyncio.get_running_loop().create_task(self._write(data))
+            self._writes.add(write)
+            write.add_done_callback(self._writes.discard)
+
+    async def close(self) -> None:
+        """Ask the worker to stop once what is queued has gone out, and wait for it."""
+        self.send({"op": "shutdown"})
+        self._flush()
+        if self._writes:
+            await asyncio.wait(list(self._writes))
+        self.process.close_stdin()
+        await asyncio.wait_for(self.process.wait(), _SHUTDOWN_GRACE)
 
     async def _write(self, data: bytes) -> None:
         try:
@@ -624,12 +635,7 @@ class SSHProvider(Provider):
         worker, self._worker = self._worker, None
         if worker is not None and worker.alive:
             try:
-                worker.send({"op": "shutdown"})
-                await asyncio.sleep(0)  # the queued messages go out first
-                if worker._flushing is not None:
-                    await worker._flushing
-                worker.process.close_stdin()
-                await asyncio.wait_for(worker.process.wait(), _SHUTDOWN_GRACE)
+                await worker.close()
             except (ShellError, asyncio.TimeoutError):
                 pass
         if worker is not None and worker.reader is not None:
