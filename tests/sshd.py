@@ -336,3 +336,14 @@ def sshd() -> Iterator[SSHD]:
             server.stop()
             shutil.rmtree(server.remote_work, ignore_errors=True)
         shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def no_personal_ssh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty HOME and no agent: nothing of the tester's own ~/.ssh leaks into a test
+    of the SSH layer.  The empty home is returned for tests that write a config there."""
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    return home

@@ -17,7 +17,8 @@ import pytest
 from swiftnb.execution.shell import CommandResult, LocalShell, Shell, ShellError, ShellFailure
 from swiftnb.execution.sshshell import SSHShell
 
-pytestmark = pytest.mark.timeout(60)
+#: no test sees the tester's own ~/.ssh or agent (tests/sshd.py)
+pytestmark = [pytest.mark.timeout(60), pytest.mark.usefixtures("no_personal_ssh")]
 
 AWKWARD = "a b 'single' \"double\" ;x $HOME\nnewline.txt"
 
@@ -28,15 +29,6 @@ class Case:
 
     make: Callable[[], Shell]
     work: str
-
-
-@pytest.fixture(autouse=True)
-def no_personal_ssh(tmp_path, monkeypatch):
-    """Nothing of the tester's own ~/.ssh or agent leaks into the SSH tests."""
-    home = tmp_path / "empty-home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
 
 
 @pytest.fixture(params=["local", "ssh"])

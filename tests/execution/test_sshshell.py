@@ -23,17 +23,8 @@ from swiftnb.execution.shell import ShellError, ShellFailure
 from swiftnb.execution.sshshell import (AuthDefault, SSHShell, close_shells, read_auth_defaults,
                                         shell_for)
 
-pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture(autouse=True)
-def no_personal_ssh(tmp_path, monkeypatch):
-    """An empty HOME and no agent: nothing of the tester's own ~/.ssh leaks in."""
-    home = tmp_path / "empty-home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    return home
+#: no test sees the tester's own ~/.ssh or agent (tests/sshd.py)
+pytestmark = [pytest.mark.timeout(90), pytest.mark.usefixtures("no_personal_ssh")]
 
 
 @pytest.fixture
