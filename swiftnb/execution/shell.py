@@ -22,11 +22,11 @@ import shutil
 import signal
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 __all__ = ["ShellFailure", "ShellError", "CommandResult", "Process", "Shell", "LocalShell",
-           "LOCAL_HOST", "signal_number", "os_error", "new_file_mode"]
+           "Tunnel", "LOCAL_HOST", "signal_number", "os_error", "new_file_mode"]
 
 #: How a ShellError names this machine.
 LOCAL_HOST = "this machine"
@@ -115,6 +115,21 @@ class Process(ABC):
         unknown, e.g. when the connection to its host was lost."""
 
 
+class Tunnel:
+    """A way back: programs on a shell's machine connect to ``host:port`` there and
+    reach a port of this machine.  ``close()`` ends it (connections through it die)."""
+
+    def __init__(self, host: str, port: int, closer: Callable[[], None] | None = None) -> None:
+        self.host = host
+        self.port = port
+        self._closer = closer
+
+    def close(self) -> None:
+        closer, self._closer = self._closer, None
+        if closer is not None:
+            closer()
+
+
 class Shell(ABC):
     """Runs commands and moves files on one machine.
 
@@ -159,6 +174,13 @@ class Shell(ABC):
     @abstractmethod
     async def exists(self, path: str) -> bool:
         """Whether something (even a dangling symlink) is at ``path``."""
+
+    @abstractmethod
+    async def reverse_tunnel(self, port: int) -> Tunnel:
+        """Let programs on the shell's machine reach ``port`` on this machine's loopback:
+        where they connect, on the shell's machine (its loopback, for SSH: a remote port
+        forward).  Coaster workers behind a login node come back this way, since compute
+        nodes of a cluster cannot reach the notebook's machine."""
 
     async def reconnect(self, *, give_up_after: float) -> None:
         """Connect again after a lost connection, trying for ``give_up_after`` seconds
@@ -360,6 +382,9 @@ class LocalShell(Shell):
 
     async def exists(self, path: str) -> bool:
         return os.path.lexists(path)
+
+    async def reverse_tunnel(self, port: int) -> Tunnel:
+        return Tunnel("127.0.0.1", port)  # the same machine: nothing to forward
 
     async def close(self) -> None:
         """Nothing to release: each command is a child process of its own."""

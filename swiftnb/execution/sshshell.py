@@ -42,7 +42,7 @@ from pathlib import Path
 import asyncssh
 
 from swiftnb.execution.shell import (LOCAL_HOST, CommandResult, Process, Shell, ShellError,
-                                     ShellFailure, new_file_mode, signal_number)
+                                     ShellFailure, Tunnel, new_file_mode, signal_number)
 
 __all__ = ["SSHShell", "shell_for", "close_shells", "AuthDefault", "read_auth_defaults"]
 
@@ -743,6 +743,24 @@ class SSHShell(Shell):
         sftp = await self._sftp_client()
         with self._errors("looking for a file", path):
             return await sftp.lexists(path)
+
+    async def reverse_tunnel(self, port: int) -> Tunnel:
+        """A remote port forward: sshd listens on the host's loopback (an ephemeral port)
+        and each connection there comes back over this SSH connection to ``port`` on this
+        machine's loopback.  Loopback on the far side, since sshd's default GatewayPorts
+        keeps forwards off other interfaces; a relay there (``coasters/relay.py``) serves
+        the cluster's nodes.  A host whose sshd forbids forwarding (AllowTcpForwarding no)
+        refuses with REMOTE."""
+        conn = await self._connection()
+        with self._errors("opening a reverse tunnel"):
+            try:
+                listener = await conn.forward_remote_port("127.0.0.1", 0, "127.0.0.1", port)
+            except asyncssh.ChannelListenError as exc:
+                raise ShellError(ShellFailure.REMOTE, self.name,
+                                 f"{self._label()} refused to forward a port back to this "
+                                 f"machine ({exc}); its sshd must allow TCP forwarding "
+                                 "(AllowTcpForwarding yes or remote)") from None
+        return Tunnel("127.0.0.1", listener.get_port(), listener.close)
 
     async def close(self) -> None:
         """Close the connection; the next operation would open a new one."""
