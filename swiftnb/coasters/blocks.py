@@ -29,6 +29,8 @@ __all__ = [
     "LocalBlockProvider",
     "block_provider_for",
     "register_block_provider",
+    "split_job_manager",
+    "BOOTS",
     "worker_files",
 ]
 
@@ -219,39 +221,27 @@ def register_block_provider(lrm: str, factory: Callable[..., BlockProvider]) -> 
 
 
 def block_provider_for(job_manager: str | None, **kwargs: Any) -> BlockProvider:
-    """The block provider for a coaster ``jobManager`` string (``local:local`` default).
-
-    Only the ``local`` boot method exists: the coaster service runs in this process and
-    submits blocks from here.  Any other BOOT part (``ssh-cl:pbs``) is refused rather
-    than ignored, because ignoring it ran a remote cluster's work on this machine and
-    reported success.
-    """
+    """The block provider for a ``local:<lrm>`` jobManager registered here (``local:local``
+    by default).  Blocks that are batch jobs (``local:slurm``, ``ssh-cl:pbs``) are made by
+    ``coasters.cluster.make_block_provider`` from the site's configuration instead."""
     jm = (job_manager or "local:local").strip()
-    boot, lrm = _split_job_manager(jm)
-    if boot != "local":
-        raise CoasterConfigError(_boot_not_implemented(jm, boot))
-    factory = _PROVIDERS.get(lrm)
+    boot, lrm = split_job_manager(jm)
+    factory = _PROVIDERS.get(lrm) if boot == "local" else None
     if factory is None:
         known = ", ".join(f"local:{k}" for k in sorted(_PROVIDERS))
         raise CoasterConfigError(
             f"invalid value '{jm}' for property 'execution.jobManager': no block provider "
-            f"for '{lrm}' yet (available: {known})")
+            f"for it here (available: {known}, or BOOT:LRM with a batch system)")
     return factory(**kwargs)
 
 
-def _split_job_manager(job_manager: str) -> tuple[str, str]:
+#: the BOOT parts of a jobManager: the shell the batch commands go through
+BOOTS = ("local", "ssh-cl")
+
+
+def split_job_manager(job_manager: str) -> tuple[str, str]:
     """``BOOT:LRM`` -> (BOOT, LRM); a bare ``LRM`` boots locally, as Swift's did."""
     if ":" not in job_manager:
         return "local", job_manager
     boot, _, lrm = job_manager.partition(":")
     return boot.strip(), lrm.strip()
-
-
-def _boot_not_implemented(job_manager: str, boot: str) -> str:
-    """The error for a BOOT part other than ``local``, saying what works today (the
-    caller, ``make_provider``, prefixes the site's name)."""
-    how = ("starting coaster blocks over SSH (ssh-cl) is not implemented yet"
-           if boot == "ssh-cl" else
-           f"the coaster boot method '{boot}' is not implemented (only 'local' is)")
-    return (f'execution.jobManager "{job_manager}": {how}; use jobManager "local:local" '
-            f"on the cluster's login node, or an execution.type \"ssh\" site")

@@ -19,15 +19,17 @@ swift.conf::
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 import os
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from swiftnb.coasters.blocks import BlockProvider, block_provider_for
+from swiftnb.coasters.blocks import BOOTS, BlockProvider, block_provider_for, split_job_manager
+from swiftnb.coasters.cluster import CLUSTER_KEYS, make_block_provider
 from swiftnb.coasters.planner import admission_error
 from swiftnb.coasters.service import CoasterService
-from swiftnb.coasters.settings import CoasterSettings
+from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.provider import BlockState, Provider, ProviderState, StatusReporter
@@ -102,12 +104,44 @@ class CoasterProvider(Provider):
                        **kwargs)
         execution = site.execution
         options = dict(execution.options or {})
+        bus = bus if bus is not None else EventBus()
+        where = f"site.{site.name}.execution.options"
+        job_manager = (execution.job_manager or "local:local").strip()
+        boot, lrm = split_job_manager(job_manager)
+        if boot not in BOOTS:
+            raise CoasterConfigError(
+                f'execution.jobManager "{job_manager}": no coaster boot method \'{boot}\' '
+                f"(one of {', '.join(BOOTS)}: BOOT names where the blocks are submitted from)")
+        own = {k: v for k, v in options.items() if k in CLUSTER_KEYS}
+        planner_options = {k: v for k, v in options.items() if k not in CLUSTER_KEYS}
+        settings = CoasterSettings.from_options(planner_options, prefix=where, origin=origin)
+        if (boot, lrm) == ("local", "local"):
+            if own:
+                key = sorted(own)[0]
+                place = origin(key) if origin is not None else ""
+                raise CoasterConfigError(
+                    f"{place + ': ' if place else ''}{where}.{key} has no effect with jobManager "
+                    f'"local:local" (blocks are processes on this machine, not batch jobs)')
+        else:
+            try:
+                kwargs["block_provider"] = make_block_provider(
+                    site, boot, lrm, own, site_run=kwargs.get("site_run") or "run",
+                    bus=bus, where=where,
+                    internal_host=settings.internal_hostname,
+                    port_range=None, log_level=str(options.get("workerLoggingLevel", "NONE")),
+                    log_dir=options.get("workerLoggingDirectory"), origin=origin)
+            except ValueError as exc:
+                raise CoasterConfigError(str(exc)) from None
+            if boot == "ssh-cl":
+                # the workers come back through the SSH connection's forward: the service
+                # listens on this machine's loopback only (internalHostName is the relay's)
+                settings = dataclasses.replace(settings, internal_hostname=None,
+                                               listen_address="127.0.0.1")
         return cls(site.name, options, bus=bus,
-                   job_manager=execution.job_manager,
+                   job_manager=job_manager,
                    work_dir=site.work_directory,
                    keep=keep or site.keep_site_dir,
-                   settings=CoasterSettings.from_options(
-                       options, prefix=f"site.{site.name}.execution.options", origin=origin),
+                   settings=settings,
                    **kwargs)
 
     # -- Provider -----------------------------------------------------------------------

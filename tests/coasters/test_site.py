@@ -460,30 +460,14 @@ def test_local_blocks_are_capped(make_site):
     assert any("workers planned, 2 started" in (e.text or "") for e in site.kinds("WARNING"))
 
 
-@pytest.mark.parametrize("job_manager", ["ssh-cl:local", "ssh-cl:pbs", " ssh-cl:slurm "])
-def test_ssh_cl_job_manager_is_refused_not_run_locally(job_manager):
-    """The BOOT part of ``BOOT:LRM`` was ignored: ``ssh-cl:local`` ran a cluster's work on
-    this machine and reported success.  Until coasters over SSH exist it is an error."""
-    from swiftnb.coasters.blocks import block_provider_for
-    from swiftnb.coasters.provider import CoasterProvider
-    from swiftnb.coasters.settings import CoasterConfigError
-
-    expected = (f'execution.jobManager "{job_manager.strip()}": starting coaster blocks over '
-                'SSH (ssh-cl) is not implemented yet; use jobManager "local:local" on the '
-                "cluster's login node, or an execution.type \"ssh\" site")
-    with pytest.raises(CoasterConfigError) as caught:
-        block_provider_for(job_manager)
-    assert str(caught.value) == expected
-    with pytest.raises(CoasterConfigError, match="not implemented yet"):
-        CoasterProvider("cluster", {}, job_manager=job_manager)
-
-
-def test_other_boot_methods_are_refused_and_local_still_works():
+def test_block_provider_for_serves_local_blocks_only():
+    """``block_provider_for`` makes the registered ``local:`` block providers; batch-job
+    blocks (``local:slurm``, ``ssh-cl:pbs``) come from the site's configuration instead
+    (tests/coasters/test_cluster_config.py)."""
     from swiftnb.coasters.blocks import LocalBlockProvider, block_provider_for
     from swiftnb.coasters.settings import CoasterConfigError
 
-    with pytest.raises(CoasterConfigError, match=r"""^execution.jobManager "gt2:local": the """
-                       r"coaster boot method 'gt2' is not implemented \(only 'local' is\)"):
-        block_provider_for("gt2:local")
     for job_manager in (None, "local", "local:local"):
         assert isinstance(block_provider_for(job_manager), LocalBlockProvider)
+    with pytest.raises(CoasterConfigError, match="no block provider for it here"):
+        block_provider_for("ssh-cl:pbs")

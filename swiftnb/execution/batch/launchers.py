@@ -35,12 +35,17 @@ class Launcher(abc.ABC):
 
 
 class PlainLauncher(Launcher):
-    """One node: the command runs in the job's own shell."""
+    """No launcher: the job's own node runs every copy (one for a one-node job; ``nodes``
+    copies side by side for a batch system that gives one node, or processes on a login
+    node for ``ssh-cl:local``)."""
 
     name = "plain"
 
     def command(self, command: str, nodes: int) -> str:
-        return f"SWIFTNB_WORKER_INDEX=0 sh -c {shlex.quote(command)}"
+        if nodes <= 1:
+            return f"SWIFTNB_WORKER_INDEX=0 sh -c {shlex.quote(command)}"
+        return (f"_i=0; while [ $_i -lt {nodes} ]; do SWIFTNB_WORKER_INDEX=$_i sh -c "
+                f"{shlex.quote(command)} & _i=$((_i+1)); done; wait")
 
 
 class SrunLauncher(Launcher):
@@ -102,7 +107,7 @@ LAUNCHERS: dict[str, type[Launcher]] = {
 
 #: the launcher a batch system's blocks use unless the site names one (``launcher``)
 _DEFAULTS = {"slurm": "srun", "pbs": "ssh", "sge": "ssh", "lsf": "ssh", "cobalt": "aprun",
-             "condor": "plain", "local": "plain"}
+             "condor": "plain", "local": "plain", "fork": "plain"}
 
 
 def launcher_for(lrm: str, name: str | None = None) -> Launcher:

@@ -240,7 +240,10 @@ def register_lrm(cls: type[LRM]) -> type[LRM]:
 
 def _load_builtin() -> None:
     # importing the modules registers their adapters
-    from swiftnb.execution.batch import cobalt, condor, lsf, pbs, sge, slurm  # noqa: F401
+    import importlib
+
+    for module in ("fork", "slurm", "sge", "pbs", "lsf", "condor", "cobalt"):
+        importlib.import_module(f"swiftnb.execution.batch.{module}")
 
 
 def lrm_class(name: str) -> type[LRM]:

@@ -1,0 +1,93 @@
+"""Coaster sites whose blocks are batch jobs: what their configuration may say.
+
+Every key of such a site either takes effect or is refused with the key, its place and
+why; none is silently dropped (issue 13).  No daemon is needed: nothing here connects.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from swiftnb.coasters import make_provider
+from swiftnb.coasters.cluster import ClusterBlockProvider
+from swiftnb.coasters.provider import CoasterProvider
+from swiftnb.config import load_config_text
+from swiftnb.events import EventBus
+from swiftnb.scheduling.build import BuildContext
+from swiftnb.scheduling.clock import RealClock
+from swiftnb.scheduling.scheduler import SchedulerError as CoasterConfigError
+
+
+def provider(execution: str, extra: str = "") -> CoasterProvider:
+    """The coaster provider a run would build for site ``c`` (messages name swift.conf)."""
+    config = load_config_text(
+        "site.c {\n"
+        f"  execution {{ {execution} }}\n"
+        '  workDirectory: "/tmp/w"\n'
+        f"  {extra}\n"
+        "}\nsites: [c]\n")
+    ctx = BuildContext(config, EventBus(), RealClock(), site_run="run-1")
+    return make_provider(config.sites["c"], ctx)
+
+
+def test_a_batch_job_manager_makes_a_cluster_block_provider():
+    p = provider('type: "coaster", jobManager: "local:fork", options { maxJobs: 2, '
+                 'jobQueue: "q", jobProject: "p", tasksPerNode: 3 }')
+    blocks = p._block_provider
+    assert isinstance(blocks, ClusterBlockProvider)
+    assert blocks.name == "local:local" and blocks.launcher.name == "plain"
+    assert (blocks.options.jobQueue, blocks.options.jobProject) == ("q", "p")
+    assert p.settings.slots == 2 and p.settings.jobs_per_node == 3
+
+
+def test_an_unknown_boot_method_is_refused_naming_the_known_ones():
+    with pytest.raises(CoasterConfigError, match=r"no coaster boot method 'gt2' \(one of "
+                       r"local, ssh-cl"):
+        provider('type: "coaster", jobManager: "gt2:pbs"')
+
+
+def test_an_unknown_batch_system_is_refused():
+    with pytest.raises(CoasterConfigError, match="no batch system called 'nosuch'"):
+        provider('type: "coaster", jobManager: "local:nosuch"')
+
+
+def test_ssh_cl_needs_the_login_node():
+    with pytest.raises(CoasterConfigError,
+                       match=r"missing mandatory property 'site.c.execution.URL' \(the login "
+                             r"node of the ssh-cl:local cluster\)"):
+        provider('type: "coaster", jobManager: "ssh-cl:local"')
+
+
+def test_queue_and_project_mean_nothing_to_local_blocks():
+    with pytest.raises(CoasterConfigError) as caught:
+        provider('type: "coaster", jobManager: "local:local", options { jobQueue: "normal" }')
+    assert str(caught.value) == (
+        "swift.conf:2: site.c.execution.options.jobQueue has no effect with "
+        'jobManager "local:local" (blocks are processes on this machine, not batch jobs)')
+
+
+def test_login_options_mean_nothing_without_ssh_cl():
+    with pytest.raises(CoasterConfigError, match=r"site.c.execution.options.user: only an "
+                       r"ssh-cl jobManager logs in anywhere"):
+        provider('type: "coaster", jobManager: "local:fork", options { user: "me" }')
+
+
+def test_an_unknown_launcher_is_refused():
+    with pytest.raises(CoasterConfigError, match=r"no launcher called 'torchrun' \(one of "
+                       r"aprun, mpiexec, plain, srun, ssh\)"):
+        provider('type: "coaster", jobManager: "local:fork", options { launcher: "torchrun" }')
+
+
+def test_job_options_the_batch_system_does_not_know_are_refused():
+    with pytest.raises(CoasterConfigError, match=r"jobOptions.ppn has no meaning for local"):
+        provider('type: "coaster", jobManager: "local:fork", options { jobOptions { ppn: 4 } }')
+
+
+def test_ssh_cl_service_listens_on_loopback_and_the_relay_takes_internal_host_name():
+    p = provider('type: "coaster", jobManager: "ssh-cl:local", URL: "login.example.org", '
+                 'options { internalHostName: "10.1.2.3", user: "me", port: 2222 }')
+    blocks = p._block_provider
+    assert isinstance(blocks, ClusterBlockProvider)
+    assert blocks.internal_host == "10.1.2.3"
+    assert p.settings.bind_address == "127.0.0.1" and p.settings.contact_host == "127.0.0.1"
+    assert blocks.shell.name == "login.example.org:2222"
