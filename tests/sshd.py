@@ -32,6 +32,8 @@ from pathlib import Path
 
 import pytest
 
+from clusters import environment as cluster_environment
+
 SSHD_BINARY = "/usr/sbin/sshd"  # absolute: sshd re-execs itself
 LOGIN = "swiftnbtest"
 ALIAS = "swiftnb-test"  # the Host alias written into the fake home's ~/.ssh/config
@@ -278,7 +280,9 @@ def _write_files(d: Path, port: int, user: pwd.struct_passwd) -> SSHD:
         "UseDNS no\n"
         "MaxSessions 200\n"
         "MaxStartups 100:30:200\n"
-        "Subsystem sftp internal-sftp\n")
+        "Subsystem sftp internal-sftp\n"
+        # sessions find the test session's Slurm and Grid Engine (tests/clusters.py)
+        "SetEnv " + " ".join(f'"{k}={v}"' for k, v in cluster_environment().items()) + "\n")
     host_key_line = " ".join(Path(str(host_key) + ".pub").read_text().split()[:2])
     (ssh_dir / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_key_line}\n")
     (ssh_dir / "config").write_text(
