@@ -53,6 +53,10 @@ CLIENTS = ("qsub", "qstat", "qdel", "qacct", "qconf")
 QUEUE = "all.q"
 PE = "smp"
 SLOTS = 8
+#: the daemons' whole environment: execd hands its own to every job, and this process's
+#: (a tester's PATH, proxies, tokens) has no business there
+_DAEMON_ENV = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+               "LANG": "C.UTF-8"}
 _READY_WITHIN = 30.0   # seconds for qmaster to answer, then for the queue to be usable
 _STOP_WITHIN = 15.0    # qmaster takes about 9 s on SIGTERM
 
@@ -205,7 +209,7 @@ class GridEngine:
         try:
             return subprocess.Popen(
                 [binary], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
-                env={**os.environ, **self.env(), "SGE_ND": "1"}, cwd=str(self.root),
+                env={**_DAEMON_ENV, **self.env(), "SGE_ND": "1"}, cwd=str(self.root),
                 start_new_session=True, umask=0o022)
         finally:
             out.close()
