@@ -23,8 +23,12 @@ Two transports carry it (:class:`TcpTransport`, :class:`StdioTransport`; one
 :class:`Worker` serves both):
 
 * TCP (``--host --port --block --id``): a block's worker connects to its coaster service.
-  The secret comes from the environment (``SWIFTNB_COASTER_SECRET``), never the command
-  line, so other users cannot read it from the process list.
+  The secret comes from a file of mode 0600 (``--secret-file``) or the environment
+  (``SWIFTNB_COASTER_SECRET``), never the command line, so other users cannot read it
+  from the process list.  ``--id auto`` takes the worker's id from the launcher's rank
+  variable (``srun``, ``mpiexec``, ``aprun`` start one worker per node with one command
+  line).  A connection closed without an answer (the service busy, or not up yet) is
+  tried again a few times; ``{"op": "refused"}`` ends the worker at once.
 * ``--stdio``: ``ssh HOST python3 worker.py --stdio --cores N`` speaks on the SSH
   channel's stdin/stdout, with no secret or welcome (SSH authenticated the client).
 
@@ -34,6 +38,11 @@ re-queued them, and nothing may be left running.  SIGTERM and SIGHUP do the same
 SIGKILLed worker cannot clean up (apps run in sessions of their own, as cancellation needs,
 so they outlive it): that case is the client's, which saw each app's pid (= its process
 group) in ``active`` and the worker's in ``hello`` and can ``kill -KILL -PGID`` them.
+
+Logging (``--log-level ERROR|WARN|INFO|DEBUG|TRACE``, ``--log-dir DIR``; Swift 0.96's
+``workerLoggingLevel`` and ``workerLoggingDirectory``): one file per worker,
+``DIR/worker-BLOCK-ID.log``; NONE (the default) writes none.  INFO says what the worker
+is and where it connects, DEBUG each task, TRACE each message (the secret left out).
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import logging
 import os
 import queue
 import signal
@@ -48,11 +58,97 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 PROTOCOL_VERSION = 1
 SECRET_ENV = "SWIFTNB_COASTER_SECRET"
+
+#: where a launcher puts the rank of the process it started (``--id auto``): swiftnb's
+#: own plain and ssh launchers, Slurm's srun, MPICH/Hydra's mpiexec, Open MPI's mpiexec,
+#: Cray's aprun
+RANK_VARIABLES = ("SWIFTNB_WORKER_INDEX", "SLURM_PROCID", "PMI_RANK", "OMPI_COMM_WORLD_RANK",
+                  "ALPS_APP_PE")
+LOG_LEVELS = ("NONE", "ERROR", "WARN", "INFO", "DEBUG", "TRACE")
+#: Swift 0.96's workerLoggingDirectory default
+DEFAULT_LOG_DIR = "~/.globus/coasters"
+#: connection attempts, and the pauses between them (s): a service that closes a
+#: connection without answering is busy (too many at once) or not listening yet
+CONNECT_PAUSES = (1.0, 2.0, 4.0, 8.0)
+
+TRACE = 5
+_LEVELS = {"ERROR": logging.ERROR, "WARN": logging.WARNING, "INFO": logging.INFO,
+           "DEBUG": logging.DEBUG, "TRACE": TRACE}
+_NAMES = {value: key for key, value in _LEVELS.items()}
+log = logging.getLogger("swiftnb.coasters.worker")
+log.addHandler(logging.NullHandler())
+log.propagate = False
+
+
+class _Format(logging.Formatter):
+    """``2024-05-01 12:00:00,123 DEBUG message``, with Swift's level names (WARN, TRACE)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        record.levelname = _NAMES.get(record.levelno, record.levelname)
+        return super().format(record)
+
+
+def start_logging(level: str, directory: str | None, block: str, wid: str) -> str | None:
+    """Log to ``DIR/worker-BLOCK-ID.log`` at ``level`` (NONE: nowhere); returns the path."""
+    level = level.upper()
+    if level == "NONE":
+        return None
+    directory = os.path.expanduser(directory or DEFAULT_LOG_DIR)
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, "worker-%s-%s.log" % (block, wid))
+    handler = logging.FileHandler(path)
+    handler.setFormatter(_Format("%(asctime)s %(levelname)s %(message)s"))
+    log.addHandler(handler)
+    log.setLevel(_LEVELS[level])
+    return path
+
+
+def _shown(message: dict[str, Any]) -> str:
+    """A message for the TRACE log: the secret left out, long ones cut."""
+    text = json.dumps({k: ("..." if k == "secret" else v) for k, v in message.items()})
+    return text if len(text) <= 400 else text[:400] + "..."
+
+
+def worker_id(text: str, environ: "dict[str, str] | None" = None) -> str:
+    """``--id``: as given, or ``auto``: the launcher's rank as the service's 6-digit id."""
+    if text != "auto":
+        return text
+    env = os.environ if environ is None else environ
+    for name in RANK_VARIABLES:
+        value = env.get(name, "").strip()
+        if value.isdigit():
+            return "%06d" % int(value)
+    return "%06d" % 0
+
+
+class SecretFileError(Exception):
+    """The secret file is missing, empty, or readable by others."""
+
+
+def read_secret_file(path: str) -> str:
+    """The secret in ``path``, which only its owner may read (mode 0600 or 0400)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise SecretFileError("cannot read the secret file %s: %s" % (path, exc.strerror or exc))
+    try:
+        mode = os.fstat(fd).st_mode & 0o777
+        if mode & 0o077:
+            raise SecretFileError("the secret file %s has mode %03o: others may read it; "
+                                  "chmod 600 it" % (path, mode))
+        data = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    secret = data.decode("utf-8", "replace").strip()
+    if not secret:
+        raise SecretFileError("the secret file %s is empty" % path)
+    return secret
 
 
 def load_wrapper(path: str | None = None) -> Any:
@@ -82,6 +178,10 @@ class TransportError(Exception):
         self.code = code
 
 
+#: what one connection attempt came to
+_WELCOMED, _REFUSED, _SILENT, _UNREACHABLE = "welcomed", "refused", "silent", "unreachable"
+
+
 class TcpTransport:
     """A TCP connection to a coaster service: the hello carries the block's secret, and
     the service answers ``welcome`` (or closes the connection)."""
@@ -97,22 +197,52 @@ class TcpTransport:
         self._reader: Any = None
 
     def open(self, hello: dict[str, Any]) -> None:
+        """Connect and say hello; tried again after a pause when the connection fails or
+        is closed without an answer, given up at once when the service refuses it."""
+        message = {**hello, "secret": self.secret, "block": self.block, "id": self.id,
+                   "walltime": self.walltime}
+        for pause in CONNECT_PAUSES + (None,):
+            outcome, detail = self._attempt(message)
+            if outcome == _WELCOMED:
+                return
+            if outcome == _REFUSED:
+                raise TransportError("the service refused the connection: %s" % detail, 3)
+            if pause is None:
+                code = 2 if outcome == _UNREACHABLE else 3
+                raise TransportError("cannot connect to %s:%s: %s" % (self.host, self.port, detail),
+                                     code)
+            log.warning("connecting to %s:%s: %s; again in %g s", self.host, self.port,
+                        detail, pause)
+            time.sleep(pause)
+
+    def _attempt(self, message: dict[str, Any]) -> "tuple[str, str]":
+        """One connection: (_WELCOMED, ""), or what happened and the details."""
+        self.close()
         try:
             self._sock = socket.create_connection((self.host, self.port), timeout=30)
         except OSError as exc:
-            raise TransportError(f"cannot connect to {self.host}:{self.port}: {exc}", 2) from exc
+            return _UNREACHABLE, str(exc)
         self._sock.settimeout(None)
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._reader = self._sock.makefile("rb")
         try:
-            self.write(encode({**hello, "secret": self.secret, "block": self.block,
-                               "id": self.id, "walltime": self.walltime}))
+            self.write(encode(message))
             first = self._reader.readline()
-            welcomed = bool(first) and json.loads(first).get("op") == "welcome"
+            answer = json.loads(first) if first else {}
         except (OSError, ValueError):
-            welcomed = False
-        if not welcomed:
-            raise TransportError("the service refused the connection", 3)
+            answer = {}
+        if not isinstance(answer, dict):
+            answer = {}
+        if answer.get("op") == "welcome":
+            # a passive service may give a worker a new id (one taken already)
+            self.id = str(answer.get("id") or self.id)
+            self.name = "%s:%s" % (self.block, self.id)
+            log.info("connected to %s:%s as worker %s", self.host, self.port, self.name)
+            return _WELCOMED, ""
+        if answer.get("op") == "refused":
+            return _REFUSED, str(answer.get("reason") or "no reason given")
+        return _SILENT, ("the service closed the connection without an answer (a wrong "
+                         "secret, or too many connections at once)")
 
     def lines(self) -> Iterator[bytes]:
         return iter(self._reader)
@@ -241,6 +371,8 @@ class Worker:
     def send(self, message: dict[str, Any]) -> None:
         """Write one message (whole, under one lock); a closed channel drops it."""
         data = encode(message)
+        if log.isEnabledFor(TRACE):
+            log.log(TRACE, "sent %s", _shown(message))
         with self._send_lock:
             if not self._open:
                 return
@@ -253,6 +385,7 @@ class Worker:
         try:
             self.transport.open(self.hello())
         except TransportError as exc:
+            log.error("%s", exc)
             print(f"worker {self.transport.name}: {exc}", file=sys.stderr)
             return exc.code
         self._open = True
@@ -272,15 +405,19 @@ class Worker:
                 if not line.strip():
                     continue
                 message = json.loads(line)
+                if log.isEnabledFor(TRACE):
+                    log.log(TRACE, "received %s", _shown(message))
                 op = message.get("op")
                 if op == "run":
                     self._jobs.put((int(message["n"]), message["spec"]))
                 elif op == "cancel":
                     self._cancel(int(message["n"]))
                 elif op == "shutdown":
+                    log.info("the service said shutdown")
                     return
-        except (OSError, ValueError):
-            pass
+            log.info("the service closed the connection")
+        except (OSError, ValueError) as exc:
+            log.info("the connection ended: %s", exc)
 
     def _stop(self, threads: list[threading.Thread]) -> None:
         """Kill every running app (one starting now is killed as it registers), let the
@@ -314,6 +451,7 @@ class Worker:
             self.wrapper.kill_group(proc.pid)
 
     def _cancel(self, n: int) -> None:
+        log.debug("task %s canceled", n)
         with self._lock:
             self._canceled.add(n)
             proc = self._procs.get(n)
@@ -334,8 +472,12 @@ class Worker:
                 else:
                     if self.transport.says_start:
                         self.send({"op": "start", "n": n})
+                    log.debug("task %s (%s) begins", n, spec.get("jobid", "?"))
                     result = self._run(n, spec)
+                    log.debug("task %s ended: %s", n, "ok" if result.get("ok") else
+                              result.get("message") or result.get("cause") or "failed")
             except Exception as exc:  # a worker bug must not lose the task silently
+                log.exception("task %s", n)
                 result = self._failure(self.wrapper.KIND_WORKER,
                                        f"Coaster worker error: {type(exc).__name__}: {exc}", spec)
             with self._lock:
@@ -402,34 +544,65 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host")
     parser.add_argument("--port", type=int)
     parser.add_argument("--block")
-    parser.add_argument("--id")
+    parser.add_argument("--id", help="the worker's id, or auto: the launcher's rank ("
+                        + ", ".join(RANK_VARIABLES) + ", else 0) as 6 digits")
     parser.add_argument("--cores", type=int, default=1)
     parser.add_argument("--walltime", type=float, default=0)
     parser.add_argument("--wrapper", default=None, help="path of wrapper.py (default: beside this file)")
+    parser.add_argument("--secret-file", default=None,
+                        help="read the service's secret from this file (mode 0600) instead "
+                        "of $" + SECRET_ENV)
+    parser.add_argument("--log-level", default=None, type=str.upper, choices=LOG_LEVELS,
+                        help="write a log at this level (default NONE, or INFO with --log-dir)")
+    parser.add_argument("--log-dir", default=None,
+                        help="where the log goes: DIR/worker-BLOCK-ID.log (default "
+                        + DEFAULT_LOG_DIR + ")")
     args = parser.parse_args(argv)
     if args.cores < 1:
         parser.error("--cores must be at least 1")
+    level = args.log_level or ("INFO" if args.log_dir else "NONE")
     transport: Any
     if args.stdio:
         transport = StdioTransport()
+        start_logging(level, args.log_dir, "stdio", str(os.getpid()))
     else:
         missing = [f"--{name}" for name in ("host", "port", "block", "id")
                    if getattr(args, name) is None]
         if missing:
             parser.error(f"the TCP mode needs {', '.join(missing)} (or use --stdio)")
-        transport = TcpTransport(args.host, args.port, os.environ.pop(SECRET_ENV, ""),
-                                 args.block, args.id, args.walltime)
+        wid = worker_id(args.id)
+        # the secret never reaches the apps: out of the environment either way
+        secret = os.environ.pop(SECRET_ENV, "")
+        if args.secret_file:
+            try:
+                secret = read_secret_file(args.secret_file)
+            except SecretFileError as exc:
+                print(f"worker {args.block}:{wid}: {exc}", file=sys.stderr)
+                return 2
+        try:
+            path = start_logging(level, args.log_dir, args.block, wid)
+        except OSError as exc:
+            print(f"worker {args.block}:{wid}: cannot write its log: {exc}", file=sys.stderr)
+            return 2
+        if path is not None:
+            log.info("worker %s:%s, pid %s on %s, Python %s, %s core(s), service %s:%s",
+                     args.block, wid, os.getpid(), socket.gethostname(),
+                     "%d.%d.%d" % sys.version_info[:3], args.cores, args.host, args.port)
+        transport = TcpTransport(args.host, args.port, secret, args.block, wid, args.walltime)
     worker = Worker(transport, args.cores, load_wrapper(args.wrapper))
 
     def on_term(signum: int, frame: Any) -> None:
         # the LRM ends the block (walltime, scancel), or the SSH session hangs up: take
         # the apps down with us
+        log.info("signal %s: killing the apps", signum)
         worker.kill_all()
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGHUP, on_term)
-    return worker.run()
+    code = worker.run()
+    log.info("exit %s", code)
+    return code
 
 
 if __name__ == "__main__":
