@@ -11,6 +11,17 @@ Queues as in Swift 0.96: ``holding`` (tasks no block has capacity for yet) and `
 Everything here runs on the caller's event loop: one coroutine per worker connection, one
 for the planner, one per block watcher.  Tasks themselves create no coroutines here; they
 are futures completed from the connection callbacks.
+
+Connections come through :class:`~swiftnb.coasters.listener.Listener`s, which admit only a
+hello carrying the service's secret (and keep what an unauthenticated peer can make the
+service hold small).  A hello ``{"op": "hello"}`` is a worker's; ``{"op": "client"}`` is a
+client's of a persistent service, handed to ``client_handler`` (``swiftnb coaster-service``
+sets it).
+
+``workerManager: "passive"`` (``settings.passive``): no planner and no blocks.  Workers a
+person starts (:meth:`CoasterService.worker_command` is the command line) join the block
+their ``--block`` names, made when its first worker connects; tasks wait in the queue
+until one does.
 """
 
 from __future__ import annotations
@@ -20,25 +31,37 @@ import bisect
 import contextlib
 import hmac
 import json
+import os
 import secrets
-import socket
+import shlex
+import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from swiftnb.coasters import planner
 from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest
+from swiftnb.coasters.listener import Handler, ListenError, Listener
+from swiftnb.coasters.secretfile import default_secret_path, write_secret
 from swiftnb.coasters.settings import CoasterSettings
 from swiftnb.coasters.worker import PROTOCOL_VERSION, encode
 from swiftnb.engine.task import FailureKind, TaskResult
 from swiftnb.execution.outcome import result_from_dict
 from swiftnb.events import EventBus, TaskStatus
 
-__all__ = ["CoasterService", "CoasterJob", "WalltimeQueue"]
+__all__ = ["CoasterService", "CoasterJob", "WalltimeQueue", "StageOut", "StatusReporter"]
 
-StatusReporter = Callable[..., None]
+
+
+class StatusReporter(Protocol):
+    """Where a task's status changes go: the scheduler's reporter of the attempt, or a
+    persistent service's client connection."""
+
+    def status(self, status: TaskStatus | int, *, message: str | None = None,
+               workerid: str | None = None) -> None: ...
+
 
 #: blocks in a row that end before any worker connects, before queued tasks are failed
 START_FAILURE_LIMIT = 3
@@ -50,6 +73,10 @@ AUTO_PREFETCH_BELOW = 0.5
 class CoasterStartError(RuntimeError):
     """The service could not start (e.g. listenAddress is not an address of this host);
     the message is for people and names the options to check."""
+
+#: a provider's stage-out of a finished task (its outputs brought back from the cluster):
+#: the worker's result dict in, the result once the outputs are in place out
+StageOut = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
 
 @dataclass(eq=False, slots=True)
@@ -68,6 +95,7 @@ class CoasterJob:
     started: float | None = None   # when the worker began it (stage in)
     size: float = 0.0
     canceled: bool = False
+    stage_out: StageOut | None = None
 
 
 class WalltimeQueue:
@@ -208,6 +236,7 @@ class Block:
     ever_connected: bool = False
     ended: float | None = None
     tasks_done: int = 0
+    passive: bool = False      # made for workers started by hand; no LRM job
 
     @property
     def live(self) -> bool:
@@ -262,13 +291,17 @@ class CoasterService:
         self._next_n = 0
         self._block_seq = 0
         self._bqp_id = time.strftime("%m%d-%M%I%S", time.localtime()) + "0"
-        self._server: asyncio.base_events.Server | None = None
+        self._listeners: list[Listener] = []
+        #: serves an authenticated client of a persistent service (None: clients refused)
+        self.client_handler: Handler | None = None
+        self.secret_file: str | None = None   # written by write_secret_file, removed at the end
         self._planner_task: asyncio.Task[None] | None = None
         self._wake: asyncio.Event | None = None
         self._closing = False
         self._start_failures = 0
         self._run_time: float | None = None   # moving average of task run times (s)
-        self._conn_tasks: set[asyncio.Task[Any]] = set()
+        self._passive_block: str | None = None
+        self._staging: set[asyncio.Task[None]] = set()
         self.host = settings.contact_host
         self.port = 0
 
@@ -276,18 +309,52 @@ class CoasterService:
 
     async def start(self) -> None:
         self._wake = asyncio.Event()
+        s = self.settings
+        self.port = await self.listen(s.bind_address, s.service_port, s.port_range)
+        if s.passive:
+            self._passive_block = self._new_block_id()
+        else:
+            self._planner_task = asyncio.ensure_future(self._plan_loop())
+
+    async def listen(self, host: str, port: int = 0,
+                     port_range: tuple[int, int] | None = None) -> int:
+        """Accept workers and clients on one more address (the first call is the address
+        workers are told); returns the port."""
+        listener = Listener(host, port, port_range, authenticate=self._authenticate,
+                            handler=self._serve, warn=self._warn)
         try:
-            self._server = await asyncio.start_server(
-                self._on_connection, self.settings.bind_address, self.settings.service_port,
-                limit=1 << 24)
-        except OSError as exc:
+            bound = await listener.start()
+        except ListenError as exc:
             raise CoasterStartError(
-                f"the coaster service cannot listen on {self.settings.bind_address}:"
-                f"{self.settings.service_port or 'any port'} ({exc.strerror or exc}); check "
-                "execution.options listenAddress / internalHostName / servicePort") from None
-        sock = self._server.sockets[0]
-        self.port = sock.getsockname()[1]
-        self._planner_task = asyncio.ensure_future(self._plan_loop())
+                f"coaster site {self.site}: {exc}; check execution.options listenAddress / "
+                "internalHostName / servicePort and swift.conf's hostName / "
+                "TCPPortRange") from None
+        self._listeners.append(listener)
+        return bound
+
+    def write_secret_file(self, path: str | None = None) -> str:
+        """Write the secret where people's workers and clients read it (see secretfile);
+        the file goes when the service shuts down."""
+        self.secret_file = write_secret(path or self.settings.secret_file
+                                        or default_secret_path(self.port), self.secret)
+        return self.secret_file
+
+    def worker_command(self, python: str | None = None) -> str:
+        """The command line that starts a worker for this passive service by hand."""
+        from swiftnb.coasters import worker as worker_module
+        from swiftnb.execution import wrapper as wrapper_module
+
+        argv = [python or sys.executable, os.path.abspath(worker_module.__file__),
+                "--host", self.host, "--port", str(self.port),
+                "--block", self._passive_block or "passive", "--id", "auto",
+                "--cores", str(self.settings.jobs_per_node),
+                "--wrapper", os.path.abspath(wrapper_module.__file__)]
+        if self.secret_file is not None:
+            argv += ["--secret-file", self.secret_file]
+        return shlex.join(argv)
+
+    def _warn(self, text: str) -> None:
+        self.bus.emit("WARNING", {}, text=f"coaster site {self.site}: {text}")
 
     async def shutdown(self) -> None:
         """Fail what is still queued, stop every block, close the listener."""
@@ -310,20 +377,23 @@ class CoasterService:
                                          site=self.site, failure=FailureKind.CANCELED))
         with contextlib.suppress(Exception):
             await self.provider.close()
-        if self._server is not None:
-            self._server.close()
-            for conn_task in list(self._conn_tasks):
-                conn_task.cancel()
+        for listener in self._listeners:
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+                await listener.close()
+        if self.secret_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.secret_file)
 
     # -- tasks --------------------------------------------------------------------------
 
     def submit(self, taskid: str, walltime: int, spec: dict[str, Any],
-               report: StatusReporter) -> asyncio.Future[TaskResult]:
-        """Queue a task; the future completes with its TaskResult."""
+               report: StatusReporter, *,
+               stage_out: StageOut | None = None) -> asyncio.Future[TaskResult]:
+        """Queue a task; the future completes with its TaskResult (after ``stage_out``,
+        if given, has brought its outputs back; the worker takes its next task meanwhile)."""
         loop = asyncio.get_running_loop()
-        job = CoasterJob(taskid, int(walltime), spec, report, loop.create_future())
+        job = CoasterJob(taskid, int(walltime), spec, report, loop.create_future(),
+                         stage_out=stage_out)
         job.size = planner.job_size(job.walltime, self.settings.parallelism)
         self._next_n += 1
         job.n = self._next_n
@@ -407,23 +477,43 @@ class CoasterService:
 
     # -- worker connections ---------------------------------------------------------------
 
-    async def _on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        if task is not None:
-            self._conn_tasks.add(task)
+    def _authenticate(self, hello: dict[str, Any]) -> str | None:
+        """None: admit; "" close without a word (no secret, no hint); else the reason,
+        sent to a peer that knew the secret."""
+        secret = str(hello.get("secret", ""))
+        if not hmac.compare_digest(secret.encode(), self.secret.encode()):
+            return ""
+        if hello.get("version") != PROTOCOL_VERSION:
+            return (f"protocol version {hello.get('version')!r}; this service speaks "
+                    f"{PROTOCOL_VERSION}")
+        op = hello.get("op")
+        if op == "client":
+            return None if self.client_handler is not None else "this service takes no clients"
+        if op != "hello":
+            return f"unknown hello {op!r}"
+        return self._block_refusal(str(hello.get("block")))
+
+    def _block_refusal(self, block_id: str) -> str | None:
+        """Why a worker of ``block_id`` may not join, or None."""
+        if self._closing:
+            return "the service is shutting down"
+        block = self.blocks.get(block_id)
+        if block is None:
+            return None if self.settings.passive else f"no block {block_id} here"
+        if not block.live or block.shutdown:
+            return f"block {block_id} has ended"
+        return None
+
+    async def _serve(self, hello: dict[str, Any], reader: asyncio.StreamReader,
+                     writer: asyncio.StreamWriter) -> None:
+        """One authenticated connection, until it ends."""
+        if hello.get("op") == "client":
+            assert self.client_handler is not None
+            await self.client_handler(hello, reader, writer)
+            return
         conn: WorkerConn | None = None
         try:
-            sock = writer.get_extra_info("socket")
-            if sock is not None:
-                with contextlib.suppress(OSError, AttributeError):
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                    # notice a vanished remote node within about a minute
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, 30)
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, 10)
-                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
-            line = await asyncio.wait_for(reader.readline(), 30)
-            conn = self._register(line, writer)
+            conn = self._register(hello, writer)
             if conn is None:
                 return
             while True:
@@ -431,8 +521,8 @@ class CoasterService:
                 if not line:
                     break
                 self._on_message(conn, json.loads(line))
-        except (asyncio.TimeoutError, ConnectionError, ValueError, asyncio.IncompleteReadError):
-            pass
+        except (ConnectionError, ValueError, asyncio.IncompleteReadError):
+            pass  # a broken line or connection: the worker is gone
         except asyncio.CancelledError:
             pass
         except Exception as exc:  # a service bug: drop the worker (its tasks re-run), say so
@@ -441,30 +531,28 @@ class CoasterService:
         finally:
             if conn is not None:
                 self._worker_gone(conn)
-            with contextlib.suppress(Exception):
-                writer.close()
-            if task is not None:
-                self._conn_tasks.discard(task)
 
-    def _register(self, line: bytes, writer: asyncio.StreamWriter) -> WorkerConn | None:
-        try:
-            hello = json.loads(line)
-        except ValueError:
+    def _register(self, hello: dict[str, Any], writer: asyncio.StreamWriter) -> WorkerConn | None:
+        block_id = str(hello.get("block"))
+        why = self._block_refusal(block_id)
+        if why is not None:  # the block ended since the hello was read
+            writer.write(encode({"op": "refused", "reason": why}))
             return None
-        secret = str(hello.get("secret", ""))
-        if (hello.get("op") != "hello" or hello.get("version") != PROTOCOL_VERSION
-                or not hmac.compare_digest(secret.encode(), self.secret.encode())):
-            return None
-        block = self.blocks.get(str(hello.get("block")))
-        if block is None or not block.live or block.shutdown:
-            return None
-        conn = WorkerConn(block, str(hello.get("id")), str(hello.get("node", "")),
+        block = self.blocks.get(block_id) or self._passive_block_for(block_id)
+        wid = str(hello.get("id"))
+        if wid in block.conns and block.passive:
+            # the same printed command started twice: the second worker gets the next id
+            taken = set(block.conns)
+            wid = next(f"{i:06d}" for i in range(len(taken) + 1) if f"{i:06d}" not in taken)
+        conn = WorkerConn(block, wid, str(hello.get("node", "")),
                           int(hello.get("cores", 1)), int(hello.get("pid", 0)), writer,
                           connected=self.clock(), prefetch=self.prefetch())
         block.conns[conn.id] = conn
+        if block.passive:
+            block.workers = sum(c.cores for c in block.conns.values())
         block.ever_connected = True
         self._start_failures = 0
-        conn.send({"op": "welcome"})
+        conn.send({"op": "welcome", "id": conn.id})
         if block.started is None:
             block.started = self.clock()
         block.last_used = max(block.last_used, self.clock())
@@ -472,6 +560,15 @@ class CoasterService:
                                         "node": conn.node, "cores": conn.cores})
         self._dispatch(conn)
         return conn
+
+    def _passive_block_for(self, block_id: str) -> Block:
+        """A passive service's block for workers started by hand (made on the first)."""
+        now = self.clock()
+        block = Block(block_id, 0, self.settings.max_block_walltime, now, reason="passive",
+                      started=now, last_used=now, state="active", passive=True)
+        self.blocks[block_id] = block
+        self.bus.emit("BLOCK_ACTIVE", {"id": block_id})
+        return block
 
     def _on_message(self, conn: WorkerConn, message: dict[str, Any]) -> None:
         op = message.get("op")
@@ -503,16 +600,33 @@ class CoasterService:
                 self._after_task(conn)
                 return
             job.report.status(TaskStatus.STAGE_OUT)
-            ok = bool(result.get("ok"))
-            if ok:
-                self.counts["completed"] += 1
-                job.report.status(TaskStatus.COMPLETED)
+            if job.stage_out is None:
+                self._complete(job, result)
             else:
-                self.counts["failed"] += 1
-                job.report.status(TaskStatus.FAILED,
-                           message=result.get("cause") or result.get("message") or "failed")
-            self._finish(job, result_from_dict({**result, "site": self.site}))
+                staging = asyncio.get_running_loop().create_task(self._staged_out(job, result))
+                self._staging.add(staging)
+                staging.add_done_callback(self._staging.discard)
             self._after_task(conn)
+
+    async def _staged_out(self, job: CoasterJob, result: dict[str, Any]) -> None:
+        assert job.stage_out is not None
+        try:
+            result = await job.stage_out(result)
+        except Exception as exc:  # a stager's bug: the task fails, saying so
+            result = {"ok": False, "kind": FailureKind.STAGE_OUT.value,
+                      "message": f"stage out failed: {type(exc).__name__}: {exc}"}
+        self._complete(job, result)
+
+    def _complete(self, job: CoasterJob, result: dict[str, Any]) -> None:
+        """Report a finished task's end (7, or 5 with the cause) and resolve it."""
+        if result.get("ok"):
+            self.counts["completed"] += 1
+            job.report.status(TaskStatus.COMPLETED)
+        else:
+            self.counts["failed"] += 1
+            job.report.status(TaskStatus.FAILED,
+                              message=result.get("cause") or result.get("message") or "failed")
+        self._finish(job, result_from_dict({**result, "site": self.site}))
 
     def _after_task(self, conn: WorkerConn) -> None:
         block = conn.block
@@ -670,6 +784,8 @@ class CoasterService:
         if block.handle is not None:
             # the workers got "shutdown" and kill their apps; the LRM-style kill follows
             block.handle.stop(grace=1.0 if force else 5.0)
+        elif block.passive:  # no LRM job to wait for
+            self._block_ended(block, "stopped")
 
     # -- planning ---------------------------------------------------------------------------
 
@@ -700,8 +816,10 @@ class CoasterService:
         return sum(j.size for j in self.running.values())
 
     def plan_round(self) -> None:
-        """One planning round (BlockQueueProcessor.updatePlan)."""
+        """One planning round (BlockQueueProcessor.updatePlan); none when passive."""
         s = self.settings
+        if s.passive:
+            return
         p = s.parallelism
         now = self.clock()
         live = [b for b in self.blocks.values() if b.live]
@@ -810,6 +928,7 @@ class CoasterService:
         return {
             "site": self.site,
             "contact": f"{self.host}:{self.port}",
+            "workerManager": self.settings.worker_manager,
             "holding": len(self.holding),
             "queued": len(self.queued),
             "running": len(self.running),

@@ -9,7 +9,12 @@ Guide's older figures (it says reserve 10 s; 0.96 used 60 s).
 
 A few keys are swiftnb's own (the service was a separate Java process in Swift and had
 them hard-wired): ``maxWorkerIdleTime``, ``suspendDelay``, ``planInterval``,
-``listenAddress``, ``servicePort``, ``workerRetries``.
+``listenAddress``, ``servicePort``, ``workerRetries``, ``secretFile``.
+
+Two fields come from swift.conf's global keys, not from a site's options: ``host_name``
+(``hostName``, what workers are told when ``internalHostName`` is not set) and
+``port_range`` (``TCPPortRange``, where the service listens when ``servicePort`` is not
+set); ``CoasterProvider.from_site`` fills them in.
 """
 
 from __future__ import annotations
@@ -93,7 +98,11 @@ class CoasterSettings:
     plan_interval: float = 1.0               # seconds between planning rounds
     listen_address: str | None = None        # where the service listens (see bind_address)
     internal_hostname: str | None = None     # what workers connect to
-    service_port: int = 0                    # 0 = any free port
+    service_port: int = 0                    # 0 = any free port (in port_range, if set)
+    host_name: str | None = None             # global hostName: this machine's name for workers
+    port_range: tuple[int, int] | None = None  # global TCPPortRange
+    worker_manager: str = "block"            # "passive": no blocks, workers started by hand
+    secret_file: str | None = None           # passive: where the secret is written
     worker_retries: int = 3                  # re-queues of a task after lost workers
     prefetch: int | None = None              # tasks sent ahead to a worker; None = auto
 
@@ -180,14 +189,21 @@ class CoasterSettings:
         return self.max_nodes * self.jobs_per_node
 
     @property
+    def passive(self) -> bool:
+        """``workerManager: "passive"``: the service starts no blocks."""
+        return self.worker_manager == "passive"
+
+    @property
     def bind_address(self) -> str:
-        """``listenAddress``, else ``internalHostName``, else loopback only."""
-        return self.listen_address or self.internal_hostname or "127.0.0.1"
+        """``listenAddress``, else ``internalHostName``, else ``hostName``, else loopback
+        only (the service listens where its workers are told to connect)."""
+        return self.listen_address or self.internal_hostname or self.host_name or "127.0.0.1"
 
     @property
     def contact_host(self) -> str:
-        """The address workers connect to: ``internalHostName``, else the bind address."""
-        return self.internal_hostname or self.bind_address
+        """The address workers connect to: ``internalHostName``, else ``hostName``, else
+        the bind address."""
+        return self.internal_hostname or self.host_name or self.bind_address
 
     def as_options(self) -> dict[str, Any]:
         """swift.conf-style names and values (for the state panel and docs)."""
@@ -259,6 +275,8 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "workerRetries": ("worker_retries", "int"),
     "prefetch": ("prefetch", "prefetch"),
     "defaultWalltime": ("default_walltime", "time"),
+    "workerManager": ("worker_manager", "str"),
+    "secretFile": ("secret_file", "str"),
 }
 
 _CANONICAL = {
@@ -272,13 +290,15 @@ _CANONICAL = {
     "plan_interval": "planInterval", "listen_address": "listenAddress",
     "internal_hostname": "internalHostName", "service_port": "servicePort",
     "worker_retries": "workerRetries", "prefetch": "prefetch",
+    "host_name": "hostName", "port_range": "TCPPortRange", "worker_manager": "workerManager",
+    "secret_file": "secretFile",
 }
 
 #: Valid swift.conf options that matter only to batch block providers (queue, project,
 #: worker logging...): accepted and kept by the site config, ignored by the planner.
 _IGNORED = frozenset({
     "jobQueue", "jobProject", "userHomeOverride", "workerLoggingLevel",
-    "workerLoggingDirectory", "softImage", "workerManager", "jobOptions",
+    "workerLoggingDirectory", "softImage", "jobOptions",
     "remoteMonitorEnabled", "coresPerWorker",
 })
 
