@@ -289,6 +289,28 @@ class GridEngine:
         editor.chmod(0o755)
         self._must(["qconf", "-aq", self.queue], extra_env={"EDITOR": str(editor)})
 
+    def config(self, key: str) -> str:
+        """A value of the global configuration (``qconf -sconf``; long values are
+        continued over lines ending in a backslash)."""
+        return self._global_config()[key]
+
+    def set_config(self, key: str, value: str) -> None:
+        """Change one value of the global configuration (``qconf -Mconf``)."""
+        values = self._global_config()
+        values[key] = value
+        path = self.root / "templates" / "global"   # -Mconf takes the name from the file
+        self._write(path, "".join(f"{k:<28} {v}\n" for k, v in values.items()))
+        self._must(["qconf", "-Mconf", str(path)])
+
+    def _global_config(self) -> dict[str, str]:
+        text = self._must(["qconf", "-sconf", "global"]).replace("\\\n", " ")
+        values = {}
+        for line in text.splitlines():
+            parts = line.split(None, 1)
+            if len(parts) == 2 and not line.startswith("#"):
+                values[parts[0]] = " ".join(parts[1].split())
+        return values
+
     # -- stopping ------------------------------------------------------------------------
     def stop(self) -> None:
         """qdel every job, stop both daemons by their PIDs (KILL after a bound), kill

@@ -146,14 +146,15 @@ class GridEngine(LRM):
     option_keys: ClassVar[frozenset[str]] = frozenset({"pe"})
     option_prefixes: ClassVar[tuple[str, ...]] = ("sge.",)
     status_command: ClassVar[str] = "qstat"
-    #: seconds a job that left qstat keeps its last state while qacct has no record
-    accounting_grace: ClassVar[float] = 60.0
     command_timeout: ClassVar[float] = 60.0
     #: how many cancelled job ids are remembered (asked again later, they stay CANCELED)
     remembered_cancels: ClassVar[int] = 10000
 
-    def __init__(self, shell: Shell, *, site: str = "") -> None:
+    def __init__(self, shell: Shell, *, site: str = "", accounting_grace: float = 60.0) -> None:
+        """``accounting_grace``: seconds a job that has left qstat keeps its last state
+        while qacct has no record of it (the accounting flush time, and some)."""
         super().__init__(shell, site=site)
+        self.accounting_grace = accounting_grace
         self._canceled: dict[str, None] = {}      # ids cancelled here, oldest first
         self._last: dict[str, JobStatus] = {}     # as qstat last listed each job
         self._gone_since: dict[str, float] = {}   # when qstat stopped listing it

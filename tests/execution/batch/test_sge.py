@@ -285,3 +285,44 @@ def test_a_qmaster_that_does_not_answer_is_a_provider_error(local_env, monkeypat
             await lrm.cancel(["1"])
         assert err.value.kind is FailureKind.CONNECTION_LOST
     run(body)
+
+
+def test_a_job_keeps_its_last_state_until_qacct_knows_how_it_ended(local_env,
+                                                                   tmp_path: Path) -> None:
+    """qacct lags a job's end by the accounting flush time (15 s by default; 5 s here):
+    meanwhile the job keeps its last state, or, past the adapter's grace, is left out."""
+    reporting = local_env.config("reporting_params")
+    assert "accounting_flush_time=00:00:00" in reporting
+    local_env.set_config("reporting_params", reporting.replace(
+        "accounting_flush_time=00:00:00", "accounting_flush_time=00:00:05"))
+
+    async def body() -> None:
+        patient, hasty = GridEngine(LocalShell()), GridEngine(LocalShell(), accounting_grace=0)
+        jobs = []
+        for n, lrm in enumerate((patient, hasty)):
+            r = Resources(name=f"lag{n}", workdir=str(tmp_path), stdout=str(tmp_path / f"{n}"))
+            jobs.append(await lrm.submit(lrm.script("sleep 2", r), r))
+        gaps: list[tuple[JobStatus | None, JobStatus | None]] = []
+        ended: dict[str, JobStatus] = {}
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        while len(ended) < 2 and loop.time() < deadline:
+            listed = (await asyncio.to_thread(local_env.run, ["qstat"])).stdout.split()
+            seen = [(await lrm.status([job])).get(job) if job not in ended else None
+                    for lrm, job in zip((patient, hasty), jobs)]
+            if not any(job in listed for job in jobs) and len(ended) == 0:
+                gaps.append((seen[0], seen[1]))
+            for job, status in zip(jobs, seen):
+                if status is not None and status.state.terminal:
+                    ended[job] = status
+            await asyncio.sleep(0.3)
+        assert [ended.get(j) for j in jobs] == [JobStatus(JobState.COMPLETED, 0)] * 2
+        # after both left qstat and before qacct knew: the last state, or nothing
+        waiting = [g for g in gaps if g[0] is not None and not g[0].state.terminal]
+        assert waiting, gaps
+        assert all(g[0] == JobStatus(JobState.RUNNING) and g[1] is None for g in waiting)
+
+    try:
+        run(body)
+    finally:
+        local_env.set_config("reporting_params", reporting)
