@@ -177,6 +177,11 @@ class GridEngine(LRM):
         problems = self.check_options(resources.options)
         slots = resources.nodes * resources.tasks_per_node
         pe = str(resources.options.get("pe", "")).strip()
+        for what, value in (("queue", resources.queue), ("project", resources.project),
+                            ("workdir", resources.workdir), ("stdout", resources.stdout),
+                            ("stderr", resources.stderr)):
+            if value and "\n" in value:
+                problems.append(f"the {what} holds a line break")
         if slots > 1 and not pe and not problems:
             problems.append(f"{resources.nodes} node(s) x {resources.tasks_per_node} task(s) "
                             "need a parallel environment: set jobOptions.pe "

@@ -125,6 +125,9 @@ def test_unknown_options_are_refused_with_a_message() -> None:
         lrm.directives(Resources(options={"ppn": "4"}))
     assert err.value.kind is FailureKind.SUBMIT_REFUSED
     assert "site cluster" in str(err.value) and "ppn" in str(err.value)
+    with pytest.raises(ProviderError) as err:   # no directive can be smuggled in
+        lrm.directives(Resources(queue="a.q\n#$ -u root"))
+    assert "the queue holds a line break" in str(err.value)
     # more than one slot needs a parallel environment; one slot does not
     with pytest.raises(ProviderError) as err:
         lrm.directives(Resources(tasks_per_node=4))
