@@ -1,0 +1,272 @@
+"""Slurm as an LRM: ``sbatch`` a job script, ``squeue`` the states, ``scancel`` jobs.
+
+Directives come from the :class:`~swiftnb.execution.batch.lrm.Resources`: ``--job-name``,
+``--time`` (whole minutes, rounded up: Slurm's unit), ``--nodes``, ``--ntasks-per-node``,
+``--partition`` (the site's queue), ``--account`` (its project), ``--output``/``--error``,
+``--chdir`` (the job's working directory).  Of the generic ``jobOptions`` keys, two mean
+something to Slurm:
+
+- ``ppn``: processes per node, as Swift's PBS provider took it: ``--ntasks-per-node``
+  (it wins over the tasks per node the block or task asked for);
+- ``depth``: cores per process (aprun's ``-d`` on Cray): ``--cpus-per-task``.
+
+Every ``slurm.X`` key becomes ``#SBATCH --X=value`` after the generic ones (so that
+``slurm.time`` can override ``--time``: sbatch keeps the last of repeated options); a
+value of ``true`` or ``""`` is a bare flag (``slurm.exclusive: true`` -> ``--exclusive``),
+``false`` leaves the option out.  Any other key (``pbs.*``, ``condor.*``, ...) is refused
+by :meth:`Slurm.check_options`: dropped silently it would run the job somewhere the user
+did not ask for.
+
+Status: one ``squeue -h -t all -j ID,ID,... -o "%i %T %r"`` per poll (``-t all`` keeps
+finished jobs listed for ``MinJobAge``).  squeue lists the ids it knows and skips the
+others, except when it knows none of them: then it fails ("Invalid job id specified"),
+exactly as it fails when slurmctld does not answer.  Rather than reading its message, a
+failed squeue is followed by ``scontrol ping`` (its exit status says whether the
+controller is up, and it answers at once even when it is down, where squeue takes 10-20
+s): down means ProviderError(CONNECTION_LOST) quoting squeue's words, so the poller backs
+off and keeps polling; up means the ids are unknown.  Ids squeue does not list are looked
+up once in accounting (``sacct``, one call; a cluster without accounting says so and the
+ids stay missing, so the poller calls them lost after a few polls).  The exit code of a
+job that just ended comes from ``scontrol -o show job`` (``ExitCode=3:0``), all such jobs
+in one round trip.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
+
+from swiftnb.engine.task import FailureKind
+from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, parse_table,
+                                         register_lrm, whole_minutes)
+from swiftnb.execution.shell import CommandResult
+from swiftnb.scheduling.provider import ProviderError
+
+__all__ = ["Slurm", "SLURM_STATES"]
+
+#: every job state squeue and sacct print (Slurm 22.05 ``squeue(1)`` "JOB STATE CODES")
+SLURM_STATES: dict[str, JobState] = {
+    "PENDING": JobState.PENDING,
+    "CONFIGURING": JobState.PENDING,     # allocated, nodes booting: nothing runs yet
+    "REQUEUED": JobState.PENDING,
+    "REQUEUE_FED": JobState.PENDING,
+    "REQUEUE_HOLD": JobState.PENDING,
+    "RESV_DEL_HOLD": JobState.PENDING,
+    "RUNNING": JobState.RUNNING,
+    "COMPLETING": JobState.RUNNING,      # the script ended, its epilog runs: the end follows
+    "RESIZING": JobState.RUNNING,
+    "SIGNALING": JobState.RUNNING,
+    "STAGE_OUT": JobState.RUNNING,
+    "SUSPENDED": JobState.SUSPENDED,
+    "STOPPED": JobState.SUSPENDED,       # SIGSTOPped, holds its nodes
+    "COMPLETED": JobState.COMPLETED,
+    "FAILED": JobState.FAILED,
+    "OUT_OF_MEMORY": JobState.FAILED,
+    "SPECIAL_EXIT": JobState.FAILED,
+    "CANCELLED": JobState.CANCELED,
+    "TIMEOUT": JobState.TIMEOUT,
+    "DEADLINE": JobState.TIMEOUT,        # killed at its --deadline
+    "NODE_FAIL": JobState.LOST,
+    "BOOT_FAIL": JobState.LOST,
+    "PREEMPTED": JobState.LOST,
+    "REVOKED": JobState.LOST,            # a federation ran it on another cluster
+}
+
+_STATUS_FORMAT = "%i %T %r"
+_EXIT_CODE = re.compile(r"(?:^|\s)ExitCode=(\d+):(\d+)")
+_JOB_ID = re.compile(r"(?:^|\s)JobId=(\S+)")
+_OPTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
+_PLAIN_NAME = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _exit_code(text: str) -> int | None:
+    """``3:0`` -> 3; ``0:9`` (killed by signal 9) -> 137, as a shell reports it."""
+    code, _, sig = text.partition(":")
+    if not code.isdigit():
+        return None
+    return 128 + int(sig) if sig.isdigit() and int(sig) else int(code)
+
+
+def _value(value: object) -> str:
+    """A directive's value: quoted when it holds blanks (sbatch reads ``"a b"`` as one)."""
+    text = str(value)
+    return f'"{text}"' if any(c.isspace() for c in text) else text
+
+
+def _status(word: str, reason: str = "", exit_code: int | None = None) -> JobStatus:
+    """One job's status from Slurm's state word (``CANCELLED by 0``: its first word)."""
+    name = word.split()[0].rstrip("+") if word.split() else ""
+    state = SLURM_STATES.get(name, JobState.UNKNOWN)
+    words = word if not reason or reason == "None" else f"{word} ({reason})"
+    return JobStatus(state, exit_code, "" if state is JobState.COMPLETED else words)
+
+
+@register_lrm
+class Slurm(LRM):
+    """Slurm through ``sbatch``, ``squeue``, ``scontrol`` and ``scancel`` (see the module
+    docstring for the directives and the status query)."""
+
+    name: ClassVar[str] = "slurm"
+    directive: ClassVar[str] = "#SBATCH"
+    option_keys: ClassVar[frozenset[str]] = frozenset({"ppn", "depth"})
+    option_prefixes: ClassVar[tuple[str, ...]] = ("slurm.",)
+    status_command: ClassVar[str] = "squeue"
+
+    #: seconds one Slurm command may take (squeue takes 10-20 s to give up on a
+    #: slurmctld that does not answer)
+    command_timeout: float = 60.0
+
+    @classmethod
+    def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
+        problems = super().check_options(options, where)
+        for key, value in options.items():
+            if key in ("ppn", "depth"):
+                if isinstance(value, bool) or not str(value).isdigit() or int(str(value)) < 1:
+                    problems.append(f"{where}.{key} must be a whole number of at least 1 "
+                                    f"(got {value!r})")
+            elif key.startswith("slurm.") and len(key) > len("slurm."):
+                option = key[len("slurm."):]
+                if not _OPTION_NAME.match(option):
+                    problems.append(f"{where}.{key}: '{option}' is not an sbatch option name")
+                elif any(c in str(value) for c in '"\n\r'):
+                    problems.append(f"{where}.{key}: a value with quotes or line breaks "
+                                    "cannot be an #SBATCH directive")
+        return problems
+
+    def directives(self, resources: Resources) -> list[str]:
+        options: Mapping[str, object] = resources.options
+        problems = self.check_options(options)
+        if problems:
+            raise ValueError("; ".join(problems))
+        for what, path in (("workdir", resources.workdir), ("stdout", resources.stdout),
+                           ("stderr", resources.stderr)):
+            if path is not None and any(c in path for c in '"\n\r'):
+                raise ValueError(f"the job's {what} {path!r} holds quotes or line breaks, "
+                                 "which an #SBATCH directive cannot carry")
+        per_node = options.get("ppn", resources.tasks_per_node)
+        lines = [f"--job-name={_PLAIN_NAME.sub('_', resources.name) or 'swiftnb'}",
+                 f"--time={whole_minutes(resources.walltime)}",
+                 f"--nodes={resources.nodes}",
+                 f"--ntasks-per-node={per_node}"]
+        if "depth" in options:
+            lines.append(f"--cpus-per-task={options['depth']}")
+        if resources.queue:
+            lines.append(f"--partition={_value(resources.queue)}")
+        if resources.project:
+            lines.append(f"--account={_value(resources.project)}")
+        if resources.stdout:
+            lines.append(f"--output={_value(resources.stdout)}")
+        if resources.stderr:
+            lines.append(f"--error={_value(resources.stderr)}")
+        if resources.workdir:
+            lines.append(f"--chdir={_value(resources.workdir)}")
+        for key, value in options.items():
+            if not key.startswith("slurm."):
+                continue
+            option = key[len("slurm."):]
+            if value is True or value == "":
+                lines.append(f"--{option}")
+            elif value is not False:
+                lines.append(f"--{option}={_value(value)}")
+        return [f"{self.directive} {line}" for line in lines]
+
+    # -- commands ----------------------------------------------------------------------------
+    async def _controller_down(self) -> bool:
+        """Whether slurmctld does not answer (``scontrol ping`` exits non-zero; it answers
+        at once either way)."""
+        result = await self.run(["scontrol", "ping"], timeout=self.command_timeout,
+                                doing="asking whether slurmctld answers")
+        return result.returncode != 0
+
+    async def _failed(self, result: CommandResult, doing: str) -> ProviderError:
+        """A Slurm command failed: CONNECTION_LOST when the controller is down (the poller
+        and the retries wait for it), otherwise the batch system refused."""
+        error = self.refused(result, doing)
+        if await self._controller_down():
+            return ProviderError(FailureKind.CONNECTION_LOST,
+                                 f"{error} (slurmctld does not answer)")
+        return error
+
+    async def submit(self, script: str, resources: Resources) -> str:
+        where = f"partition '{resources.queue}'" if resources.queue else "the default partition"
+        doing = f"sbatch of job {resources.name} to {where}"
+        result = await self.run(["sbatch", "--parsable"], input=script.encode(),
+                                timeout=self.command_timeout, doing=doing)
+        if result.returncode != 0:
+            raise await self._failed(result, doing)
+        job_id = result.stdout.strip().split(";")[0]
+        if not job_id or not job_id.replace("_", "").isdigit():
+            raise self.refused(result, f"{doing}: no job id in sbatch's answer")
+        return job_id
+
+    async def status(self, ids: Sequence[str]) -> dict[str, JobStatus]:
+        if not ids:
+            return {}
+        result = await self.run(["squeue", "-h", "-t", "all", "-j", ",".join(ids),
+                                 "-o", _STATUS_FORMAT], timeout=self.command_timeout,
+                                doing="squeue")
+        found: dict[str, tuple[str, str]] = {}
+        if result.returncode != 0:
+            error = await self._failed(result, "squeue")
+            if error.kind is FailureKind.CONNECTION_LOST:
+                raise error
+            # slurmctld answers: squeue refused because it knows none of the ids
+        else:
+            for job_id, state, reason in parse_table(result.stdout, 3):
+                found[job_id] = (state, reason)
+        wanted = set(ids)
+        out: dict[str, JobStatus] = {}
+        ended = [i for i, (state, _) in found.items()
+                 if i in wanted and _status(state).state.terminal]
+        codes = await self._exit_codes(ended)
+        for job_id, (state, reason) in found.items():
+            if job_id in wanted:
+                out[job_id] = _status(state, reason, codes.get(job_id))
+        missing = [i for i in ids if i not in out]
+        if missing:
+            out.update(await self._accounting(missing))
+        return out
+
+    async def _exit_codes(self, ids: Sequence[str]) -> dict[str, int]:
+        """Exit codes of ended jobs from ``scontrol -o show job``, one round trip."""
+        if not ids:
+            return {}
+        result = await self.run(["sh", "-c", 'for j do scontrol -o show job "$j"; done',
+                                 "sh", *ids], timeout=self.command_timeout,
+                                doing="scontrol show job")
+        codes: dict[str, int] = {}
+        for line in result.stdout.splitlines():
+            job, code = _JOB_ID.search(line), _EXIT_CODE.search(line)
+            if job is not None and code is not None:
+                value = _exit_code(f"{code.group(1)}:{code.group(2)}")
+                if value is not None:
+                    codes[job.group(1)] = value
+        return codes
+
+    async def _accounting(self, ids: Sequence[str]) -> dict[str, JobStatus]:
+        """Jobs squeue no longer lists, from ``sacct`` (nothing when the cluster keeps no
+        accounting: sacct says so and exits non-zero)."""
+        result = await self.run(["sacct", "-n", "-X", "-P", "-j", ",".join(ids),
+                                 "-o", "JobID,State,ExitCode"], timeout=self.command_timeout,
+                                doing="sacct")
+        out: dict[str, JobStatus] = {}
+        if result.returncode != 0:
+            return out
+        wanted = set(ids)
+        for line in result.stdout.splitlines():
+            parts = line.split("|")
+            if len(parts) >= 3 and parts[0] in wanted:
+                out[parts[0]] = _status(parts[1], exit_code=_exit_code(parts[2]))
+        return out
+
+    async def cancel(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        result = await self.run(["scancel", *ids], timeout=self.command_timeout,
+                                doing="scancel")
+        if result.returncode != 0:
+            error = await self._failed(result, "scancel")
+            if error.kind is FailureKind.CONNECTION_LOST:
+                raise error
+            # otherwise the jobs had ended already: no error, as the contract says
