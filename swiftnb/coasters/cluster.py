@@ -32,7 +32,7 @@ import dataclasses
 import json
 import os
 import shlex
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,17 +44,16 @@ from swiftnb.events import EventBus
 from swiftnb.execution import wrapper as wrapper_module
 from swiftnb.execution.batch.launchers import Launcher, launcher_for
 from swiftnb.execution.batch.lrm import LRM, JobPoller, JobState, JobStatus, Resources
-from swiftnb.execution.shell import Process, Shell, ShellError, Tunnel
+from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError, Tunnel
+from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.scheduling.options import ProviderOptions, option
 from swiftnb.scheduling.provider import ProviderError
 
 if TYPE_CHECKING:
     from swiftnb.config.model import SiteConfig
 
-__all__ = ["ClusterOptions", "ClusterBlockProvider", "ClusterBlock", "MIN_REMOTE_PYTHON"]
+__all__ = ["ClusterOptions", "ClusterBlockProvider", "ClusterBlock", "make_block_provider"]
 
-MIN_REMOTE_PYTHON = (3, 8)
-_NO_PYTHON = 97
 #: how much of a failed block's stderr file its BLOCK_FAILED message quotes
 _STDERR_TAIL = 2000
 
@@ -192,50 +191,31 @@ class ClusterBlockProvider:
     # -- set-up on the cluster --------------------------------------------------------------
     async def prepare(self) -> str:
         """Check the cluster's Python, make the site run directory and put the worker,
-        wrapper and relay there (once); returns the site directory's absolute path."""
+        wrapper and relay in its ``shared/`` (once); returns the site directory's absolute
+        path (the same steps, and messages, as an ssh site's: ``execution/sitedir.py``)."""
         if self._prepared is None:
             self._prepared = asyncio.Lock()
         async with self._prepared:
             if self.site_dir is None:
-                self.site_dir = await self._probe()
-                blocks = f"{self.site_dir}/blocks"
+                work_dir = await remote_work_dir(self._run, python=self.options.python,
+                                                 work_dir=self.work_dir, where=self.where())
+                site_dir = f"{work_dir}/{self.site_run}"
+                await prepare_site_dir(self.shell, site_dir, {
+                    "_swiftworker.py": worker_module.__file__,
+                    "_swiftwrap.py": wrapper_module.__file__,
+                    "_swiftrelay.py": relay_module.__file__}, where=self.where())
                 try:
-                    await self.shell.makedirs(blocks)
-                    await self.shell.makedirs(f"{self.site_dir}/shared")
-                    await self.shell.put(worker_module.__file__, f"{blocks}/_swiftworker.py")
-                    await self.shell.put(wrapper_module.__file__, f"{blocks}/_swiftwrap.py")
-                    await self.shell.put(relay_module.__file__, f"{blocks}/_swiftrelay.py")
+                    await self.shell.makedirs(f"{site_dir}/blocks")
                 except ShellError as exc:
-                    self.site_dir = None
-                    raise self._shell_error(exc, f"preparing {blocks} (is workDirectory "
-                                                 "writable there, with room left?)") from None
+                    raise self._shell_error(exc, f"making {site_dir}/blocks") from None
+                self.site_dir = site_dir
             return self.site_dir
 
-    async def _probe(self) -> str:
-        python = self.options.python
-        probe = ("import os,sys;print('%d.%d'%sys.version_info[:2]);"
-                 "print(os.path.abspath(os.path.expanduser(sys.argv[1])))")
+    async def _run(self, argv: Sequence[str], doing: str) -> CommandResult:
         try:
-            result = await self.shell.run(
-                ["sh", "-c", f'command -v {shlex.quote(python)} >/dev/null || exit {_NO_PYTHON}; '
-                 f'exec {shlex.quote(python)} -c "$0" "$1"', probe, self.work_dir], timeout=60)
+            return await self.shell.run(argv, timeout=60)
         except ShellError as exc:
-            raise self._shell_error(exc, "checking the cluster's Python") from None
-        if result.returncode == _NO_PYTHON:
-            raise ProviderError(FailureKind.SUBMIT_REFUSED, (
-                f"{self.where()}: no Python 3 for the workers ({python!r} is not on the PATH "
-                "there); set execution.options.python to its path"))
-        lines = result.stdout.splitlines()
-        if result.returncode != 0 or len(lines) < 2:
-            raise ProviderError(FailureKind.SUBMIT_REFUSED, (
-                f"{self.where()}: checking the cluster's Python failed (exit code "
-                f"{result.returncode}): {result.stderr.strip()[-500:]}"))
-        version = tuple(int(p) for p in lines[0].split(".")[:2] if p.isdigit())
-        if version < MIN_REMOTE_PYTHON:
-            raise ProviderError(FailureKind.SUBMIT_REFUSED, (
-                f"{self.where()}: the workers' {python} is Python {lines[0]}; they need "
-                f"{'.'.join(map(str, MIN_REMOTE_PYTHON))} or newer"))
-        return f"{lines[1].rstrip('/')}/{self.site_run}"
+            raise self._shell_error(exc, doing) from None
 
     async def _contact_for(self, request: BlockRequest) -> tuple[str, int]:
         """Where the block's workers connect (see the module docstring)."""
@@ -248,7 +228,7 @@ class ClusterBlockProvider:
         try:
             self._tunnel = await self.shell.reverse_tunnel(request.port)
             self._relay = await self.shell.start(
-                [self.options.python, f"{self.site_dir}/blocks/_swiftrelay.py",
+                [self.options.python, f"{self.site_dir}/shared/_swiftrelay.py",
                  "--to", f"127.0.0.1:{self._tunnel.port}",
                  "--listen", self.internal_host or "", "--ports", self.port_range or "0"])
             line = await asyncio.wait_for(self._relay.readline(), self.options.connectTimeout)
@@ -302,11 +282,12 @@ class ClusterBlockProvider:
     # -- BlockProvider ------------------------------------------------------------------------
     def worker_command(self, request: BlockRequest, host: str, port: int) -> str:
         assert self.site_dir is not None
-        blocks = f"{self.site_dir}/blocks"
-        argv = [self.options.python, f"{blocks}/_swiftworker.py", "--host", host,
+        shared = f"{self.site_dir}/shared"
+        argv = [self.options.python, f"{shared}/_swiftworker.py", "--host", host,
                 "--port", str(port), "--block", request.id, "--id", "auto",
                 "--cores", str(request.cores), "--walltime", str(request.walltime),
-                "--wrapper", f"{blocks}/_swiftwrap.py", "--secret-file", f"{blocks}/secret"]
+                "--wrapper", f"{shared}/_swiftwrap.py",
+                "--secret-file", f"{self.site_dir}/blocks/secret"]
         if self.log_level and self.log_level.upper() != "NONE":
             argv += ["--log-level", self.log_level.upper()]
             if self.log_dir:
@@ -378,13 +359,26 @@ class ClusterBlockProvider:
             return ""
         return result.stdout.strip() if result.returncode == 0 else ""
 
-    async def close(self) -> None:
-        """Cancel every block job still in the batch system, stop polling, close the way
-        back and remove the blocks' directory (the service asked the workers to stop)."""
-        live = [b.job_id for b in self.blocks.values() if not b.ended]
+    async def close(self, wait: float = 15.0) -> None:
+        """Cancel every block job still in the batch system and follow them to their end
+        for up to ``wait`` seconds (each block's end is reported), then stop polling and
+        close the way back (the service has asked the workers to stop)."""
+        live = [b for b in self.blocks.values() if not b.ended]
+        for block in live:
+            block.stopping = True
+            if block._cancel is not None:
+                block._cancel.cancel()  # cancelled below, without its grace
         if live:
             with contextlib.suppress(ProviderError):
-                await self.lrm.cancel(live)
+                await self.lrm.cancel([b.job_id for b in live])
+            self.poller.min_interval = 0.2   # the end is near: look often
+            self.poller.poke()
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + wait
+            while self.blocks and loop.time() < deadline:
+                await asyncio.sleep(0.2)
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=5.0)
         for task in list(self._tasks):
             task.cancel()
         await self.poller.close()

@@ -26,16 +26,20 @@ import shutil
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.coasters.blocks import BOOTS, BlockProvider, block_provider_for, split_job_manager
-from swiftnb.coasters.cluster import CLUSTER_KEYS, make_block_provider
+from swiftnb.coasters.cluster import CLUSTER_KEYS, ClusterBlockProvider, make_block_provider
+from swiftnb.coasters.service import StageOut
+from swiftnb.execution.staging import Stager
 from swiftnb.coasters.planner import admission_error
 from swiftnb.coasters.service import CoasterService
 from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.scheduling.provider import BlockState, Provider, ProviderState, StatusReporter
+from swiftnb.scheduling.provider import (BlockState, Provider, ProviderError, ProviderState,
+                                         StatusReporter)
 
 if TYPE_CHECKING:
     from swiftnb.config.model import SiteConfig
+    from swiftnb.execution.cdm import CdmPolicy
 
 __all__ = ["CoasterProvider"]
 
@@ -66,6 +70,7 @@ class CoasterProvider(Provider):
         settings: CoasterSettings | None = None,
         block_provider: BlockProvider | None = None,
         log_dir: str | None = None,
+        stager: Stager | None = None,
     ) -> None:
         self.name = name
         self.settings = settings or CoasterSettings.from_options(options)
@@ -79,6 +84,8 @@ class CoasterProvider(Provider):
         self.log_dir = log_dir
         # resolve the block provider now, so a bad jobManager fails at configuration time
         self._block_provider = block_provider or block_provider_for(self.job_manager, log_dir=log_dir)
+        #: for blocks whose nodes do not share this machine's files (ssh-cl)
+        self.stager = stager
         self.service: CoasterService | None = None
         self._starting: asyncio.Future[None] | None = None
         self._site_dirs: set[str] = set()
@@ -87,6 +94,7 @@ class CoasterProvider(Provider):
     def from_site(cls, site: SiteConfig | dict[str, Any], bus: EventBus | None = None, *,
                   keep: bool = False,
                   origin: Callable[[str], str] | None = None,
+                  cdm: CdmPolicy | None = None,
                   **kwargs: Any) -> "CoasterProvider":
         """From a ``swiftnb.config`` SiteConfig or a plain dict (a notebook's).
 
@@ -137,6 +145,14 @@ class CoasterProvider(Provider):
                 # listens on this machine's loopback only (internalHostName is the relay's)
                 settings = dataclasses.replace(settings, internal_hostname=None,
                                                listen_address="127.0.0.1")
+                blocks = kwargs["block_provider"]
+                try:
+                    kwargs["stager"] = Stager(
+                        blocks.shell, site=site.name, host=blocks.shell.name, mode=site.staging,
+                        scratch=site.scratch, cdm=cdm, keep=keep or site.keep_site_dir, bus=bus,
+                        site_run=kwargs.get("site_run") or "run", provider="coaster")
+                except ValueError as exc:
+                    raise CoasterConfigError(str(exc)) from None
         return cls(site.name, options, bus=bus,
                    job_manager=job_manager,
                    work_dir=site.work_directory,
@@ -188,9 +204,26 @@ class CoasterProvider(Provider):
         if self.service is None:
             await self.start()
         assert self.service is not None
-        spec = self.spec(task)
-        self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
-        future = self.service.submit(task.jobid, walltime, spec, report)
+        stage_out: StageOut | None = None
+        base = ""
+        if self.stager is not None:
+            # the blocks' nodes see the cluster's files, not this machine's: stage through
+            # the login node's shell, as an ssh site does
+            try:
+                assert isinstance(self._block_provider, ClusterBlockProvider)
+                self.stager.site_dir = await self._block_provider.prepare()
+                spec, base = await self.stager.stage_in(task, report)
+            except ProviderError as exc:
+                report.status(TaskStatus.FAILED, message=str(exc))
+                return TaskResult(ok=False, message=str(exc), site=self.name, failure=exc.kind)
+            stager, staged_spec, staged_base = self.stager, spec, base
+
+            async def stage_out(result: dict[str, Any]) -> dict[str, Any]:
+                return await stager.stage_out(task, staged_spec, staged_base, result, report)
+        else:
+            spec = self.spec(task)
+            self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
+        future = self.service.submit(task.jobid, walltime, spec, report, stage_out=stage_out)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -198,12 +231,17 @@ class CoasterProvider(Provider):
                 self.service.cancel(future)
             report.status(TaskStatus.CANCELED)
             raise
+        finally:
+            if self.stager is not None and self.stager.per_job and base:
+                await self.stager.forget(base)
 
     async def shutdown(self) -> None:
         if self.service is not None:
             await self.service.shutdown()
         elif self._block_provider is not None:
             await self._block_provider.close()
+        if isinstance(self._block_provider, ClusterBlockProvider):
+            await self._block_provider.cleanup(self.keep)
         if not self.keep:
             for site_dir in self._site_dirs:
                 shutil.rmtree(site_dir, ignore_errors=True)

@@ -29,7 +29,7 @@ class ForkLRM(LRM):
 
     name: ClassVar[str] = "local"
     aliases: ClassVar[tuple[str, ...]] = ("fork",)
-    status_command: ClassVar[str] = "kill -0"
+    status_command: ClassVar[str] = "ps"
 
     def __init__(self, shell: Shell, *, site: str = "") -> None:
         super().__init__(shell, site=site)
@@ -66,11 +66,13 @@ class ForkLRM(LRM):
         if not known:
             return {}
         q = shlex.quote
+        # alive first: the exit file is written before the session's leader ends (and a
+        # zombie is not alive: an init that reaps slowly keeps kill -0 succeeding)
         probe = "; ".join(
-            # alive first: the exit file is written before the session's leader ends
-            f"if kill -0 {i} 2>/dev/null; then echo {i} running; "
-            f"elif [ -f {q(self._paths[i] + '.exit')} ]; then echo {i} done "
-            f"$(cat {q(self._paths[i] + '.exit')}); else echo {i} gone; fi" for i in known)
+            f'_s=$(ps -o stat= -p {i} 2>/dev/null); case "$_s" in ""|Z*) '
+            f"if [ -f {q(self._paths[i] + '.exit')} ]; then echo {i} done "
+            f"$(cat {q(self._paths[i] + '.exit')}); else echo {i} gone; fi;; "
+            f"*) echo {i} running;; esac" for i in known)
         result = await self.run(["sh", "-c", probe], doing="asking the jobs' states")
         out: dict[str, JobStatus] = {}
         for line in result.stdout.splitlines():
