@@ -119,7 +119,7 @@ class LocalBlockProvider:
 
     def __init__(self, *, python: str | None = None, worker_script: str | None = None,
                  wrapper_path: str | None = None, log_dir: str | None = None,
-                 max_workers: int | None = None) -> None:
+                 max_workers: int | None = None, log_level: str | None = None) -> None:
         self.max_workers = max_workers or self.MAX_WORKERS
         self.python = python or sys.executable
         self.worker_script = worker_script or os.path.abspath(_worker_module.__file__)
@@ -129,6 +129,8 @@ class LocalBlockProvider:
             wrapper_path = os.path.abspath(_wrapper.__file__)
         self.wrapper_path = wrapper_path
         self.log_dir = log_dir
+        # workerLoggingLevel: the workers write their own logs into log_dir
+        self.log_level = (log_level or ("INFO" if log_dir else "NONE")).upper()
         self._blocks: list[_LocalBlock] = []
 
     async def submit(self, request: BlockRequest, on_active: Callable[[], None],
@@ -138,22 +140,16 @@ class LocalBlockProvider:
         procs: list[asyncio.subprocess.Process] = []
         for i in range(min(request.nodes, self.max_workers)):
             wid = f"{i:06d}"
-            out: Any = asyncio.subprocess.DEVNULL
-            err: Any = asyncio.subprocess.PIPE  # a worker writes there only when it fails
-            if self.log_dir:
-                os.makedirs(self.log_dir, exist_ok=True)
-                out = err = open(os.path.join(self.log_dir, f"worker-{request.id}-{wid}.log"), "ab")
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    self.python, self.worker_script, "--host", request.host,
-                    "--port", str(request.port), "--block", request.id, "--id", wid,
-                    "--cores", str(request.cores), "--walltime", str(request.walltime),
-                    "--wrapper", self.wrapper_path,
-                    stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=err, env=env,
-                    start_new_session=True)
-            finally:
-                if out is not asyncio.subprocess.DEVNULL:
-                    out.close()
+            logging = ([] if self.log_level == "NONE" or not self.log_dir else
+                       ["--log-level", self.log_level, "--log-dir", self.log_dir])
+            proc = await asyncio.create_subprocess_exec(
+                self.python, self.worker_script, "--host", request.host,
+                "--port", str(request.port), "--block", request.id, "--id", wid,
+                "--cores", str(request.cores), "--walltime", str(request.walltime),
+                "--wrapper", self.wrapper_path, *logging,
+                # stderr: a worker writes there only when it fails
+                stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True)
             procs.append(proc)
         block = _LocalBlock(procs)
         self._blocks.append(block)
