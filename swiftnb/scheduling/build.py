@@ -39,7 +39,7 @@ from swiftnb.scheduling.scheduler import Scheduler, SchedulerError
 from swiftnb.scheduling.sites import Site
 
 __all__ = ["build_executor", "build_sites", "register_provider", "BuildContext",
-           "provider_factory", "check_sites"]
+           "provider_factory", "check_sites", "flatten_options"]
 
 #: the entry-point group of provider factories
 ENTRY_POINT_GROUP = "swiftnb.providers"
@@ -179,8 +179,27 @@ def build_sites(config: Config, bus: EventBus, clock: Clock, *, site_run: str = 
     return sites
 
 
+def flatten_options(options: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """An app's ``options`` (or a site's ``jobOptions``) as ``{"mpi.processes": "4"}``:
+    nested objects joined with dots (HOCON's ``mpi { processes: 4 }`` and
+    ``"mpi.processes": 4`` are the same key), values as strings (``true``/``false``)."""
+    flat: dict[str, str] = {}
+    for key, value in options.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten_options(value, name + "."))
+        elif isinstance(value, bool):
+            flat[name] = "true" if value else "false"
+        else:
+            flat[name] = str(value)
+    return flat
+
+
 def app_resolver(config: Config) -> Callable[[Site, Task], Task]:
-    """Fill a task's executable, env and walltime from the app definition on its site."""
+    """Fill a task's executable, env, walltime and profiles from the app definition on
+    its site: the app's job attributes and ``options`` (``count``, ``jobType``,
+    ``jobQueue``...) join the task's profiles, the script's own ``profile`` lines winning,
+    for the providers that read them (batch sites: their job's resources)."""
     cache: dict[tuple[str, str], Any] = {}
 
     def resolve(site: Site, task: Task) -> Task:
@@ -198,6 +217,9 @@ def app_resolver(config: Config) -> Callable[[Site, Task], Task]:
             changes["env"] = {**app.env, **task.env}
         if task.maxwalltime is None and app.max_wall_time:
             changes["maxwalltime"] = float(app.max_wall_time)
+        if app.options or app.attributes:
+            changes["profiles"] = {**flatten_options(app.attributes),
+                                   **flatten_options(app.options), **task.profiles}
         return replace(task, **changes) if changes else task
 
     return resolve
