@@ -144,7 +144,8 @@ class Condor(LRM):
 
     def script(self, command: str, resources: Resources) -> str:
         """The job's executable: the usual script without directives (they go to the
-        submit description)."""
+        submit description, checked here already: a wrong option fails before submit)."""
+        self.directives(resources)
         lines = ["#!/bin/sh"]
         for key, value in resources.env.items():
             lines.append(f"export {key}={shlex.quote(value)}")

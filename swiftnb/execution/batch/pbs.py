@@ -226,13 +226,15 @@ class PBS(LRM):
         return f"{resources.workdir}/{plain_name(resources.name)}{_EXIT_SUFFIX}"
 
     def script(self, command: str, resources: Resources) -> str:
-        """The usual script, whose last lines keep the command's exit code in a file of
-        its working directory (read when qstat has forgotten the job)."""
+        """The usual script, which leaves its exit code in a file of its working directory
+        (an EXIT trap, so that a command's own ``exit`` is kept too), read when qstat has
+        forgotten the job."""
         if resources.workdir:
             name = shlex.quote(plain_name(resources.name) + _EXIT_SUFFIX)
-            command = (f'_swiftnb_exit="$PWD"/{name}\n{command}\n_swiftnb_rc=$?\n'
-                       'echo "$_swiftnb_rc" > "$_swiftnb_exit.tmp" && '
-                       'mv -f "$_swiftnb_exit.tmp" "$_swiftnb_exit"\nexit "$_swiftnb_rc"')
+            command = (f'_swiftnb_exit="$PWD"/{name}\n'
+                       "trap '_swiftnb_rc=$?; echo \"$_swiftnb_rc\" > \"$_swiftnb_exit.tmp\" && "
+                       "mv -f \"$_swiftnb_exit.tmp\" \"$_swiftnb_exit\"; exit \"$_swiftnb_rc\"' EXIT\n"
+                       f"{command}")
         return super().script(command, resources)
 
     # -- commands ----------------------------------------------------------------------------
