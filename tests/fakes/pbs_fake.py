@@ -141,11 +141,12 @@ def qsub(argv: list[str]) -> int:
         slots = int(count or 1) * int(ppn.group(1) if ppn else 1)
     record = fakelrm.submit(
         SYSTEM, name=name, queue=queue, script=script, cwd=cwd,
-        stdout=options.get("o", [f"{name}.o%N"])[-1], stderr=options.get("e", [f"{name}.e%N"])[-1],
+        stdout=options.get("o", [f"{name}.o%N"])[-1],
+        stderr=options.get("e", [f"{name}.e%N"])[-1],
         walltime=walltime, shell=options.get("S", ["/bin/sh"])[-1], slots=slots,
         nodefile_var="PBS_NODEFILE",
-        env={"PBS_JOBID": f"%N.{SERVER}", "PBS_JOBNAME": name, "PBS_O_WORKDIR": cwd, "PBS_QUEUE": queue,
-             "PBS_ENVIRONMENT": "PBS_BATCH"},
+        env={"PBS_JOBID": f"%N.{SERVER}", "PBS_JOBNAME": name, "PBS_O_WORKDIR": cwd,
+             "PBS_QUEUE": queue, "PBS_ENVIRONMENT": "PBS_BATCH"},
         walltime_note="=>> PBS: job killed: walltime {used} exceeded limit {limit}\n",
         extra={"resources": resources, "account": options.get("A", [""])[-1]})
     print(f"{record['number']}.{SERVER}")

@@ -231,10 +231,9 @@ class PBS(LRM):
         forgotten the job."""
         if resources.workdir:
             name = shlex.quote(plain_name(resources.name) + _EXIT_SUFFIX)
-            command = (f'_swiftnb_exit="$PWD"/{name}\n'
-                       "trap '_swiftnb_rc=$?; echo \"$_swiftnb_rc\" > \"$_swiftnb_exit.tmp\" && "
-                       "mv -f \"$_swiftnb_exit.tmp\" \"$_swiftnb_exit\"; exit \"$_swiftnb_rc\"' EXIT\n"
-                       f"{command}")
+            keep = ('_swiftnb_rc=$?; echo "$_swiftnb_rc" > "$_swiftnb_exit.tmp" && '
+                    'mv -f "$_swiftnb_exit.tmp" "$_swiftnb_exit"; exit "$_swiftnb_rc"')
+            command = f'_swiftnb_exit="$PWD"/{name}\ntrap {shlex.quote(keep)} EXIT\n{command}'
         return super().script(command, resources)
 
     # -- commands ----------------------------------------------------------------------------

@@ -103,15 +103,15 @@ def synced(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
     return run
 
 
-# -- names ----------------------------------------------------------------------------------
-def test_FAKE_free_names_and_aliases_of_0_96() -> None:
+# -- names --
+def test_FAKE_names_and_aliases_of_0_96() -> None:
     assert lrm_class("pbs") is PBS and lrm_class("pbslocal") is PBS
     assert lrm_class("lsf") is LSF
     assert lrm_class("condor") is Condor and lrm_class("condorlocal") is Condor
     assert lrm_class("cobalt") is Cobalt and lrm_class("cobaltlocal") is Cobalt
 
 
-# -- directives, line by line ------------------------------------------------------------------
+# -- directives, line by line --
 def _expected(system: str, work: Path) -> tuple[dict[str, str], list[str]]:
     """jobOptions and the lines the documentation says they make (qsub(1) of Torque, LSF
     10.1 bsub, HTCondor condor_submit, ALCF's Cobalt guide)."""
@@ -204,7 +204,7 @@ async def test_FAKE_condor_refuses_a_queue(cluster: Cluster) -> None:
         cluster.lrm.directives(cluster.resources("q", queue="debug"))
 
 
-# -- options it does not know ------------------------------------------------------------------
+# -- options it does not know --
 @fakes(*ALL)
 @synced
 async def test_FAKE_unknown_job_option_is_refused_by_name(cluster: Cluster) -> None:
@@ -222,7 +222,7 @@ async def test_FAKE_unknown_job_option_is_refused_by_name(cluster: Cluster) -> N
         assert cls.check_options({"ppn": "4"})[0].startswith("jobOptions.ppn has no meaning")
 
 
-# -- jobs that run ---------------------------------------------------------------------------------
+# -- jobs that run --
 @fakes(*ALL)
 @synced
 async def test_FAKE_job_runs_to_completion_with_its_exit_code(cluster: Cluster) -> None:
@@ -293,7 +293,7 @@ async def test_FAKE_refused_submission_quotes_the_batch_system(cluster: Cluster)
     assert cluster.fake.records() == []
 
 
-# -- the poller ------------------------------------------------------------------------------------
+# -- the poller --
 @fakes(*ALL)
 @synced
 async def test_FAKE_poller_follows_jobs_with_one_query_per_poll(cluster: Cluster) -> None:
@@ -325,7 +325,7 @@ async def test_FAKE_poller_follows_jobs_with_one_query_per_poll(cluster: Cluster
     assert poller.outage is None and poller.polls >= 2
 
 
-# -- PBS's variants ----------------------------------------------------------------------------------
+# -- PBS's variants --
 @fakes("pbs")
 @synced
 async def test_FAKE_pbs_professional_finished_jobs_are_asked_with_x(
