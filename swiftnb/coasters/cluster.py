@@ -252,6 +252,10 @@ class ClusterBlockProvider:
                                 f"{self.where()}: the relay did not start on the login node: "
                                 f"{detail or 'no answer'}")
         self._contact = (str(said["host"]), int(said["port"]))
+        self.bus.emit("PLANNER", {}, text=(
+            f"workers of site {self.site} connect to the relay at {self._contact[0]}:"
+            f"{self._contact[1]} on {self.shell.name}, which forwards through the SSH "
+            f"connection to the coaster service at 127.0.0.1:{request.port}"))
         relay = self._relay
         assert relay is not None
         watcher = asyncio.get_running_loop().create_task(self._watch_relay(relay))
@@ -326,6 +330,11 @@ class ClusterBlockProvider:
         block = self.blocks.get(job_id)
         if block is None or block.ended:
             return
+        if status.state is JobState.PENDING and status.reason:
+            # why it waits, in the batch system's words (a block asking for more nodes
+            # than the partition has waits for ever: PartitionNodeLimit)
+            self.bus.emit("PLANNER", {}, text=f"block {block.request.id} ({self.lrm.name} job "
+                                              f"{job_id}) waits: {status.reason}")
         if status.state in (JobState.RUNNING, JobState.SUSPENDED) and not block.active:
             block.active = True
             block.on_active()
@@ -408,7 +417,8 @@ def make_block_provider(site: "SiteConfig", boot: str, lrm_name: str, options: M
     if problems:
         place = origin("jobOptions") if origin is not None else ""
         raise ValueError((f"{place}: " if place else "") + "; ".join(problems))
-    launcher = launcher_for(lrm_cls.name, cluster.launcher)
+    launcher = launcher_for(lrm_cls.name, cluster.launcher
+                            or lrm_cls.launcher_hint(cluster.jobOptions or {}))
     shell: Shell
     if boot == "local":
         used = [k for k in cluster.ssh_keys if k in own]

@@ -190,6 +190,12 @@ class LRM(abc.ABC):
                             f"(it understands {', '.join(known) or 'none'}){hint}")
         return problems
 
+    @classmethod
+    def launcher_hint(cls, options: Mapping[str, object]) -> str | None:
+        """The launcher these ``jobOptions`` ask for (PBS's ``pbs.aprun: true`` means
+        aprun), or None for the batch system's usual one."""
+        return None
+
     def where(self) -> str:
         """``site X (slurm on 127.0.0.1:2222)``, for messages."""
         on = f"{self.name} on {self.shell.name}"
@@ -238,8 +244,16 @@ def register_lrm(cls: type[LRM]) -> type[LRM]:
     return cls
 
 
+_loaded = False
+
+
 def _load_builtin() -> None:
-    # importing the modules registers their adapters
+    """Import the built-in adapters (importing a module registers its adapter), once:
+    a module imported on its own before must not hide the others."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
     import importlib
 
     for module in ("fork", "slurm", "sge", "pbs", "lsf", "condor", "cobalt"):
@@ -254,8 +268,7 @@ def _load_builtin() -> None:
 def lrm_class(name: str) -> type[LRM]:
     """The adapter for ``slurm``, ``pbs``, ``pbslocal``, ... (ValueError naming the
     known ones otherwise)."""
-    if not _LRMS:
-        _load_builtin()
+    _load_builtin()
     cls = _LRMS.get(name.strip().lower())
     if cls is None:
         raise ValueError(f"no batch system called '{name}' (known: {', '.join(lrm_names())})")
@@ -263,8 +276,7 @@ def lrm_class(name: str) -> type[LRM]:
 
 
 def lrm_names() -> list[str]:
-    if not _LRMS:
-        _load_builtin()
+    _load_builtin()
     return sorted(_LRMS)
 
 

@@ -167,8 +167,8 @@ class PBS(LRM):
                                 "be a #PBS directive")
         return problems
 
-    @staticmethod
-    def launcher_hint(options: Mapping[str, object]) -> str | None:
+    @classmethod
+    def launcher_hint(cls, options: Mapping[str, object]) -> str | None:
         """``aprun`` when ``pbs.aprun`` is true: the job's processes start through Cray's
         aprun (the launcher's business, not a directive's)."""
         return "aprun" if truth(options.get("pbs.aprun", False)) else None
