@@ -4,7 +4,8 @@
 return codes of the Swift User Guide (section 4.1): 0 success, 1 command-line error,
 2 execution error, 3 compile error, 4 script file missing.  ``swiftnb script.swift`` and
 ``swiftnb -typecheck script.swift`` work too, as with ``swift``.  Other sub-commands:
-``typecheck``, ``timings``, ``plot-log``.
+``typecheck``, ``timings``, ``plot-log``, ``coaster-service`` (a persistent coaster
+service, ``swiftnb.coasters.servicecmd``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ usage: swiftnb run [options] script.swift [-name=value ...]
        swiftnb convert-config [-sites.file F] [-tc.file F] [-config F.properties] [-out F]
        swiftnb check-config [-config swift.conf] [-sites a,b] [-PROPERTY VALUE ...]
                             [-listconfig files|full] [-sitelist]
+       swiftnb coaster-service [-p PORT] [-localport PORT] [-passive | -jobmanager JM]
 
 Run 'swiftnb run -help' for the options of a run."""
 
@@ -559,6 +561,8 @@ COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "convert-config": lambda argv: __import__(
         "swiftnb.config.commands", fromlist=["x"]).convert_config(argv),
     "check-config": lambda argv: _check_config(argv),
+    "coaster-service": lambda argv: __import__(
+        "swiftnb.coasters.servicecmd", fromlist=["x"]).main(argv),
 }
 
 

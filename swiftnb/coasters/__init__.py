@@ -6,7 +6,9 @@ block provider chosen by ``jobManager``, ``worker`` is the stdlib-only program a
 runs, and ``provider.CoasterProvider`` is the scheduler-facing Provider.
 
 ``make_provider(site, ctx)`` is what ``swiftnb.scheduling.build`` calls for sites with
-``execution.type: "coaster"`` (or ``coaster-persistent``).
+``execution.type: "coaster"`` (or ``coaster-persistent``: ``persistent`` is the client of a
+running service, ``gateway`` and ``servicecmd`` that service, ``swiftnb coaster-service``).
+``listener`` admits the service's connections, ``secretfile`` keeps its secret.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> CoasterProvider:
 
     try:
         return CoasterProvider.from_site(site, ctx.bus, site_run=ctx.site_run,
-                                         keep=ctx.keep_site_dir, origin=ctx.origin(site))
+                                         keep=ctx.keep_site_dir, origin=ctx.origin(site),
+                                         host_name=ctx.config.host_name,
+                                         port_range=ctx.config.TCP_port_range)
     except CoasterConfigError as exc:
         try:
             from swiftnb.scheduling.scheduler import SchedulerError

@@ -1,7 +1,10 @@
 """CoasterProvider: the scheduler-facing provider of a ``type: "coaster"`` site.
 
 It owns one :class:`~swiftnb.coasters.service.CoasterService` (started on first use) and
-turns each ``execute(task, report)`` into a queued coaster task.  Status reports follow a
+turns each ``execute(task, report)`` into a queued coaster task.  A ``coaster-persistent``
+site has a :class:`~swiftnb.coasters.persistent.ServiceClient` instead, connected to the
+running service at ``execution.URL``; a ``workerManager: "passive"`` site's service starts
+no blocks and prints the command that starts a worker by hand.  Status reports follow a
 Swift 0.96 coaster run (seed 002): 8 (submitting), 1 (submitted, queued in the service),
 16 ``workerid=B:W`` (a worker began it), 2 ``workerid=B:W`` (the app started), 17 (stage
 out), then 7 (completed) or 5 with a message.  A task whose worker dies is reported
@@ -23,14 +26,16 @@ import dataclasses
 from collections.abc import Callable
 import os
 import shutil
+import sys
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.coasters.blocks import BOOTS, BlockProvider, block_provider_for, split_job_manager
 from swiftnb.coasters.cluster import CLUSTER_KEYS, ClusterBlockProvider, make_block_provider
 from swiftnb.coasters.service import StageOut
 from swiftnb.execution.staging import Stager
+from swiftnb.coasters.persistent import ServiceAddress, ServiceClient
 from swiftnb.coasters.planner import admission_error
-from swiftnb.coasters.service import CoasterService
+from swiftnb.coasters.service import CoasterService, CoasterStartError
 from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
@@ -70,6 +75,7 @@ class CoasterProvider(Provider):
         settings: CoasterSettings | None = None,
         block_provider: BlockProvider | None = None,
         log_dir: str | None = None,
+        remote: ServiceAddress | None = None,
         stager: Stager | None = None,
     ) -> None:
         self.name = name
@@ -82,11 +88,16 @@ class CoasterProvider(Provider):
         if log_dir is None:
             log_dir = worker_log_dir(options)
         self.log_dir = log_dir
+        #: coaster-persistent: the running service this site's tasks go to (no blocks here)
+        self.remote = remote
         # resolve the block provider now, so a bad jobManager fails at configuration time
-        self._block_provider = block_provider or block_provider_for(self.job_manager, log_dir=log_dir)
+        self._block_provider: BlockProvider | None = None if remote is not None else (
+            block_provider or block_provider_for(
+                self.job_manager, log_dir=log_dir,
+                log_level=str((options or {}).get("workerLoggingLevel", "NONE"))))
         #: for blocks whose nodes do not share this machine's files (ssh-cl)
         self.stager = stager
-        self.service: CoasterService | None = None
+        self.service: CoasterService | ServiceClient | None = None
         self._starting: asyncio.Future[None] | None = None
         self._site_dirs: set[str] = set()
 
@@ -94,24 +105,41 @@ class CoasterProvider(Provider):
     def from_site(cls, site: SiteConfig | dict[str, Any], bus: EventBus | None = None, *,
                   keep: bool = False,
                   origin: Callable[[str], str] | None = None,
+                  host_name: str | None = None,
+                  port_range: tuple[int, int] | None = None,
                   cdm: CdmPolicy | None = None,
                   **kwargs: Any) -> "CoasterProvider":
         """From a ``swiftnb.config`` SiteConfig or a plain dict (a notebook's).
 
-        ``keep`` (keepSiteDir from the run) is or-ed with the site's own setting.
+        ``keep`` (keepSiteDir from the run) is or-ed with the site's own setting;
+        ``host_name`` and ``port_range`` are swift.conf's global ``hostName`` and
+        ``TCPPortRange``.
         """
         if isinstance(site, dict):
             execution = site.get("execution", {})
             name = site.get("name", "coaster")
+            where = f"site.{name}.execution.options"
+            if execution.get("type") == "coaster-persistent":
+                return cls._persistent(name, execution.get("URL"), execution.get("jobManager"),
+                                       dict(execution.get("options") or {}), where, origin, bus=bus,
+                                       work_dir=site.get("workDirectory"),
+                                       keep=keep or bool(site.get("keepSiteDir", False)),
+                                       **kwargs)
+            settings = _with_globals(
+                CoasterSettings.from_options(execution.get("options"), prefix=where),
+                host_name, port_range, execution.get("jobManager"), where)
             return cls(name, execution.get("options"), bus=bus,
                        job_manager=execution.get("jobManager"),
                        work_dir=site.get("workDirectory"),
                        keep=keep or bool(site.get("keepSiteDir", False)),
-                       settings=CoasterSettings.from_options(
-                           execution.get("options"), prefix=f"site.{name}.execution.options"),
-                       **kwargs)
+                       settings=settings, **kwargs)
         execution = site.execution
         options = dict(execution.options or {})
+        if site.type == "coaster-persistent":
+            return cls._persistent(site.name, execution.URL, execution.job_manager, options,
+                                   f"site.{site.name}.execution.options", origin, bus=bus,
+                                   work_dir=site.work_directory,
+                                   keep=keep or site.keep_site_dir, **kwargs)
         bus = bus if bus is not None else EventBus()
         where = f"site.{site.name}.execution.options"
         job_manager = (execution.job_manager or "local:local").strip()
@@ -122,7 +150,9 @@ class CoasterProvider(Provider):
                 f"(one of {', '.join(BOOTS)}: BOOT names where the blocks are submitted from)")
         own = {k: v for k, v in options.items() if k in CLUSTER_KEYS}
         planner_options = {k: v for k, v in options.items() if k not in CLUSTER_KEYS}
-        settings = CoasterSettings.from_options(planner_options, prefix=where, origin=origin)
+        settings = _with_globals(
+            CoasterSettings.from_options(planner_options, prefix=where, origin=origin),
+            host_name, port_range, job_manager, where)
         if (boot, lrm) == ("local", "local"):
             if own:
                 key = sorted(own)[0]
@@ -136,14 +166,14 @@ class CoasterProvider(Provider):
                     site, boot, lrm, own, site_run=kwargs.get("site_run") or "run",
                     bus=bus, where=where,
                     internal_host=settings.internal_hostname,
-                    port_range=None, log_level=str(options.get("workerLoggingLevel", "NONE")),
+                    port_range=_range_text(port_range), log_level=str(options.get("workerLoggingLevel", "NONE")),
                     log_dir=options.get("workerLoggingDirectory"), origin=origin)
             except ValueError as exc:
                 raise CoasterConfigError(str(exc)) from None
             if boot == "ssh-cl":
                 # the workers come back through the SSH connection's forward: the service
                 # listens on this machine's loopback only (internalHostName is the relay's)
-                settings = dataclasses.replace(settings, internal_hostname=None,
+                settings = dataclasses.replace(settings, internal_hostname=None, host_name=None,
                                                listen_address="127.0.0.1")
                 blocks = kwargs["block_provider"]
                 try:
@@ -160,6 +190,40 @@ class CoasterProvider(Provider):
                    settings=settings,
                    **kwargs)
 
+    @classmethod
+    def _persistent(cls, name: str, url: str | None, job_manager: str | None,
+                    options: dict[str, Any], where: str,
+                    origin: Callable[[str], str] | None, **kwargs: Any) -> "CoasterProvider":
+        """A coaster-persistent site: ``execution.URL`` is the running service; only
+        ``secretFile`` and ``defaultWalltime`` mean something here (the service plans
+        its own blocks, or none)."""
+        def place(key: str) -> str:
+            found = origin(key) if origin is not None else ""
+            return f"{found}: " if found else ""
+
+        if not url:
+            raise CoasterConfigError(f"site.{name}.execution.URL: a coaster-persistent site "
+                                     "needs the running service's address (HOST:PORT)")
+        if job_manager:
+            raise CoasterConfigError(
+                f"site.{name}.execution.jobManager has no effect on a coaster-persistent "
+                "site: the running service starts its own blocks (swiftnb coaster-service "
+                "-jobmanager ...) or none (-passive); remove it")
+        for key in options:
+            if key not in _PERSISTENT_KEYS:
+                raise CoasterConfigError(
+                    f"{place(key)}{where}.{key} has no effect on a coaster-persistent site: "
+                    "the running service has its own settings (swiftnb coaster-service "
+                    f"-option {key}=...); only {', '.join(sorted(_PERSISTENT_KEYS))} apply here")
+        try:
+            address = ServiceAddress.from_url(url, options.get("secretFile"))
+        except ValueError as exc:
+            raise CoasterConfigError(f"site.{name}.{exc}") from None
+        settings = CoasterSettings.from_options(
+            {k: v for k, v in options.items() if k != "secretFile"}, prefix=where, origin=origin)
+        return cls(name, options, settings=settings, job_manager="local:local",
+                   remote=address, **kwargs)
+
     # -- Provider -----------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -169,9 +233,21 @@ class CoasterProvider(Provider):
             await asyncio.shield(self._starting)
             return
         self._starting = asyncio.get_running_loop().create_future()
-        service = CoasterService(self.settings, self._block_provider, bus=self.bus, site=self.name)
+        service: CoasterService | ServiceClient
         try:
-            await service.start()
+            if self.remote is not None:
+                service = ServiceClient(self.remote, site=self.name)
+                await service.start()
+            else:
+                assert self._block_provider is not None
+                service = CoasterService(self.settings, self._block_provider, bus=self.bus,
+                                         site=self.name)
+                try:
+                    await service.start()
+                except CoasterStartError as exc:
+                    raise ProviderError(FailureKind.SUBMIT_REFUSED, str(exc)) from None
+                if self.settings.passive:
+                    self._announce_passive(service)
         except BaseException as exc:
             self._starting.set_exception(exc)
             self._starting.exception()  # mark retrieved
@@ -179,6 +255,20 @@ class CoasterProvider(Provider):
             raise
         self.service = service
         self._starting.set_result(None)
+
+    def _announce_passive(self, service: CoasterService) -> None:
+        """Tell the person how to start workers: on the console (as the engine's own
+        warnings go there) and as a WARNING event (the log, the notebook's panels)."""
+        path = service.write_secret_file()
+        text = (f"coaster site {self.name} is passive (workerManager \"passive\"): it starts "
+                f"no workers; its tasks wait until one connects.  Start a worker with:\n"
+                f"    {service.worker_command()}\n"
+                f"(on another machine: copy worker.py and wrapper.py, and the secret file "
+                f"{path} with mode 0600; each worker runs tasksPerNode = "
+                f"{self.settings.jobs_per_node} task(s) at once)")
+        sys.stderr.write(f"Warning: {text}\n")
+        sys.stderr.flush()
+        self.bus.emit("WARNING", {}, text=f"Warning: {text}", level="WARN")
 
     def spec(self, task: Task) -> dict[str, Any]:
         from swiftnb.execution import wrapper
@@ -266,3 +356,24 @@ class CoasterProvider(Provider):
             queued=snap["holding"] + snap["queued"], running=snap["running"],
             completed=int(counts.get("completed", 0)), failed=int(counts.get("failed", 0)),
             canceled=int(counts.get("canceled", 0)), blocks=blocks, detail=detail)
+
+
+#: the options of a coaster-persistent site (everything else is the service's)
+_PERSISTENT_KEYS = frozenset({"secretFile", "defaultWalltime"})
+
+
+def _with_globals(settings: CoasterSettings, host_name: str | None,
+                  port_range: tuple[int, int] | None, job_manager: str | None,
+                  where: str) -> CoasterSettings:
+    """The site's settings with swift.conf's hostName and TCPPortRange; a passive site
+    must not name a jobManager that starts blocks."""
+    if settings.passive and (job_manager or "local:local").strip() not in ("local:local", "local"):
+        raise CoasterConfigError(
+            f'{where}.workerManager "passive": the service starts no blocks, so jobManager '
+            f'"{job_manager}" would do nothing; remove one of them')
+    return dataclasses.replace(settings, host_name=host_name, port_range=port_range)
+
+
+def _range_text(port_range: tuple[int, int] | None) -> str | None:
+    """TCPPortRange as the relay's --ports takes it."""
+    return None if port_range is None else f"{port_range[0]},{port_range[1]}"
