@@ -130,15 +130,14 @@ class ServiceProcess:
         return int(self.url.rsplit(":", 1)[1])
 
     def stderr(self) -> str:
-        self._err.flush()
         return self.log.read_text(errors="replace")
 
-    def rss_kib(self) -> int:
-        """The service process's resident memory (VmRSS, KiB)."""
+    def peak_kib(self) -> int:
+        """The service process's peak resident memory so far (VmHWM, KiB)."""
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith("VmHWM:"):
                 return int(line.split()[1])
-        raise AssertionError("no VmRSS")
+        raise AssertionError("no VmHWM")
 
     def stop(self) -> int:
         """SIGTERM (the service shuts down cleanly), SIGKILL if it does not end."""
