@@ -107,8 +107,10 @@ class ServiceProcess:
             start_new_session=True, preexec_fn=preexec_fn)
         self.lines: list[str] = []
         self.url = self._read(r"^Coaster service URL: (\S+)$")
-        self.worker_command = self._read(r"^Start a worker with: (.+)$")
         self.secret_file = self._read(r"^Secret file: (\S+)$")
+        # only a passive service has a command for people to start workers with
+        self.worker_command = ("" if "-jobmanager" in args
+                               else self._read(r"^Start a worker with: (.+)$"))
 
     def _read(self, pattern: str) -> str:
         assert self.proc.stdout is not None

@@ -139,6 +139,25 @@ def test_separate_worker_port_and_an_explicit_secret_file(tmp_path, home, servic
     assert (cwd / "out" / "f2.txt").read_text() == "payload\n"
 
 
+def test_a_service_with_blocks_of_its_own(tmp_path, home, service):
+    """-jobmanager local:local: the service plans and starts blocks for its clients' tasks
+    (from -option), and they show in the service's log, not the client's."""
+    svc = service("-p", "0", "-jobmanager", "local:local", "-option", "tasksPerNode=2",
+                  "-option", "maxNodesPerJob=1", "-option", "maxJobs=2",
+                  "-option", "planInterval=0.1", "-log", str(tmp_path / "service.log"))
+    cwd = tmp_path / "run"
+    r = _run(cwd, _conf(svc.url, work=str(cwd / "work")), home, n=4)
+    assert r.returncode == 0, r.stderr + svc.stderr()
+    for i in range(1, 5):
+        assert (cwd / "out" / f"f{i}.txt").read_text() == "payload\n"
+    assert svc.stop() == 0
+    service_log = (tmp_path / "service.log").read_text()
+    assert "BLOCK_REQUESTED" in service_log and "BLOCK_DONE" in service_log
+    client_log = next(cwd.glob("run*/*.log")).read_text()
+    assert "BLOCK_REQUESTED" not in client_log
+    assert len(re.findall(r"status=7", client_log)) == 4
+
+
 def test_an_unreachable_url_is_an_error_naming_it(tmp_path, home):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
