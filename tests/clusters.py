@@ -11,6 +11,7 @@ daemons there when first asked.
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import tempfile
 from pathlib import Path
@@ -29,9 +30,10 @@ def _free_ports(n: int) -> list[int]:
             s.close()
 
 
-#: one directory per test session (per pytest process), removed by the fixtures
-ROOT = Path(tempfile.mkdtemp(prefix="swiftnb-clusters-"))
-os.chmod(ROOT, 0o755)  # the sshd's login user runs jobs whose files live here
+#: one directory per test session (per pytest process): only named here; the fixture
+#: that first starts a cluster makes it (mode 0755: the sshd's login user runs jobs whose
+#: files live here) and the last one to stop removes it
+ROOT = Path(tempfile.gettempdir()) / f"swiftnb-clusters-{os.getpid()}-{secrets.token_hex(3)}"
 
 SLURM_DIR = ROOT / "slurm"
 SLURM_CONF = SLURM_DIR / "slurm.conf"

@@ -156,6 +156,8 @@ class GridEngine:
         """A fresh SGE_ROOT with a classic-spooling cell, before any daemon starts."""
         if self.root.exists():
             shutil.rmtree(self.root)
+        self.root.parent.mkdir(mode=0o755, exist_ok=True)
+        self.root.parent.chmod(0o755)  # whatever the umask: other users reach the cluster
         for d in (self.common, self.spool / "qmaster", self.spool / "execd"):
             d.mkdir(parents=True, mode=0o755)
         for name in ("bin", "lib", "utilbin"):

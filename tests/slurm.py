@@ -329,6 +329,8 @@ def slurm() -> Iterator[Slurm]:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI=true but the test Slurm cannot run: {reason}")
         pytest.skip(reason)
+    SLURM_DIR.parent.mkdir(mode=0o755, exist_ok=True)
+    SLURM_DIR.parent.chmod(0o755)  # whatever the umask: other users reach the cluster
     SLURM_DIR.mkdir(mode=0o755, parents=True, exist_ok=True)
     SLURM_DIR.chmod(0o755)
     cluster = Slurm(dir=SLURM_DIR, conf=SLURM_CONF)
@@ -338,3 +340,7 @@ def slurm() -> Iterator[Slurm]:
     finally:
         cluster.stop()
         shutil.rmtree(SLURM_DIR, ignore_errors=True)
+        try:  # the session's cluster directory, once the other cluster has gone too
+            SLURM_DIR.parent.rmdir()
+        except OSError:
+            pass

@@ -323,7 +323,11 @@ def test_a_job_keeps_its_last_state_until_qacct_knows_how_it_ended(local_env,
         # after both left qstat and before qacct knew: the last state, or nothing
         waiting = [g for g in gaps if g[0] is not None and not g[0].state.terminal]
         assert waiting, gaps
-        assert all(g[0] == JobStatus(JobState.RUNNING) and g[1] is None for g in waiting)
+        assert all(g[0] == JobStatus(JobState.RUNNING) for g in waiting)
+        # the hasty adapter leaves the job out meanwhile (the flush may land between the
+        # two queries of one round: then the second already knows the end)
+        assert any(g[1] is None for g in waiting), gaps
+        assert all(g[1] is None or g[1].state.terminal for g in waiting), gaps
 
     try:
         run(body)
