@@ -12,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -223,6 +224,73 @@ def test_a_dropped_service_fails_its_tasks_as_connection_lost(make_site, tmp_pat
     assert [s for s, _ in site.statuses["sh-00001"]] == [8, 1, 16, 2, 5]
     assert ok.ok, ok.message
     assert [s for s, _ in site.statuses["echo-00002"]] == [8, 1, 16, 2, 17, 7]
+
+
+def test_a_run_goes_on_elsewhere_when_its_service_dies(tmp_path, home, service, workers):
+    """Two sites, the persistent one and a local one: the service is killed while it runs
+    tasks; they fail as connection-lost and the run's retries finish them locally (with
+    seed 001's site sets a site where a task failed is hibernated at once; the default
+    weighted policy would keep offering the dead site tasks it refuses until its score
+    falls below zero)."""
+    svc = service("-p", "0", "-option", "tasksPerNode=4")
+    workers(svc.worker_command, home)
+    cwd = tmp_path / "run"
+    cwd.mkdir()
+    (cwd / "in.txt").write_text("payload\n")
+    (cwd / "wf.swift").write_text("""
+type file;
+app (file o) slowcat (file i, string s) { sh "-c" "sleep 2; cat $0" @i stdout=@o; }
+file inp <"in.txt">;
+foreach i in [1:6] {
+    file f <single_file_mapper; file=strcat("out/f", i, ".txt")>;
+    f = slowcat(inp, toString(i));
+}
+""")
+    (cwd / "swift.conf").write_text(f"""
+sites: [persist, here]
+executionRetries: 2
+siteSelectionPolicy: "sitesets"
+site.persist {{
+    execution {{ type: "coaster-persistent", URL: "{svc.url}" }}
+    workDirectory: "{cwd / "work"}"
+    maxParallelTasks: 4
+    initialParallelTasks: 4
+    app.ALL {{ executable: "*" }}
+}}
+site.here {{
+    execution {{ type: "local" }}
+    workDirectory: "{cwd / "work-here"}"
+    maxParallelTasks: 4
+    initialParallelTasks: 4
+    app.ALL {{ executable: "*" }}
+}}
+""")
+    run = subprocess.Popen([sys.executable, "-m", "swiftnb.cli", "run", "wf.swift"], cwd=cwd,
+                           env=home, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
+    try:
+        end = time.monotonic() + LIMIT
+        while not any("status=2 workerid=" in p.read_text() for p in cwd.glob("run*/*.log")):
+            assert time.monotonic() < end and run.poll() is None, "no task reached the service"
+            time.sleep(0.05)
+        os.kill(svc.proc.pid, signal.SIGKILL)
+        _, err = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    assert run.returncode == 0, err
+    for i in range(1, 7):
+        assert (cwd / "out" / f"f{i}.txt").read_text() == "payload\n"
+    log = next(cwd.glob("run*/*.log")).read_text()
+    assert f"the coaster service at {svc.url}: the service closed the connection" in log or \
+        f"the coaster service at {svc.url}: the connection broke" in log
+    # the tasks that failed on the dead service ran again on the local site
+    failed = set(re.findall(r"APPLICATION_EXCEPTION jobid=(\S+) - Application exception: "
+                            r"coaster-persistent site persist", log))
+    assert failed
+    for jobid in failed:
+        assert re.search(rf"JOB_START jobid={re.escape(jobid)} .* host=here", log), jobid
 
 
 @pytest.mark.parametrize(("execution", "message"), [
