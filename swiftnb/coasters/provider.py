@@ -92,9 +92,8 @@ class CoasterProvider(Provider):
         self.remote = remote
         # resolve the block provider now, so a bad jobManager fails at configuration time
         self._block_provider: BlockProvider | None = None if remote is not None else (
-            block_provider or block_provider_for(
-                self.job_manager, log_dir=log_dir,
-                log_level=str((options or {}).get("workerLoggingLevel", "NONE"))))
+            block_provider or block_provider_for(self.job_manager, log_dir=log_dir,
+                                                 log_level=_log_level(options)))
         #: for blocks whose nodes do not share this machine's files (ssh-cl)
         self.stager = stager
         self.service: CoasterService | ServiceClient | None = None
@@ -372,6 +371,12 @@ def _with_globals(settings: CoasterSettings, host_name: str | None,
             f'{where}.workerManager "passive": the service starts no blocks, so jobManager '
             f'"{job_manager}" would do nothing; remove one of them')
     return dataclasses.replace(settings, host_name=host_name, port_range=port_range)
+
+
+def _log_level(options: dict[str, Any] | None) -> str | None:
+    """workerLoggingLevel, if the options say (a log directory alone means INFO)."""
+    level = (options or {}).get("workerLoggingLevel")
+    return None if level is None else str(level)
 
 
 def _range_text(port_range: tuple[int, int] | None) -> str | None:
