@@ -252,6 +252,9 @@ class TcpTransport:
             self._sock.sendall(data)
 
     def close(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()  # it holds the socket open until closed itself
         sock, self._sock = self._sock, None
         if sock is not None:
             sock.close()
