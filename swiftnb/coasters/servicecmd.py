@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import contextlib
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 
@@ -50,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-host", default="127.0.0.1",
                    help="the address to listen on (default 127.0.0.1; 0.0.0.0 for all)")
     p.add_argument("-workerhost", default=None,
-                   help="the name workers connect to (internalHostName; default -host)")
+                   help="the name workers connect to (internalHostName; default -host, or "
+                   "this machine's name when -host is 0.0.0.0)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("-passive", action="store_true",
                       help="no blocks: workers are started by hand (the default)")
@@ -87,6 +89,9 @@ def main(argv: Sequence[str]) -> int:
         return 1
     try:
         options = _options(args.option)
+        # listening on every address: workers are told this machine's name
+        workerhost = args.workerhost or (socket.getfqdn() if args.host in ("0.0.0.0", "::")
+                                         else None)
         log_level = str(options.pop("workerLoggingLevel", "NONE")).upper()
         log_dir = options.pop("workerLoggingDirectory", None)
         settings = CoasterSettings.from_options({
@@ -94,7 +99,7 @@ def main(argv: Sequence[str]) -> int:
             "workerManager": "block" if args.jobmanager else "passive",
             "servicePort": args.localport if args.localport is not None else args.port,
             "listenAddress": args.host,
-            **({"internalHostName": args.workerhost} if args.workerhost else {}),
+            **({"internalHostName": workerhost} if workerhost else {}),
         }, prefix="coaster-service -option")
         provider: BlockProvider
         if args.jobmanager:
