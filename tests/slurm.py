@@ -6,9 +6,11 @@ behaviour.  How it runs follows /work/shared/reference/test-clusters.md: a priva
 (own key and socket), ``slurmctld -D -i -c`` and ``slurmd -D -N localhost``, each under
 setsid with output to files, in the directory and on the ports that ``clusters.py`` chose
 at import (the test sshd exports ``SLURM_CONF`` to its sessions, so a login there finds
-this cluster too).  Ready once ``sinfo`` says the node is idle; stopped by the PIDs this
-module started, after cancelling every job and killing the step daemons (slurmstepd
-detaches into its own session, so stopping slurmd leaves them running).
+this cluster too); ``start_cluster`` starts one in a directory and on ports of the
+caller's, for a program outside pytest (benchmarks/batch.py).  Ready once ``sinfo`` says
+the node is idle; stopped by the PIDs this module started, after cancelling every job and
+killing the step daemons (slurmstepd detaches into its own session, so stopping slurmd
+leaves them running).
 
 Jobs are submitted by root and by the sshd's login user: the cluster's directory is
 readable by all, the munge socket's directory is 0711 (munged requires every directory
@@ -74,13 +76,13 @@ def _wait_gone(pids: Sequence[int], within: float) -> list[int]:
         time.sleep(0.05)
 
 
-def _config(d: Path, munge_socket: Path) -> str:
+def _config(d: Path, munge_socket: Path, ctld_port: int, slurmd_port: int) -> str:
     """slurm.conf: the lines the reference lists, everything else under ``d``."""
     return f"""\
 ClusterName=swiftnbtest
 SlurmctldHost={NODE}(127.0.0.1)
-SlurmctldPort={SLURMCTLD_PORT}
-SlurmdPort={SLURMD_PORT}
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
@@ -126,6 +128,8 @@ class Slurm:
 
     dir: Path
     conf: Path
+    ctld_port: int = SLURMCTLD_PORT
+    slurmd_port: int = SLURMD_PORT
     partition: str = PARTITION
     node: str = NODE
     cpus: int = CPUS
@@ -188,7 +192,7 @@ class Slurm:
         sock_dir.chmod(0o711)   # other users reach the socket, never list the directory
         for sub in ("state", "spool"):
             (d / sub).mkdir(mode=0o755, exist_ok=True)
-        self.conf.write_text(_config(d, self.munge_socket))
+        self.conf.write_text(_config(d, self.munge_socket, self.ctld_port, self.slurmd_port))
         self.conf.chmod(0o644)
         self._daemon("munged", ["munged", "-F", f"--socket={self.munge_socket}",
                                 f"--key-file={key}", f"--pid-file={key_dir / 'munged.pid'}",
@@ -307,6 +311,21 @@ def _in_sessions(sids: set[int]) -> list[int]:
             if st is not None and st[0] not in ("Z", "X") and st[2] in sids:
                 found.append(int(entry))
     return found
+
+
+def start_cluster(d: Path, ctld_port: int, slurmd_port: int) -> Slurm:
+    """A cluster of its own in directory ``d`` (made 0755 if missing) on the given ports,
+    started and idle, for a program outside pytest (benchmarks/batch.py); the caller
+    stops it with ``stop()``.  If it does not come up, what it started is stopped."""
+    d.mkdir(mode=0o755, parents=True, exist_ok=True)
+    d.chmod(0o755)   # whatever the umask: other users reach the cluster
+    cluster = Slurm(dir=d, conf=d / "slurm.conf", ctld_port=ctld_port, slurmd_port=slurmd_port)
+    try:
+        cluster.start()
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
 
 
 def unavailable() -> str | None:
