@@ -234,6 +234,7 @@ class Block:
     conns: dict[str, WorkerConn] = field(default_factory=dict)
     busy: float = 0.0          # core-seconds spent on tasks
     ever_connected: bool = False
+    given_up: str = ""         # why it was given up before any worker came
     ended: float | None = None
     tasks_done: int = 0
     passive: bool = False      # made for workers started by hand; no LRM job
@@ -554,7 +555,8 @@ class CoasterService:
         self._start_failures = 0
         conn.send({"op": "welcome", "id": conn.id})
         if block.started is None:
-            block.started = self.clock()
+            # a worker is the surest sign its job runs: the LRM's poll may come later
+            self._block_active(block)
         block.last_used = max(block.last_used, self.clock())
         self.bus.emit("WORKER_ACTIVE", {"blockid": block.id, "id": conn.id,
                                         "node": conn.node, "cores": conn.cores})
@@ -699,11 +701,7 @@ class CoasterService:
 
     async def _submit_block(self, block: Block, request: BlockRequest) -> None:
         def on_active() -> None:
-            if block.state == "requested":
-                block.state = "active"
-            block.started = self.clock()
-            block.last_used = block.started
-            self.bus.emit("BLOCK_ACTIVE", {"id": block.id})
+            self._block_active(block)
 
         def on_exit(reason: str, detail: str = "") -> None:
             self._block_ended(block, reason, detail)
@@ -724,15 +722,42 @@ class CoasterService:
             self._note(text)
             self.bus.emit("WARNING", {}, text=f"coaster site {self.site}: {text}")
 
+    def _block_active(self, block: Block) -> None:
+        """The block's job runs (BLOCK_ACTIVE once, whichever says so first: the block
+        provider or its first worker)."""
+        if block.started is not None:
+            return
+        if block.state == "requested":
+            block.state = "active"
+        block.started = self.clock()
+        block.last_used = block.started
+        self.bus.emit("BLOCK_ACTIVE", {"id": block.id})
+        if not block.ever_connected:
+            asyncio.get_running_loop().call_later(self.settings.worker_start_timeout,
+                                                  self._check_started, block)
+
+    def _check_started(self, block: Block) -> None:
+        """A block whose job runs but whose workers never came (a firewall, a node that
+        cannot reach the service, a worker stuck before its hello) is given up: its job
+        is cancelled and it counts as a failed start."""
+        if self._closing or block.ever_connected or block.shutdown or not block.live:
+            return
+        timeout = self.settings.worker_start_timeout
+        block.given_up = (f"no worker of block {block.id} connected within {timeout:g} s of "
+                          "its job starting (workerStartTimeout); its job is cancelled")
+        self.bus.emit("WARNING", {}, text=f"coaster site {self.site}: {block.given_up}")
+        self._shutdown_block(block, block.given_up, force=True)
+
     def _block_ended(self, block: Block, reason: str, detail: str = "") -> None:
         now = self.clock()
         block.ended = now
-        if block.shutdown or reason == "stopped":
+        if (block.shutdown or reason == "stopped") and not block.given_up:
             block.state = "done"
             self.bus.emit("BLOCK_DONE", {"id": block.id})
         else:
             block.state = "failed"
-            why = f"block {block.id} ended prematurely ({reason})" + (f": {detail}" if detail else "")
+            why = block.given_up or (f"block {block.id} ended prematurely ({reason})"
+                                     + (f": {detail}" if detail else ""))
             self._note(why)
             for conn in list(block.conns.values()):
                 self._worker_gone(conn)

@@ -94,6 +94,7 @@ class CoasterSettings:
     parallelism: float = 0.01                # 0 = max parallelism .. 1 = tight packing
     default_walltime: int = 600              # a task without maxwalltime: 10 min
     max_worker_idle_time: float = 120.0      # idle block shuts down after this
+    worker_start_timeout: float = 120.0      # a running block with no worker by then: given up
     suspend_delay: float = 30.0              # unused this long -> may be suspended
     plan_interval: float = 1.0               # seconds between planning rounds
     listen_address: str | None = None        # where the service listens (see bind_address)
@@ -167,6 +168,8 @@ class CoasterSettings:
             raise bad("prefetch", "must not be negative")
         if self.plan_interval <= 0:
             raise bad("planInterval", "must be greater than 0")
+        if self.worker_start_timeout <= 0:
+            raise bad("workerStartTimeout", "must be greater than 0")
         if self.max_worker_idle_time <= 0:
             raise bad("maxWorkerIdleTime", "must be greater than 0")
         if self.default_walltime <= 0:
@@ -266,6 +269,7 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "maxtime": ("maxtime", "int"),
     "parallelism": ("parallelism", "float"),
     "maxWorkerIdleTime": ("max_worker_idle_time", "float"),
+    "workerStartTimeout": ("worker_start_timeout", "float"),
     "suspendDelay": ("suspend_delay", "float"),
     "planInterval": ("plan_interval", "float"),
     "listenAddress": ("listen_address", "str"),
@@ -286,7 +290,8 @@ _CANONICAL = {
     "overallocation_decay_factor": "overallocationDecayFactor", "spread": "spread",
     "exponential_spread": "exponentialSpread", "reserve": "reserve", "maxtime": "maxJobTime",
     "parallelism": "parallelism", "default_walltime": "defaultWalltime",
-    "max_worker_idle_time": "maxWorkerIdleTime", "suspend_delay": "suspendDelay",
+    "max_worker_idle_time": "maxWorkerIdleTime",
+    "worker_start_timeout": "workerStartTimeout", "suspend_delay": "suspendDelay",
     "plan_interval": "planInterval", "listen_address": "listenAddress",
     "internal_hostname": "internalHostName", "service_port": "servicePort",
     "worker_retries": "workerRetries", "prefetch": "prefetch",

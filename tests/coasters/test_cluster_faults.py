@@ -213,3 +213,42 @@ def test_the_ssh_connection_to_the_login_node_dropped_and_restored(tmp_path, ssh
     assert "the relay on the login node ended" in log
     # a second way back was opened for the blocks that came after
     assert len(re.findall(r"connect to the relay at", log)) >= 2
+
+
+def _processes_with(needle: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if needle in cmd and state != "Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.timeout(120)
+def test_a_block_whose_worker_never_connects_is_given_up_and_its_job_cancelled(tmp_path):
+    """The block's job runs but its "worker" hangs before saying hello (as behind a
+    firewall that drops the connection): after workerStartTimeout the block is given up
+    and its job cancelled; after three such blocks the waiting tasks fail, saying why."""
+    marker = "617.25"  # the hanging worker's sleep: found in /proc afterwards, or not
+    fake_python = tmp_path / "python3"
+    fake_python.write_text(f'#!/bin/sh\ncase "$1" in *_swiftworker.py) exec sleep {marker};; '
+                           f'esac\nexec {sys.executable} "$@"\n')
+    fake_python.chmod(0o755)
+    conf = _conf('type: "coaster", jobManager: "local:fork", options { maxJobs: 1, '
+                 f'workerStartTimeout: 2, python: "{fake_python}" }}', str(tmp_path / "work"))
+    proc = _start(tmp_path, conf, n=2, seconds=1)
+    code, _out, err = _finish(proc, timeout=100)
+    assert code != 0
+    assert "failed to start 3 times in a row" in err, err
+    assert re.search(r"no worker of block \S+ connected within 2 s of its job starting "
+                     r"\(workerStartTimeout\); its job is cancelled", err), err
+    log = _log(tmp_path)
+    assert len(re.findall(r"BLOCK_FAILED id=", log)) >= 3
+    assert "BLOCK_DONE" not in log
+    _wait_for(lambda: not _processes_with(f"sleep {marker}"), 10, "the hung workers to go")
