@@ -403,7 +403,8 @@ class ClusterBlockProvider:
 def make_block_provider(site: "SiteConfig", boot: str, lrm_name: str, options: Mapping[str, Any],
                         *, site_run: str, bus: EventBus, where: str, internal_host: str | None,
                         port_range: str | None, log_level: str | None, log_dir: str | None,
-                        origin: Callable[[str], str] | None = None) -> ClusterBlockProvider:
+                        origin: Callable[[str], str] | None = None,
+                        tasks_per_node: int = 1) -> ClusterBlockProvider:
     """The block provider of a coaster site whose jobManager is ``BOOT:LRM`` with an LRM
     other than ``local``; a wrong option is a ValueError naming the key and where."""
     from swiftnb.execution.batch.lrm import lrm_class
@@ -414,11 +415,19 @@ def make_block_provider(site: "SiteConfig", boot: str, lrm_name: str, options: M
                                           type_name=f"coaster ({boot}:{lrm_name})")
     lrm_cls = lrm_class(lrm_name)
     problems = lrm_cls.check_options(cluster.jobOptions or {}, where=f"{where}.jobOptions")
+    if not problems:  # a block of one node, as the planner may ask for
+        shape = lrm_cls.check_resources(Resources(
+            name="swiftnb-block", walltime=600, nodes=1, tasks_per_node=tasks_per_node,
+            queue=cluster.jobQueue, project=cluster.jobProject, options=cluster.jobOptions or {}))
+        if shape is not None:
+            problems = [f"{where}: blocks of {lrm_cls.name} could not be submitted: {shape}"]
     if problems:
         place = origin("jobOptions") if origin is not None else ""
         raise ValueError((f"{place}: " if place else "") + "; ".join(problems))
-    launcher = launcher_for(lrm_cls.name, cluster.launcher
-                            or lrm_cls.launcher_hint(cluster.jobOptions or {}))
+    job_options = cluster.jobOptions or {}
+    depth = job_options.get("depth")
+    launcher = launcher_for(lrm_cls.name, cluster.launcher or lrm_cls.launcher_hint(job_options),
+                            depth=int(depth) if depth and str(depth).isdigit() else None)
     shell: Shell
     if boot == "local":
         used = [k for k in cluster.ssh_keys if k in own]

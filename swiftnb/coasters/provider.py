@@ -165,8 +165,10 @@ class CoasterProvider(Provider):
                     site, boot, lrm, own, site_run=kwargs.get("site_run") or "run",
                     bus=bus, where=where,
                     internal_host=settings.internal_hostname,
-                    port_range=_range_text(port_range), log_level=str(options.get("workerLoggingLevel", "NONE")),
-                    log_dir=options.get("workerLoggingDirectory"), origin=origin)
+                    port_range=_range_text(port_range),
+                    log_level=str(options.get("workerLoggingLevel", "NONE")),
+                    log_dir=options.get("workerLoggingDirectory"), origin=origin,
+                    tasks_per_node=settings.jobs_per_node)
             except ValueError as exc:
                 raise CoasterConfigError(str(exc)) from None
             if boot == "ssh-cl":
@@ -203,7 +205,9 @@ class CoasterProvider(Provider):
         if not url:
             raise CoasterConfigError(f"site.{name}.execution.URL: a coaster-persistent site "
                                      "needs the running service's address (HOST:PORT)")
-        if job_manager:
+        # 0.96's persistent-coaster configurations name "local:local" as a matter of form
+        # (a passive service ignored it): taken; a batch jobManager would not be honoured
+        if job_manager and job_manager.strip() not in ("local", "local:local"):
             raise CoasterConfigError(
                 f"site.{name}.execution.jobManager has no effect on a coaster-persistent "
                 "site: the running service starts its own blocks (swiftnb coaster-service "

@@ -297,12 +297,14 @@ site.here {{
     ('URL: "127.0.0.1:1984", options { maxJobs: 2 }',
      r"site.c.execution.options.maxJobs has no effect on a coaster-persistent site: the "
      r"running service has its own settings \(swiftnb coaster-service -option maxJobs=...\)"),
-    ('URL: "127.0.0.1:1984", jobManager: "local:local"',
+    ('URL: "127.0.0.1:1984", jobManager: "local:slurm"',
      r"site.c.execution.jobManager has no effect on a coaster-persistent site"),
     ('URL: "127.0.0.1"',
      r'execution.URL "127.0.0.1": expected the coaster service\'s host and port'),
 ])
 def test_persistent_site_options_take_effect_or_are_refused(execution, message):
+    """0.96's persistent-coaster configurations name jobManager "local:local" as a matter
+    of form: that one is taken (test_persistent_site_takes_local_local_job_manager)."""
     from swiftnb.coasters import make_provider
     from swiftnb.config import load_config_text
     from swiftnb.events import EventBus
@@ -322,3 +324,17 @@ def test_nosec_is_refused(tmp_path, home):
                         "-nosec"], capture_output=True, text=True, env=home, timeout=LIMIT)
     assert r.returncode == 1
     assert "-nosec is not supported" in r.stderr
+
+
+def test_persistent_site_takes_local_local_job_manager():
+    from swiftnb.coasters import make_provider
+    from swiftnb.config import load_config_text
+    from swiftnb.events import EventBus
+    from swiftnb.scheduling.build import BuildContext
+    from swiftnb.scheduling.clock import RealClock
+
+    config = load_config_text(
+        'site.c { execution { type: "coaster-persistent", URL: "http://127.0.0.1:1984", '
+        'jobManager: "local:local" }\n workDirectory: "/tmp/w" }\nsites: [c]\n')
+    provider = make_provider(config.sites["c"], BuildContext(config, EventBus(), RealClock()))
+    assert provider.remote is not None and provider.remote.port == 1984

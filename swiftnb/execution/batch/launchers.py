@@ -68,12 +68,17 @@ class MpiexecLauncher(Launcher):
 
 
 class AprunLauncher(Launcher):
-    """Cray ALPS ``aprun -n N -N 1``: one processing element per node."""
+    """Cray ALPS ``aprun -n N -N 1``: one processing element per node, with ``-d DEPTH``
+    cores for it when jobOptions ``depth`` says so (as CoG's PBS provider ran aprun)."""
 
     name = "aprun"
 
+    def __init__(self, depth: int | None = None) -> None:
+        self.depth = depth
+
     def command(self, command: str, nodes: int) -> str:
-        return f"aprun -n {nodes} -N 1 sh -c {shlex.quote(command)}"
+        depth = f" -d {self.depth}" if self.depth else ""
+        return f"aprun -n {nodes} -N 1{depth} sh -c {shlex.quote(command)}"
 
 
 #: where batch systems list a job's hosts, one per line (a host repeated per slot)
@@ -110,11 +115,14 @@ _DEFAULTS = {"slurm": "srun", "pbs": "ssh", "sge": "ssh", "lsf": "ssh", "cobalt"
              "condor": "plain", "local": "plain", "fork": "plain"}
 
 
-def launcher_for(lrm: str, name: str | None = None) -> Launcher:
+def launcher_for(lrm: str, name: str | None = None, *, depth: int | None = None) -> Launcher:
     """The launcher ``name`` (``srun``, ``mpiexec``, ``aprun``, ``ssh``, ``plain``), else
-    the usual one for batch system ``lrm``.  ValueError names the known ones."""
+    the usual one for batch system ``lrm``; ``depth`` (jobOptions ``depth``) is aprun's
+    ``-d``.  ValueError names the known ones."""
     chosen = name or _DEFAULTS.get(lrm, "plain")
     cls = LAUNCHERS.get(chosen)
     if cls is None:
         raise ValueError(f"no launcher called '{chosen}' (one of {', '.join(sorted(LAUNCHERS))})")
+    if cls is AprunLauncher:
+        return AprunLauncher(depth)
     return cls()

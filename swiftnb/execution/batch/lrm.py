@@ -191,6 +191,19 @@ class LRM(abc.ABC):
         return problems
 
     @classmethod
+    def check_resources(cls, resources: Resources) -> str | None:
+        """What is wrong with a job of this shape, found by writing its directives (keys
+        that do not fit together, a value a directive cannot hold), or None: so a
+        configuration is refused when it is read, not when its first job is written."""
+        from swiftnb.execution.shell import LocalShell
+
+        try:
+            cls(LocalShell()).directives(resources)
+        except (ValueError, ProviderError) as exc:
+            return str(exc)
+        return None
+
+    @classmethod
     def launcher_hint(cls, options: Mapping[str, object]) -> str | None:
         """The launcher these ``jobOptions`` ask for (PBS's ``pbs.aprun: true`` means
         aprun), or None for the batch system's usual one."""

@@ -182,9 +182,12 @@ class PBS(LRM):
             problems.append(f"{bad!r} holds quotes or line breaks, which a #PBS directive "
                             "cannot carry")
         mpp = truth(options.get("pbs.mpp", False)) is True
-        if "depth" in options and not mpp:
-            problems.append("jobOptions.depth is PBS's mppdepth, written only for a Cray "
-                            "request (pbs.mpp: true)")
+        if "depth" in options and not mpp and truth(options.get("pbs.aprun", False)) is not True:
+            # CoG's PBS provider read it here too and wrote it nowhere: 0.96 ignored it
+            problems.append("jobOptions.depth (threads per process) is PBS's mppdepth with "
+                            "pbs.mpp: true, or aprun's -d with pbs.aprun: true; with neither "
+                            "it has no effect (Swift 0.96 ignored it): remove it, or set ppn "
+                            "for the cores of a node")
         if "pbs.properties" in options and mpp:
             problems.append("jobOptions.pbs.properties go with nodes=N:ppn=P; a Cray request "
                             "(pbs.mpp: true) has no place for node properties")

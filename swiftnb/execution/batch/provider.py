@@ -514,6 +514,15 @@ def _check(site: SiteConfig, ctx: BuildContext, jobs: SiteJobs) -> list[str]:
         for problem in jobs.lrm.check_options({key: value}, f"{where}.jobOptions"):
             place = origin(f"jobOptions.{key}") or origin("jobOptions")
             problems.append(f"{place + ': ' if place else ''}{problem}")
+    if not problems:  # keys that do not fit together show once a job is written
+        shape = jobs.lrm.check_resources(Resources(
+            name="swiftnb-check", walltime=600, nodes=jobs.nodes,
+            tasks_per_node=jobs.tasks_per_node or 1, queue=jobs.queue, project=jobs.project,
+            options=jobs.job_options))
+        if shape is not None:
+            place = origin("jobOptions")
+            problems.append(f"{place + ': ' if place else ''}{where}: jobs of {jobs.lrm.name} "
+                            f"could not be submitted: {shape}")
     apps = [(f"app.{name}", app) for name, app in ctx.config.apps.items()]
     apps += [(f"site.{site.name}.app.{name}", app) for name, app in site.apps.items()]
     for path, app in apps:

@@ -171,5 +171,6 @@ class SiteJobs:
         if name == "slurm":
             return ("srun", f"--ntasks={processes}")
         if name == "cobalt" or (name == "pbs" and truth(options.get("pbs.aprun")) is True):
-            return ("aprun", "-n", str(processes), "-N", str(per_node))
+            depth = ("-d", str(options["depth"])) if "depth" in options else ()
+            return ("aprun", "-n", str(processes), "-N", str(per_node), *depth)
         return ("mpiexec", "-n", str(processes))

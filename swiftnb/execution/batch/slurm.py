@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind
+from swiftnb.execution.batch.optionvalues import truth
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, parse_table,
                                          register_lrm, whole_minutes)
 from swiftnb.execution.shell import CommandResult
@@ -165,9 +166,10 @@ class Slurm(LRM):
             if not key.startswith("slurm."):
                 continue
             option = key[len("slurm."):]
-            if value is True or value == "":
+            flag = truth(value)   # HOCON's true/false arrive as words
+            if flag is True or value == "":
                 lines.append(f"--{option}")
-            elif value is not False:
+            elif flag is None:
                 lines.append(f"--{option}={_value(value)}")
         return [f"{self.directive} {line}" for line in lines]
 

@@ -193,7 +193,8 @@ async def test_FAKE_pbs_cray_mpp_request(cluster: Cluster) -> None:
     assert not any("nodes=" in line or "aprun" in line for line in lines)
     assert PBS.launcher_hint(resources.options) == "aprun"
     assert PBS.launcher_hint({}) is None
-    with pytest.raises(ValueError, match="depth is PBS's mppdepth"):
+    with pytest.raises(ValueError, match=r"depth \(threads per process\) is PBS's mppdepth "
+                       r"with pbs.mpp: true, or aprun's -d"):
         cluster.lrm.directives(cluster.resources("x", options={"depth": "2"}))
 
 
