@@ -176,6 +176,7 @@ class ClusterBlockProvider:
         self._relay: Process | None = None
         self._contact: tuple[str, int] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._opening = asyncio.Lock()   # blocks of one round share one relay
 
     # -- messages ---------------------------------------------------------------------------
     def where(self) -> str:
@@ -218,11 +219,16 @@ class ClusterBlockProvider:
             raise self._shell_error(exc, doing) from None
 
     async def _contact_for(self, request: BlockRequest) -> tuple[str, int]:
-        """Where the block's workers connect (see the module docstring)."""
+        """Where the block's workers connect (see the module docstring): one way back
+        for all blocks, opened by the first that needs it."""
         if self.boot != "ssh-cl":
             return request.host, request.port
-        if self._contact is not None:
-            return self._contact
+        async with self._opening:
+            if self._contact is not None:
+                return self._contact
+            return await self._open_way_back(request)
+
+    async def _open_way_back(self, request: BlockRequest) -> tuple[str, int]:
         self._close_tunnel()
         assert self.site_dir is not None
         try:
@@ -310,6 +316,22 @@ class ClusterBlockProvider:
 
     async def submit(self, request: BlockRequest, on_active: Callable[[], None],
                      on_exit: ExitCallback) -> ClusterBlock:
+        try:
+            return await self._submit(request, on_active, on_exit)
+        except ProviderError as exc:
+            if exc.kind is not FailureKind.CONNECTION_LOST or self.boot != "ssh-cl":
+                raise
+        # the login node went away: wait for it (reconnectTimeout), then try once more
+        try:
+            await self.shell.reconnect(give_up_after=self.options.reconnectTimeout)
+        except ShellError as exc:
+            raise ProviderError(FailureKind.CONNECTION_LOST, (
+                f"{self.where()}: the login node did not answer again within "
+                f"reconnectTimeout ({self.options.reconnectTimeout:g} s): {exc}")) from None
+        return await self._submit(request, on_active, on_exit)
+
+    async def _submit(self, request: BlockRequest, on_active: Callable[[], None],
+                      on_exit: ExitCallback) -> ClusterBlock:
         await self.prepare()
         assert self.site_dir is not None
         if self._secret_written != request.secret:

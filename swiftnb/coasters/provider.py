@@ -173,7 +173,15 @@ class CoasterProvider(Provider):
                 raise CoasterConfigError(str(exc)) from None
             if boot == "ssh-cl":
                 # the workers come back through the SSH connection's forward: the service
-                # listens on this machine's loopback only (internalHostName is the relay's)
+                # listens on this machine's loopback only (internalHostName is the relay's;
+                # the global hostName is for sites whose workers reach this machine)
+                if "listenAddress" in options:
+                    place = origin("listenAddress") if origin is not None else ""
+                    raise CoasterConfigError(
+                        f"{place + ': ' if place else ''}{where}.listenAddress has no effect "
+                        "with an ssh-cl jobManager: the service listens on this machine's "
+                        "loopback and its workers come through the SSH connection (the relay "
+                        "on the login node listens at internalHostName)")
                 settings = dataclasses.replace(settings, internal_hostname=None, host_name=None,
                                                listen_address="127.0.0.1")
                 blocks = kwargs["block_provider"]

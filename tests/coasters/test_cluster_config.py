@@ -91,3 +91,18 @@ def test_ssh_cl_service_listens_on_loopback_and_the_relay_takes_internal_host_na
     assert blocks.internal_host == "10.1.2.3"
     assert p.settings.bind_address == "127.0.0.1" and p.settings.contact_host == "127.0.0.1"
     assert blocks.shell.name == "login.example.org:2222"
+
+
+def test_listen_address_means_nothing_behind_a_login_node():
+    with pytest.raises(CoasterConfigError, match=r"listenAddress has no effect with an ssh-cl "
+                       r"jobManager: the service listens on this machine's loopback"):
+        provider('type: "coaster", jobManager: "ssh-cl:local", URL: "login.example.org", '
+                 'options { listenAddress: "0.0.0.0" }')
+
+
+def test_pbs_depth_takes_effect_through_aprun():
+    p = provider('type: "coaster", jobManager: "local:pbs", options { tasksPerNode: 24, '
+                 'jobOptions { pbs.aprun: true, depth: 24 } }')
+    blocks = p._block_provider
+    assert isinstance(blocks, ClusterBlockProvider)
+    assert blocks.launcher.command("w", 2) == "aprun -n 2 -N 1 -d 24 sh -c w"
