@@ -126,12 +126,40 @@ def _make_provider(sc: SiteConfig, ctx: BuildContext) -> Provider:
     except SchedulerError as exc:
         raise SchedulerError(f"site.{sc.name}.execution.type: {exc}") from None
     try:
-        return factory(sc, ctx)
+        provider = factory(sc, ctx)
     except SchedulerError:
         raise
     except (ValueError, TypeError) as exc:  # a provider refusing its options
         text = str(exc)
         raise SchedulerError(text if sc.name in text else f"site {sc.name}: {text}") from None
+    if not provider.takes_app_job_options:
+        _refuse_app_job_options(sc, ctx)
+    return provider
+
+
+#: app option keys every site reads: the task's walltime and the brokerage policy's
+#: requirements (seed 004)
+_EVERY_SITE_APP_OPTIONS = frozenset({"maxwalltime", "maxWallTime", "cores", "coreCount",
+                                     "memory", "ramCount", "architecture", "gpu"})
+
+
+def _refuse_app_job_options(sc: SiteConfig, ctx: BuildContext) -> None:
+    """An app's job options (``count``, ``jobType``, ``jobQueue``, ``mpi.*``, LRM keys)
+    on a site that runs no job per task would be dropped: refuse them, with their line."""
+    apps = [(f"app.{name}", app) for name, app in ctx.config.apps.items()]
+    apps += [(f"site.{sc.name}.app.{name}", app) for name, app in sc.apps.items()]
+    for path, app in apps:
+        for key in flatten_options(app.options):
+            if key in _EVERY_SITE_APP_OPTIONS:
+                continue
+            found = (ctx.config.origin_detail(f"{path}.options.{key}")
+                     or ctx.config.origin_detail(f"{path}.options"))
+            place = f"{found.location()}: " if found is not None else ""
+            raise SchedulerError(
+                f"{place}{path}.options.{key} has no effect on site {sc.name} (execution type "
+                f"\"{sc.type}\"): only batch sites (slurm, sge, pbs, lsf, condor, cobalt) run "
+                f"an app as a job of its own; give it to those sites' apps "
+                f"(site.NAME.app.{path.rsplit('.', 1)[-1]}) or remove it")
 
 
 def check_sites(config: Config) -> list[str]:

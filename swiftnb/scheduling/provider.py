@@ -131,6 +131,11 @@ class Provider(abc.ABC):
     name: str
     #: whether :meth:`execute_cluster` runs a cluster of tasks as one job
     runs_clusters: ClassVar[bool] = False
+    #: whether the provider reads (and checks) the job keys of apps' ``options``
+    #: (``jobQueue``, ``count``, ``jobType``, ``mpi.*``, LRM options): a batch site runs
+    #: each task as a job of its own; on other sites these keys would be dropped, so
+    #: the builder refuses them there
+    takes_app_job_options: ClassVar[bool] = False
 
     @abc.abstractmethod
     async def start(self) -> None:

@@ -161,6 +161,8 @@ class _Job:
 class BatchProvider(Provider):
     """Runs each task of a site as one batch job (see the module docstring)."""
 
+    takes_app_job_options = True   # checked against the site's batch system (_check)
+
     def __init__(self, name: str, lrm: LRM, jobs: SiteJobs, *, options: BatchOptions,
                  host: str, remote: bool, work_dir: str = "swiftwork", site_run: str = "run",
                  keep: bool = False, staging: str = "swift", scratch: str | None = None,
