@@ -186,3 +186,63 @@ def test_local_slurm_blocks_and_a_refused_queue(tmp_path, slurm):
     # sbatch's own words, the queue and the site, where a person reads them
     assert "nosuch" in r.stderr and "invalid partition" in r.stderr, r.stderr
     assert "site cluster" in r.stderr
+
+
+def test_local_sge_blocks_run_a_bag_of_tasks(tmp_path, gridengine):
+    """Grid Engine blocks: one node each, the worker in the job's own shell (the ssh
+    launcher logs in nowhere for one node); jobOptions.pe for the block's slots."""
+    conf = _site('type: "coaster", jobManager: "local:sge", '
+                 'options { maxJobs: 2, tasksPerNode: 2, maxNodesPerJob: 1, '
+                 f'maxJobTime: "00:10:00", jobQueue: "{gridengine.queue}", '
+                 'jobOptions { pe: "smp" } }', str(tmp_path / "work"), staging="swift")
+    env = {**os.environ, **gridengine.env()}
+    r = _run(tmp_path, conf, n=4, env=env)
+    assert r.returncode == 0, r.stderr
+    _outputs_ok(tmp_path, 4)
+    log = _log(tmp_path)
+    assert re.search(r"block \S+ is sge job \d+", log)
+    blocks = _block_lines(log)
+    assert set(blocks["BLOCK_DONE"]) == set(blocks["BLOCK_REQUESTED"])
+
+
+def test_ssh_cl_sge_blocks_through_the_login_node(tmp_path, sshd, gridengine):
+    conf = _site(f'type: "coaster", jobManager: "ssh-cl:sge", URL: "{sshd.alias}", '
+                 'options { maxJobs: 1, tasksPerNode: 3, maxNodesPerJob: 1, '
+                 f'maxJobTime: "00:10:00", jobQueue: "{gridengine.queue}", '
+                 'jobOptions { pe: "smp" } }',
+                 f"{sshd.remote_work}/swiftwork-{tmp_path.name}")
+    r = _run(tmp_path, conf, n=5, env=sshd.env())
+    assert r.returncode == 0, r.stderr
+    _outputs_ok(tmp_path, 5)
+    log = _log(tmp_path)
+    assert re.search(r"block \S+ is sge job \d+", log)
+    assert "connect to the relay at" in log
+
+
+FAKES = Path(__file__).resolve().parent.parent / "fakes"
+
+
+@pytest.mark.parametrize("lrm", ["pbs", "lsf"])
+def test_blocks_as_jobs_of_a_FAKE_batch_system(tmp_path, lrm):
+    """PBS and LSF cannot run here: their FAKE commands (tests/fakes) run the block's
+    script for real, so the block's life and its workers are the real thing."""
+    from fakes import fakelrm
+
+    state = tmp_path / "fake-lrm"
+    env = {**os.environ,
+           "PATH": f"{FAKES / 'bin' / lrm}{os.pathsep}{os.environ.get('PATH', '')}",
+           fakelrm.ENV_DIR: str(state), fakelrm.ENV_PYTHON: sys.executable}
+    conf = _site(f'type: "coaster", jobManager: "local:{lrm}", '
+                 'options { maxJobs: 2, tasksPerNode: 2, maxNodesPerJob: 1, '
+                 'maxJobTime: "00:10:00", jobQueue: "batch" }',
+                 str(tmp_path / "work"), staging="swift")
+    try:
+        r = _run(tmp_path, conf, n=4, env=env)
+    finally:
+        fakelrm.stop_all(state)  # whatever the run left, by the fake's recorded ids
+    assert r.returncode == 0, r.stderr
+    _outputs_ok(tmp_path, 4)
+    log = _log(tmp_path)
+    assert re.search(rf"block \S+ is {lrm} job \S+", log)
+    blocks = _block_lines(log)
+    assert set(blocks["BLOCK_ACTIVE"]) == set(blocks["BLOCK_REQUESTED"])

@@ -88,11 +88,14 @@ NODE_FILES = ("PBS_NODEFILE", "PE_HOSTFILE", "COBALT_NODEFILE", "LSB_DJOB_HOSTFI
 class SSHLauncher(Launcher):
     """``ssh`` to each distinct host of the job's node file (PBS_NODEFILE, SGE's
     PE_HOSTFILE, COBALT_NODEFILE, LSB_DJOB_HOSTFILE; without one, this host only), with
-    BatchMode so that a node without keys fails at once instead of asking."""
+    BatchMode so that a node without keys fails at once instead of asking.  A one-node
+    job runs its copy in its own shell (no login, no keys needed)."""
 
     name = "ssh"
 
     def command(self, command: str, nodes: int) -> str:
+        if nodes <= 1:  # the job's own node: nothing to log in to
+            return PlainLauncher().command(command, 1)
         files = " ".join(f'"${{{v}:-}}"' for v in NODE_FILES)
         # the remote shell gets the command quoted once more: it unquotes it into sh -c
         return (
