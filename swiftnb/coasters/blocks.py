@@ -10,6 +10,7 @@ would).  Batch and SSH block providers only need to implement :class:`BlockProvi
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import os
@@ -17,7 +18,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from swiftnb.coasters import worker as _worker_module
 from swiftnb.coasters.settings import CoasterConfigError
@@ -53,11 +54,17 @@ class BlockRequest:
         return -(-self.workers // self.cores)
 
 
-class BlockHandle(Protocol):
-    def stop(self, grace: float = 5.0) -> None:
-        """End the block: terminate its workers, kill them after ``grace`` s."""
+class BlockHandle(abc.ABC):
+    """A submitted block, as the service holds it."""
 
-    def pids(self) -> list[int]: ...
+    @abc.abstractmethod
+    def stop(self, grace: float = 5.0) -> None:
+        """End the block: its workers were told to shut down; whatever still runs after
+        ``grace`` s is ended (processes killed, the batch job cancelled)."""
+
+    @abc.abstractmethod
+    def pids(self) -> list[int]:
+        """The block's worker processes on this machine (none for a batch job's)."""
 
 
 #: on_exit(reason, detail): reason "stopped" (after stop()), "walltime" (LRM limit) or
@@ -65,17 +72,25 @@ class BlockHandle(Protocol):
 ExitCallback = Callable[[str, str], None]
 
 
-class BlockProvider(Protocol):
+class BlockProvider(abc.ABC):
+    """How a planned block becomes running workers (module docstring); the service calls
+    ``submit`` per block and ``close`` once at its end."""
+
+    #: for messages: ``local``, ``local:slurm``, ``ssh-cl:pbs``...
     name: str
 
+    @abc.abstractmethod
     async def submit(self, request: BlockRequest, on_active: Callable[[], None],
                      on_exit: ExitCallback) -> BlockHandle:
-        """Submit the block; call ``on_active`` when it runs and ``on_exit`` when it ends."""
+        """Submit the block; call ``on_active`` when it runs and ``on_exit`` (once) when
+        it ends.  A refusal raises; the service counts it as a failed start."""
 
-    async def close(self) -> None: ...
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """End every block still running and release what the provider holds."""
 
 
-class _LocalBlock:
+class _LocalBlock(BlockHandle):
     def __init__(self, procs: list[asyncio.subprocess.Process]) -> None:
         self.procs = procs
         self.stopping = False
@@ -108,7 +123,7 @@ class _LocalBlock:
             self._killer.cancel()
 
 
-class LocalBlockProvider:
+class LocalBlockProvider(BlockProvider):
     """``local:local``: a block is a set of worker processes on this machine."""
 
     name = "local"

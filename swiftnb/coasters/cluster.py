@@ -32,13 +32,13 @@ import dataclasses
 import json
 import os
 import shlex
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.coasters import relay as relay_module
 from swiftnb.coasters import worker as worker_module
-from swiftnb.coasters.blocks import BlockRequest, ExitCallback
+from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest, ExitCallback
 from swiftnb.engine.task import FailureKind
 from swiftnb.events import EventBus
 from swiftnb.execution import wrapper as wrapper_module
@@ -110,8 +110,8 @@ CLUSTER_KEYS = frozenset(f.name for f in dataclasses.fields(ClusterOptions))
 
 
 @dataclass(eq=False)
-class ClusterBlock:
-    """One block's batch job, as the service holds it (a BlockHandle)."""
+class ClusterBlock(BlockHandle):
+    """One block's batch job, as the service holds it."""
 
     provider: "ClusterBlockProvider"
     request: BlockRequest
@@ -132,9 +132,7 @@ class ClusterBlock:
         if self.stopping or self.ended:
             return
         self.stopping = True
-        self._cancel = asyncio.get_running_loop().create_task(self._cancel_after(grace))
-        self.provider._tasks.add(self._cancel)
-        self._cancel.add_done_callback(self.provider._tasks.discard)
+        self._cancel = self.provider.spawn(self._cancel_after(grace))
 
     async def _cancel_after(self, grace: float) -> None:
         if grace > 0:
@@ -145,7 +143,7 @@ class ClusterBlock:
             self.provider.poller.poke()
 
 
-class ClusterBlockProvider:
+class ClusterBlockProvider(BlockProvider):
     """Blocks as jobs of a batch system reached through a shell (see the module docstring)."""
 
     def __init__(self, lrm: LRM, launcher: Launcher, *, boot: str, work_dir: str,
@@ -177,6 +175,13 @@ class ClusterBlockProvider:
         self._contact: tuple[str, int] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self._opening = asyncio.Lock()   # blocks of one round share one relay
+
+    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``coro`` as a task the provider holds (and ends at close)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
     # -- messages ---------------------------------------------------------------------------
     def where(self) -> str:
@@ -264,9 +269,7 @@ class ClusterBlockProvider:
             f"connection to the coaster service at 127.0.0.1:{request.port}"))
         relay = self._relay
         assert relay is not None
-        watcher = asyncio.get_running_loop().create_task(self._watch_relay(relay))
-        self._tasks.add(watcher)
-        watcher.add_done_callback(self._tasks.discard)
+        self.spawn(self._watch_relay(relay))
         return self._contact
 
     async def _watch_relay(self, relay: Process) -> None:
@@ -363,9 +366,7 @@ class ClusterBlockProvider:
         if status.state.terminal:
             block.ended = True
             self.blocks.pop(job_id, None)
-            task = asyncio.get_running_loop().create_task(self._ended(block, status))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self.spawn(self._ended(block, status))
 
     async def _ended(self, block: ClusterBlock, status: JobStatus) -> None:
         if block.stopping:
