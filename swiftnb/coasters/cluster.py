@@ -46,6 +46,7 @@ from swiftnb.execution.batch.launchers import Launcher, launcher_for
 from swiftnb.execution.batch.lrm import LRM, JobPoller, JobState, JobStatus, Resources
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError, Tunnel
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
+from swiftnb.scheduling.build import flatten_options
 from swiftnb.scheduling.options import ProviderOptions, option
 from swiftnb.scheduling.provider import ProviderError
 
@@ -59,18 +60,12 @@ _STDERR_TAIL = 2000
 
 
 def _job_options(raw: Any) -> dict[str, str]:
+    """``jobOptions`` as flat string keys (``pbs { aprun: true }`` is ``pbs.aprun``)."""
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):
         raise ValueError("expected an object of LRM options ({ ppn: 8, \"slurm.mem\": \"4G\" })")
-    out: dict[str, str] = {}
-    for key, value in raw.items():
-        if isinstance(value, Mapping):  # HOCON: pbs { aprun: true } is pbs.aprun
-            for sub, subvalue in _job_options(value).items():
-                out[f"{key}.{sub}"] = subvalue
-        else:
-            out[str(key)] = "true" if value is True else "false" if value is False else str(value)
-    return out
+    return flatten_options(raw)
 
 
 @dataclass(frozen=True)

@@ -30,8 +30,8 @@ How a run uses the cluster:
    spec.json > result.json``; its shape (walltime, queue, nodes...) is
    :mod:`swiftnb.execution.batch.request`'s.  One :class:`JobPoller` per site follows
    every job in one status query per round: pending is SUBMITTED, running ACTIVE (the
-   log's TASK_STATUS_CHANGE lines, so Tq and Tb are the batch system's queue and run
-   times).  At the end the result is read back and the outputs staged out.
+   log's TASK_STATUS_CHANGE lines: a job's wait in the batch system's queue is part of
+   its Tw, its run its Te).  At the end the result is read back and the outputs staged out.
 3. ``shutdown``: cancel the jobs still in the batch system, run ``cleanupCommand`` on the
    site run directory unless keepSiteDir, close the shell.
 
