@@ -30,7 +30,6 @@ import asyncio
 import contextlib
 import dataclasses
 import json
-import os
 import shlex
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field

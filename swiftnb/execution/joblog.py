@@ -11,7 +11,11 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
+from swiftnb.engine.task import TaskResult
+from swiftnb.events import TaskStatus
+from swiftnb.execution.outcome import result_from_dict
 from swiftnb.execution.wrapper import format_arguments
+from swiftnb.scheduling.provider import StatusReporter
 
 __all__ = ["InfoWriter"]
 
@@ -21,6 +25,24 @@ class InfoWriter:
 
     def __init__(self) -> None:
         self._dirs: set[str] = set()
+
+    def finish(self, run_dir: str, spec: Mapping[str, Any], result: Mapping[str, Any],
+               attempt: StatusReporter, *, site: str, counts: dict[str, int],
+               always: bool = False) -> TaskResult:
+        """An attempt's end as the wrapper reported it, the same on every site that runs
+        the wrapper far away: COMPLETED, or FAILED with its cause; the ``-info`` record of
+        a failure (of a success too with alwaysTransferWrapperLog); the site's counts."""
+        outcome = result_from_dict(result, site)
+        if outcome.ok:
+            counts["completed"] += 1
+            attempt.status(TaskStatus.COMPLETED)
+            if always:
+                self.write(run_dir, spec, result)
+        else:
+            counts["failed"] += 1
+            self.write(run_dir, spec, result)
+            attempt.status(TaskStatus.FAILED, message=result.get("cause") or outcome.message)
+        return outcome
 
     def write(self, run_dir: str, spec: Mapping[str, Any], result: Mapping[str, Any]) -> None:
         """The record of one attempt (``spec`` as the wrapper ran it, ``result`` its end);

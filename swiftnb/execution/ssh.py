@@ -53,7 +53,6 @@ from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.execution import wrapper
 from swiftnb.execution.joblog import InfoWriter
-from swiftnb.execution.outcome import result_from_dict
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.execution.staging import Stager, shell_failure_kind
@@ -369,17 +368,8 @@ class SSHProvider(Provider):
 
     def _ended(self, task: Task, spec: dict[str, Any], result: dict[str, Any],
                attempt: StatusReporter) -> TaskResult:
-        outcome = result_from_dict(result, self.name)
-        if outcome.ok:
-            self.counts["completed"] += 1
-            attempt.status(TaskStatus.COMPLETED)
-            if self.always_info:
-                self._info.write(task.run_dir, spec, result)
-        else:
-            self.counts["failed"] += 1
-            self._info.write(task.run_dir, spec, result)
-            attempt.status(TaskStatus.FAILED, message=result.get("cause") or outcome.message)
-        return outcome
+        return self._info.finish(task.run_dir, spec, result, attempt, site=self.name,
+                                 counts=self.counts, always=self.always_info)
 
     # -- the end ----------------------------------------------------------------------------
     async def shutdown(self) -> None:
