@@ -20,6 +20,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
+from swiftnb.config.schema import SWIFT_EXECUTION_OPTION_NAMES as COASTER_OPTION_NAMES
+
 __all__ = ["ProviderOptions", "OptionsError", "BROKERAGE_KEYS", "option"]
 
 #: site attributes the brokerage policy reads (seed 004): accepted on every site
@@ -110,8 +112,12 @@ class ProviderOptions:
             if field is None:
                 if key in cls.EXTRA_KEYS:
                     continue
-                near = difflib.get_close_matches(key, sorted(set(fields) | set(cls.ALIASES)), n=1)
                 kind = f" for execution type \"{type_name}\"" if type_name else ""
+                if key in COASTER_OPTION_NAMES:  # a 0.96 coaster key on another site
+                    raise fail(key, f"a coaster option (blocks of pilot jobs), with no effect"
+                                    f"{kind}: remove it, or make the site execution.type "
+                                    "\"coaster\" with a jobManager such as \"local:slurm\"")
+                near = difflib.get_close_matches(key, sorted(set(fields) | set(cls.ALIASES)), n=1)
                 raise fail(key, f"unknown key{kind}" + (f", did you mean {near[0]}?" if near
                                                         else ""))
             convert = field.metadata.get("convert")
