@@ -275,6 +275,7 @@ _ALIASES: dict[str, tuple[str, str]] = {
     "listenAddress": ("listen_address", "str"),
     "internalHostName": ("internal_hostname", "str"),
     "internalhostname": ("internal_hostname", "str"),
+    "internalHostname": ("internal_hostname", "str"),   # swift-k's own test configurations
     "servicePort": ("service_port", "int"),
     "workerRetries": ("worker_retries", "int"),
     "prefetch": ("prefetch", "prefetch"),

@@ -106,3 +106,9 @@ def test_pbs_depth_takes_effect_through_aprun():
     blocks = p._block_provider
     assert isinstance(blocks, ClusterBlockProvider)
     assert blocks.launcher.command("w", 2) == "aprun -n 2 -N 1 -d 24 sh -c w"
+
+
+def test_internal_hostname_as_swift_k_test_configurations_spell_it():
+    p = provider('type: "coaster", jobManager: "local:local", '
+                 'options { internalHostname: "127.0.0.1" }')
+    assert p.settings.internal_hostname == "127.0.0.1"
