@@ -45,7 +45,7 @@ from swiftnb.execution.batch.launchers import Launcher, launcher_for
 from swiftnb.execution.batch.lrm import LRM, JobPoller, JobState, JobStatus, Resources
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError, Tunnel
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
-from swiftnb.scheduling.build import flatten_options
+from swiftnb.config.types import flatten_options
 from swiftnb.scheduling.options import ProviderOptions, option
 from swiftnb.scheduling.provider import ProviderError
 

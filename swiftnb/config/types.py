@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -346,3 +347,19 @@ def T(kind: str, *choices: str) -> ValueType:
 
 def interval(low: float, high: float) -> ValueType:
     return ValueType("interval", (), low, high)
+
+
+def flatten_options(options: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """An app's ``options`` (or a site's ``jobOptions``) as ``{"mpi.processes": "4"}``:
+    nested objects joined with dots (HOCON's ``mpi { processes: 4 }`` and
+    ``"mpi.processes": 4`` are the same key), values as strings (``true``/``false``)."""
+    flat: dict[str, str] = {}
+    for key, value in options.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(flatten_options(value, name + "."))
+        elif isinstance(value, bool):
+            flat[name] = "true" if value else "false"
+        else:
+            flat[name] = str(value)
+    return flat

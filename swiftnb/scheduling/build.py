@@ -33,13 +33,14 @@ if TYPE_CHECKING:
     from swiftnb.execution.cdm import CdmPolicy
 
 from swiftnb.scheduling.clock import Clock, RealClock, VirtualClock
+from swiftnb.config.types import flatten_options
 from swiftnb.scheduling.options import OptionsError
 from swiftnb.scheduling.provider import Provider
 from swiftnb.scheduling.scheduler import Scheduler, SchedulerError
 from swiftnb.scheduling.sites import Site
 
 __all__ = ["build_executor", "build_sites", "register_provider", "BuildContext",
-           "provider_factory", "check_sites", "flatten_options"]
+           "provider_factory", "check_sites"]
 
 #: the entry-point group of provider factories
 ENTRY_POINT_GROUP = "swiftnb.providers"
@@ -205,22 +206,6 @@ def build_sites(config: Config, bus: EventBus, clock: Clock, *, site_run: str = 
         site.refresh_limit()
         sites.append(site)
     return sites
-
-
-def flatten_options(options: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
-    """An app's ``options`` (or a site's ``jobOptions``) as ``{"mpi.processes": "4"}``:
-    nested objects joined with dots (HOCON's ``mpi { processes: 4 }`` and
-    ``"mpi.processes": 4`` are the same key), values as strings (``true``/``false``)."""
-    flat: dict[str, str] = {}
-    for key, value in options.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, Mapping):
-            flat.update(flatten_options(value, name + "."))
-        elif isinstance(value, bool):
-            flat[name] = "true" if value else "false"
-        else:
-            flat[name] = str(value)
-    return flat
 
 
 def app_resolver(config: Config) -> Callable[[Site, Task], Task]:

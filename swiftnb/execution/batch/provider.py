@@ -69,7 +69,7 @@ from swiftnb.execution.shell import CommandResult, LocalShell, Shell, ShellError
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.execution.ssh import SSHOptions
 from swiftnb.execution.staging import Stager, shell_failure_kind
-from swiftnb.scheduling.build import flatten_options
+from swiftnb.config.types import flatten_options
 from swiftnb.scheduling.options import option
 from swiftnb.scheduling.provider import (Provider, ProviderError, ProviderState,
                                          StatusReporter, swift_job_dir)
