@@ -33,7 +33,7 @@ queue manager's cobaltlog lines).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind
@@ -95,6 +95,9 @@ class Cobalt(LRM):
     aliases: ClassVar[tuple[str, ...]] = ("cobaltlocal",)
     directive: ClassVar[str] = "#COBALT"
     option_prefixes: ClassVar[tuple[str, ...]] = ("cobalt.",)
+    option_name = _OPTION
+    option_name_is = "a qsub option name"
+    option_value_is = "a #COBALT directive"
     status_command: ClassVar[str] = "qstat"
     command_timeout: float = 60.0
 
@@ -102,20 +105,6 @@ class Cobalt(LRM):
         super().__init__(shell, site=site)
         self._logs: dict[str, str] = {}       # job id -> its cobaltlog
         self._canceled: set[str] = set()
-
-    @classmethod
-    def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
-        problems = super().check_options(options, where)
-        for key, value in options.items():
-            if not key.startswith("cobalt.") or len(key) == len("cobalt."):
-                continue
-            if not _OPTION.match(key[len("cobalt."):]):
-                problems.append(f"{where}.{key}: '{key[len('cobalt.'):]}' is not a qsub "
-                                "option name")
-            elif line_breaking([value]) is not None:
-                problems.append(f"{where}.{key}: a value with quotes or line breaks cannot "
-                                "be a #COBALT directive")
-        return problems
 
     @staticmethod
     def prefix(resources: Resources) -> str:

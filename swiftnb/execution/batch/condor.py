@@ -74,6 +74,10 @@ class Condor(LRM):
     aliases: ClassVar[tuple[str, ...]] = ("condorlocal",)
     option_keys: ClassVar[frozenset[str]] = frozenset({"ppn"})
     option_prefixes: ClassVar[tuple[str, ...]] = ("condor.",)
+    option_name = _KEY
+    option_name_is = "a submit description command"
+    option_value_is = "a submit description line"
+    option_value_forbids = "\n\r"
     status_command: ClassVar[str] = "condor_q"
     command_timeout: float = 60.0
 
@@ -87,15 +91,6 @@ class Condor(LRM):
         problem = whole_number_problem(options, "ppn", where)
         if problem:
             problems.append(problem)
-        for key, value in options.items():
-            if not key.startswith("condor.") or len(key) == len("condor."):
-                continue
-            if not _KEY.match(key[len("condor."):]):
-                problems.append(f"{where}.{key}: '{key[len('condor.'):]}' is not a submit "
-                                "description command")
-            elif any(c in str(value) for c in "\n\r"):
-                problems.append(f"{where}.{key}: a value with line breaks cannot be a "
-                                "submit description line")
         return problems
 
     @staticmethod

@@ -29,6 +29,7 @@ import contextlib
 import difflib
 import enum
 import math
+import re
 import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -139,6 +140,14 @@ class LRM(abc.ABC):
     option_prefixes: ClassVar[tuple[str, ...]] = ()
     #: the command a status poll runs, for messages ("squeue did not answer")
     status_command: ClassVar[str] = "status"
+    #: what a name under ``option_prefixes`` must look like, what the batch system calls
+    #: such a name, and what its value becomes (``slurm.mem``: "an sbatch option name",
+    #: "an #SBATCH directive"); None: the adapter checks its prefixed keys itself
+    option_name: ClassVar[re.Pattern[str] | None] = None
+    option_name_is: ClassVar[str] = "an option name"
+    option_value_is: ClassVar[str] = "a directive"
+    #: characters a prefixed key's value may not hold (its directive could not carry them)
+    option_value_forbids: ClassVar[str] = '"\n\r'
 
     def __init__(self, shell: Shell, *, site: str = "") -> None:
         self.shell = shell
@@ -179,9 +188,19 @@ class LRM(abc.ABC):
     def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
         """Problems with ``jobOptions`` keys this batch system would not honour."""
         problems = []
-        for key in options:
-            if key in cls.option_keys or any(key.startswith(p) and len(key) > len(p)
-                                             for p in cls.option_prefixes):
+        for key, value in options.items():
+            prefix = next((p for p in cls.option_prefixes
+                           if key.startswith(p) and len(key) > len(p)), None)
+            if prefix is not None and cls.option_name is not None:
+                name = key[len(prefix):]
+                if not cls.option_name.match(name):
+                    problems.append(f"{where}.{key}: '{name}' is not {cls.option_name_is}")
+                elif any(c in str(value) for c in cls.option_value_forbids):
+                    held = ("quotes or line breaks" if '"' in cls.option_value_forbids
+                            else "line breaks")
+                    problems.append(f"{where}.{key}: a value with {held} cannot be "
+                                    f"{cls.option_value_is}")
+            if key in cls.option_keys or prefix is not None:
                 continue
             known = sorted(cls.option_keys) + [p + "*" for p in cls.option_prefixes]
             near = difflib.get_close_matches(key, sorted(cls.option_keys), n=1, cutoff=0.6)

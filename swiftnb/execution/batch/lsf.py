@@ -75,6 +75,9 @@ class LSF(LRM):
     directive: ClassVar[str] = "#BSUB"
     option_keys: ClassVar[frozenset[str]] = frozenset({"ppn"})
     option_prefixes: ClassVar[tuple[str, ...]] = ("lsf.",)
+    option_name = _OPTION
+    option_name_is = "a bsub option name"
+    option_value_is = "a #BSUB directive"
     status_command: ClassVar[str] = "bjobs"
     command_timeout: float = 60.0
 
@@ -88,14 +91,6 @@ class LSF(LRM):
         problem = whole_number_problem(options, "ppn", where)
         if problem:
             problems.append(problem)
-        for key, value in options.items():
-            if not key.startswith("lsf.") or len(key) == len("lsf."):
-                continue
-            if not _OPTION.match(key[4:]):
-                problems.append(f"{where}.{key}: '{key[4:]}' is not a bsub option name")
-            elif line_breaking([value]) is not None:
-                problems.append(f"{where}.{key}: a value with quotes or line breaks cannot "
-                                "be a #BSUB directive")
         return problems
 
     def directives(self, resources: Resources) -> list[str]:

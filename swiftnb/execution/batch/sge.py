@@ -145,6 +145,9 @@ class GridEngine(LRM):
     directive: ClassVar[str] = "#$"
     option_keys: ClassVar[frozenset[str]] = frozenset({"pe"})
     option_prefixes: ClassVar[tuple[str, ...]] = ("sge.",)
+    option_name = _OPTION
+    option_name_is = "a qsub option name"
+    option_value_forbids = ""           # checked for every key below: line breaks
     status_command: ClassVar[str] = "qstat"
     command_timeout: ClassVar[float] = 60.0
     #: how many cancelled job ids are remembered (asked again later, they stay CANCELED)
@@ -164,8 +167,6 @@ class GridEngine(LRM):
     def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
         problems = super().check_options(options, where)
         for key, value in options.items():
-            if key.startswith("sge.") and len(key) > 4 and not _OPTION.match(key[4:]):
-                problems.append(f"{where}.{key}: '{key[4:]}' is not a qsub option name")
             if key == "pe" and not str(value).strip():
                 problems.append(f"{where}.pe is empty (it names a parallel environment: "
                                 "qconf -spl lists this cluster's)")

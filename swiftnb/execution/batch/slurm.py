@@ -112,6 +112,9 @@ class Slurm(LRM):
     directive: ClassVar[str] = "#SBATCH"
     option_keys: ClassVar[frozenset[str]] = frozenset({"ppn", "depth"})
     option_prefixes: ClassVar[tuple[str, ...]] = ("slurm.",)
+    option_name = _OPTION_NAME
+    option_name_is = "an sbatch option name"
+    option_value_is = "an #SBATCH directive"
     status_command: ClassVar[str] = "squeue"
 
     #: seconds one Slurm command may take (squeue takes 10-20 s to give up on a
@@ -126,13 +129,6 @@ class Slurm(LRM):
                 if isinstance(value, bool) or not str(value).isdigit() or int(str(value)) < 1:
                     problems.append(f"{where}.{key} must be a whole number of at least 1 "
                                     f"(got {value!r})")
-            elif key.startswith("slurm.") and len(key) > len("slurm."):
-                option = key[len("slurm."):]
-                if not _OPTION_NAME.match(option):
-                    problems.append(f"{where}.{key}: '{option}' is not an sbatch option name")
-                elif any(c in str(value) for c in '"\n\r'):
-                    problems.append(f"{where}.{key}: a value with quotes or line breaks "
-                                    "cannot be an #SBATCH directive")
         return problems
 
     def directives(self, resources: Resources) -> list[str]:
