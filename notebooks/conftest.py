@@ -1,4 +1,5 @@
-"""nbval support for the notebooks: a private sshd for 06-ssh-site.ipynb.
+"""nbval support for the notebooks: a private sshd for 06-ssh-site.ipynb, a private
+Slurm for 07-batch-and-coasters-on-slurm.ipynb.
 
 06-ssh-site.ipynb runs a workflow on an ``execution.type: "ssh"`` site.  It reads the
 host (a ~/.ssh/config Host alias) from ``SWIFTNB_DEMO_SSH_HOST`` and the remote work
@@ -23,6 +24,14 @@ session at the latest.
 Without sshd, without root, or when the sshd does not start, the notebook's cells are
 skipped with the reason; under ``CI=true`` they fail instead, as the test suite's
 fixture does (.ci/run installs openssh-server).
+
+07-batch-and-coasters-on-slurm.ipynb gets a one-node Slurm the same way: started lazily
+at its first cell by tests/slurm.py's ``start_cluster`` (its own munged, slurmctld and
+slurmd, in a temporary directory, on free ports), given to the kernel as
+``SWIFTNB_DEMO_SLURM_CONF`` (the notebook makes it its ``SLURM_CONF``) and
+``SWIFTNB_DEMO_SLURM_PARTITION``, and stopped by its PIDs after the notebook's last cell
+or at the end of the session.  Without Slurm's binaries or root its cells are skipped
+with the reason; under ``CI=true`` they fail.
 """
 
 from __future__ import annotations
@@ -39,6 +48,8 @@ _TESTS = Path(__file__).resolve().parent.parent / "tests"
 if str(_TESTS) not in sys.path:
     sys.path.insert(0, str(_TESTS))
 
+import clusters as test_clusters  # noqa: E402  (tests/clusters.py)
+import slurm as test_slurm  # noqa: E402  (tests/slurm.py)
 import sshd as test_sshd  # noqa: E402  (tests/sshd.py)
 
 SSH_NOTEBOOK = "06-ssh-site.ipynb"
@@ -122,15 +133,93 @@ class _NotebookSSHD:
 _sshd = _NotebookSSHD()
 
 
-def _is_ssh_notebook(item: pytest.Item | None) -> bool:
-    return item is not None and Path(str(item.path)).name == SSH_NOTEBOOK
+SLURM_NOTEBOOK = "07-batch-and-coasters-on-slurm.ipynb"
+_SLURM_ENV_KEYS = ("SWIFTNB_DEMO_SLURM_CONF", "SWIFTNB_DEMO_SLURM_PARTITION")
+
+
+class _NotebookSlurm:
+    """The session's Slurm for the notebook: started at most once, stopped once."""
+
+    def __init__(self) -> None:
+        self.cluster: test_slurm.Slurm | None = None
+        self.dir: Path | None = None
+        self.problem: str | None = None  # why there is no Slurm, once that is known
+        self.started = False
+        self._saved_env: dict[str, str | None] | None = None
+
+    def setup(self) -> None:
+        """Start the cluster and set the environment, the first time only; skip or fail
+        (under CI=true) the calling cell when no Slurm can run."""
+        if not self.started:
+            self.started = True
+            self.problem = test_slurm.unavailable()
+            if self.problem is None:
+                try:
+                    self._start()
+                except RuntimeError as exc:
+                    self.problem = f"the notebook's Slurm did not start: {exc}"
+            if self.problem is None:
+                self._set_env()
+        if self.problem is not None:
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"CI=true but no Slurm can run for {SLURM_NOTEBOOK}: {self.problem}",
+                            pytrace=False)
+            pytest.skip(f"{SLURM_NOTEBOOK} needs Slurm: {self.problem}")
+
+    def _start(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="swiftnb-nb-slurm-"))
+        self.dir.chmod(0o755)  # munged: every directory above its socket searchable by all
+        for attempt in range(_START_ATTEMPTS):
+            ctld_port, slurmd_port = test_clusters._free_ports(2)
+            try:  # start_cluster stops what it started when the node does not come up
+                self.cluster = test_slurm.start_cluster(self.dir / f"try{attempt}",
+                                                        ctld_port, slurmd_port)
+                return
+            except RuntimeError:
+                if attempt == _START_ATTEMPTS - 1:
+                    raise
+
+    def _set_env(self) -> None:
+        assert self.cluster is not None
+        self._saved_env = {key: os.environ.get(key) for key in _SLURM_ENV_KEYS}
+        os.environ["SWIFTNB_DEMO_SLURM_CONF"] = str(self.cluster.conf)
+        os.environ["SWIFTNB_DEMO_SLURM_PARTITION"] = self.cluster.partition
+
+    def teardown(self) -> None:
+        """Restore the environment, stop the cluster by its PIDs, remove its files."""
+        if self._saved_env is not None:
+            for key, value in self._saved_env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            self._saved_env = None
+        cluster, self.cluster = self.cluster, None
+        try:
+            if cluster is not None:
+                cluster.stop()
+        finally:
+            if self.dir is not None:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                self.dir = None
+
+
+_slurm = _NotebookSlurm()
+#: each notebook that needs a daemon, and that daemon's keeper
+_SERVICES: dict[str, _NotebookSSHD | _NotebookSlurm] = {SSH_NOTEBOOK: _sshd,
+                                                         SLURM_NOTEBOOK: _slurm}
+
+
+def _notebook(item: pytest.Item | None) -> str | None:
+    return None if item is None else Path(str(item.path)).name
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     # before the runner sets up the notebook (nbval starts its kernel there)
-    if _is_ssh_notebook(item):
-        _sshd.setup()
+    service = _SERVICES.get(_notebook(item) or "")
+    if service is not None:
+        service.setup()
 
 
 @pytest.hookimpl(wrapper=True)
@@ -138,9 +227,15 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     try:
         return (yield)  # the runner tears the notebook down (nbval stops its kernel)
     finally:
-        if _is_ssh_notebook(item) and not _is_ssh_notebook(nextitem):
-            _sshd.teardown()
+        name = _notebook(item)
+        service = _SERVICES.get(name or "")
+        if service is not None and _notebook(nextitem) != name:
+            service.teardown()
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    _sshd.teardown()  # an interrupted run: nothing of the sshd is left behind
+    # an interrupted run: nothing of the daemons is left behind
+    try:
+        _sshd.teardown()
+    finally:
+        _slurm.teardown()
