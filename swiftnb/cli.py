@@ -267,8 +267,7 @@ def _parses(path: str) -> bool:
     from swiftnb import lang
 
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lang.parse(fh.read(), path)
+        lang.parse(lang.read_script(path), path)
     except lang.CompileError:
         return False
     except OSError:

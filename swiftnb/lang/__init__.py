@@ -91,7 +91,10 @@ def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
                 continue
             seen.add(real)
             try:
-                sub_text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+                sub_text = read_script(path)
+            except CompileError as exc:
+                errors.extend(exc.diagnostics)
+                continue
             except OSError as exc:
                 errors.append(Diagnostic(imp.pos.file, imp.pos.line, imp.pos.column,
                                          f"When processing import {imp.path}: {exc}",
@@ -123,6 +126,24 @@ def compile_source(text: str, filename: str = "<string>", base_dir: str = ".",
     return _check(merged, sources)
 
 
+def read_script(path: str) -> str:
+    """A script file's text.  Scripts are UTF-8 (a BOM is dropped): a file that is not
+    (Latin-1, binary) is refused with the line, column and value of its first bad byte,
+    as configuration files are, rather than read with replacement characters that would
+    end up in file names and strings.  OSError as ``open`` raises it."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        start = exc.start
+        line = data.count(b"\n", 0, start) + 1
+        column = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise CompileError(Diagnostic(
+            path, line, column, f"not a UTF-8 text file (line {line}: byte "
+            f"0x{data[start]:02x}); save it as UTF-8")) from None
+
+
 def load(path: str | os.PathLike, search_path: list[str] | None = None) -> CheckedProgram:
     """Read, parse, import and check a script file.
 
@@ -132,7 +153,7 @@ def load(path: str | os.PathLike, search_path: list[str] | None = None) -> Check
     """
     path = os.fspath(path)
     try:
-        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+        text = read_script(path)
     except FileNotFoundError:
         raise
     except OSError as exc:  # a directory, no permission...: an error for people
@@ -142,6 +163,6 @@ def load(path: str | os.PathLike, search_path: list[str] | None = None) -> Check
 
 
 __all__ = [
-    "ast", "types", "parse", "check", "load", "compile_source", "CompileError",
+    "ast", "types", "parse", "check", "load", "read_script", "compile_source", "CompileError",
     "Diagnostic", "CheckedProgram", "Symbol", "Write", "Signature", "Param", "Binding",
 ]
