@@ -87,3 +87,17 @@ def test_usage_text_names_every_guide_option():
                    "-verbose", "-debug", "-sites.file", "-tc.file", "-sites", "-pgraph",
                    "-version", "-help"):
         assert option in cli.RUN_USAGE
+
+
+def test_a_hanging_run_exits_99_as_documented(tmp_path):
+    """docs/running.md's return codes: 99 when the hang detector finds values nothing
+    can ever set; the waiting variables are named with their lines."""
+    import subprocess
+    import sys
+
+    (tmp_path / "hang.swift").write_text("int a;\nint b = a + 1;\na = b;\n")
+    r = subprocess.run([sys.executable, "-m", "swiftnb.cli", "run", "hang.swift"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 99, r.stderr
+    assert "Thread: R-0, waiting on a (declared on line 1)" in r.stderr
+    assert "Irrecoverable error found. Exiting." in r.stderr
