@@ -36,6 +36,7 @@ with the reason; under ``CI=true`` they fail.
 
 from __future__ import annotations
 
+import abc
 import os
 import shutil
 import sys
@@ -53,41 +54,95 @@ import slurm as test_slurm  # noqa: E402  (tests/slurm.py)
 import sshd as test_sshd  # noqa: E402  (tests/sshd.py)
 
 SSH_NOTEBOOK = "06-ssh-site.ipynb"
-#: what the notebook's kernel is given; None removes the variable
-_ENV_KEYS = ("HOME", "SSH_AUTH_SOCK", "SWIFTNB_DEMO_SSH_HOST", "SWIFTNB_DEMO_SSH_WORKDIR")
+SLURM_NOTEBOOK = "07-batch-and-coasters-on-slurm.ipynb"
 _START_ATTEMPTS = 3  # a free port may be taken between choosing and binding
 
 
-class _NotebookSSHD:
-    """The session's sshd for the notebook: started at most once, stopped once."""
+class _NotebookDaemon(abc.ABC):
+    """A daemon one notebook needs (its sshd, its Slurm): started at most once, at the
+    notebook's first cell, stopped once; the notebook's kernel learns where it is from
+    environment variables set meanwhile (``env_keys``)."""
+
+    notebook: str
+    what: str                      # "an sshd", "Slurm", for messages
+    env_keys: tuple[str, ...]      # the variables set (None in ``environment()``: removed)
 
     def __init__(self) -> None:
-        self.server: test_sshd.SSHD | None = None
         self.dir: Path | None = None
-        self.problem: str | None = None  # why there is no sshd, once that is known
+        self.problem: str | None = None  # why there is none, once that is known
         self.started = False
         self._saved_env: dict[str, str | None] | None = None
 
+    @abc.abstractmethod
+    def unavailable(self) -> str | None:
+        """Why it cannot run here, or None."""
+
+    @abc.abstractmethod
+    def start(self) -> None:
+        """Start it (RuntimeError if it does not come up)."""
+
+    @abc.abstractmethod
+    def environment(self) -> dict[str, str | None]:
+        """What the kernel is given (None: the variable is removed)."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop it by the PIDs started."""
+
     def setup(self) -> None:
-        """Start the sshd and set the environment, the first time only; skip or fail
-        (under CI=true) the calling cell when no sshd can run."""
+        """Start it and set the environment, the first time only; skip or fail (under
+        CI=true) the calling cell when it cannot run."""
         if not self.started:
             self.started = True
-            self.problem = test_sshd.unavailable()
+            self.problem = self.unavailable()
             if self.problem is None:
                 try:
-                    self._start()
+                    self.start()
                 except RuntimeError as exc:
-                    self.problem = f"the notebook's sshd did not start: {exc}"
+                    self.problem = f"the notebook's {self.what} did not start: {exc}"
             if self.problem is None:
-                self._set_env()
+                self._saved_env = {key: os.environ.get(key) for key in self.env_keys}
+                for key, value in self.environment().items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
         if self.problem is not None:
             if os.environ.get("CI") == "true":
-                pytest.fail(f"CI=true but no sshd can run for {SSH_NOTEBOOK}: {self.problem}",
-                            pytrace=False)
-            pytest.skip(f"{SSH_NOTEBOOK} needs an sshd: {self.problem}")
+                pytest.fail(f"CI=true but no {self.what} can run for {self.notebook}: "
+                            f"{self.problem}", pytrace=False)
+            pytest.skip(f"{self.notebook} needs {self.what}: {self.problem}")
 
-    def _start(self) -> None:
+    def teardown(self) -> None:
+        """Restore the environment, stop the daemon, remove its files."""
+        if self._saved_env is not None:
+            for key, value in self._saved_env.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+            self._saved_env = None
+        try:
+            self.stop()
+        finally:
+            if self.dir is not None:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                self.dir = None
+
+
+class _NotebookSSHD(_NotebookDaemon):
+    notebook = SSH_NOTEBOOK
+    what = "an sshd"
+    env_keys = ("HOME", "SSH_AUTH_SOCK", "SWIFTNB_DEMO_SSH_HOST", "SWIFTNB_DEMO_SSH_WORKDIR")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.server: test_sshd.SSHD | None = None
+
+    def unavailable(self) -> str | None:
+        return test_sshd.unavailable()
+
+    def start(self) -> None:
         user = test_sshd._ensure_login_user()
         self.dir = Path(tempfile.mkdtemp(prefix="swiftnb-nb-sshd-"))
         for attempt in range(_START_ATTEMPTS):
@@ -102,71 +157,33 @@ class _NotebookSSHD:
                 if attempt == _START_ATTEMPTS - 1:
                     raise
 
-    def _set_env(self) -> None:
+    def environment(self) -> dict[str, str | None]:
         assert self.server is not None
-        self._saved_env = {key: os.environ.get(key) for key in _ENV_KEYS}
-        os.environ["HOME"] = str(self.server.home)
-        os.environ.pop("SSH_AUTH_SOCK", None)  # only the fake home's key, as tests/sshd.py
-        os.environ["SWIFTNB_DEMO_SSH_HOST"] = self.server.alias
-        os.environ["SWIFTNB_DEMO_SSH_WORKDIR"] = self.server.remote_work
+        return {"HOME": str(self.server.home),
+                "SSH_AUTH_SOCK": None,  # only the fake home's key, as tests/sshd.py
+                "SWIFTNB_DEMO_SSH_HOST": self.server.alias,
+                "SWIFTNB_DEMO_SSH_WORKDIR": self.server.remote_work}
 
-    def teardown(self) -> None:
-        """Restore the environment, stop the sshd by its PID, remove its files."""
-        if self._saved_env is not None:
-            for key, value in self._saved_env.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-            self._saved_env = None
+    def stop(self) -> None:
         server, self.server = self.server, None
-        try:
-            if server is not None:
-                server.stop()
-                shutil.rmtree(server.remote_work, ignore_errors=True)
-        finally:
-            if self.dir is not None:
-                shutil.rmtree(self.dir, ignore_errors=True)
-                self.dir = None
+        if server is not None:
+            server.stop()
+            shutil.rmtree(server.remote_work, ignore_errors=True)
 
 
-_sshd = _NotebookSSHD()
-
-
-SLURM_NOTEBOOK = "07-batch-and-coasters-on-slurm.ipynb"
-_SLURM_ENV_KEYS = ("SWIFTNB_DEMO_SLURM_CONF", "SWIFTNB_DEMO_SLURM_PARTITION")
-
-
-class _NotebookSlurm:
-    """The session's Slurm for the notebook: started at most once, stopped once."""
+class _NotebookSlurm(_NotebookDaemon):
+    notebook = SLURM_NOTEBOOK
+    what = "Slurm"
+    env_keys = ("SWIFTNB_DEMO_SLURM_CONF", "SWIFTNB_DEMO_SLURM_PARTITION")
 
     def __init__(self) -> None:
+        super().__init__()
         self.cluster: test_slurm.Slurm | None = None
-        self.dir: Path | None = None
-        self.problem: str | None = None  # why there is no Slurm, once that is known
-        self.started = False
-        self._saved_env: dict[str, str | None] | None = None
 
-    def setup(self) -> None:
-        """Start the cluster and set the environment, the first time only; skip or fail
-        (under CI=true) the calling cell when no Slurm can run."""
-        if not self.started:
-            self.started = True
-            self.problem = test_slurm.unavailable()
-            if self.problem is None:
-                try:
-                    self._start()
-                except RuntimeError as exc:
-                    self.problem = f"the notebook's Slurm did not start: {exc}"
-            if self.problem is None:
-                self._set_env()
-        if self.problem is not None:
-            if os.environ.get("CI") == "true":
-                pytest.fail(f"CI=true but no Slurm can run for {SLURM_NOTEBOOK}: {self.problem}",
-                            pytrace=False)
-            pytest.skip(f"{SLURM_NOTEBOOK} needs Slurm: {self.problem}")
+    def unavailable(self) -> str | None:
+        return test_slurm.unavailable()
 
-    def _start(self) -> None:
+    def start(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="swiftnb-nb-slurm-"))
         self.dir.chmod(0o755)  # munged: every directory above its socket searchable by all
         for attempt in range(_START_ATTEMPTS):
@@ -179,35 +196,21 @@ class _NotebookSlurm:
                 if attempt == _START_ATTEMPTS - 1:
                     raise
 
-    def _set_env(self) -> None:
+    def environment(self) -> dict[str, str | None]:
         assert self.cluster is not None
-        self._saved_env = {key: os.environ.get(key) for key in _SLURM_ENV_KEYS}
-        os.environ["SWIFTNB_DEMO_SLURM_CONF"] = str(self.cluster.conf)
-        os.environ["SWIFTNB_DEMO_SLURM_PARTITION"] = self.cluster.partition
+        return {"SWIFTNB_DEMO_SLURM_CONF": str(self.cluster.conf),
+                "SWIFTNB_DEMO_SLURM_PARTITION": self.cluster.partition}
 
-    def teardown(self) -> None:
-        """Restore the environment, stop the cluster by its PIDs, remove its files."""
-        if self._saved_env is not None:
-            for key, value in self._saved_env.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-            self._saved_env = None
+    def stop(self) -> None:
         cluster, self.cluster = self.cluster, None
-        try:
-            if cluster is not None:
-                cluster.stop()
-        finally:
-            if self.dir is not None:
-                shutil.rmtree(self.dir, ignore_errors=True)
-                self.dir = None
+        if cluster is not None:
+            cluster.stop()
 
 
+_sshd = _NotebookSSHD()
 _slurm = _NotebookSlurm()
 #: each notebook that needs a daemon, and that daemon's keeper
-_SERVICES: dict[str, _NotebookSSHD | _NotebookSlurm] = {SSH_NOTEBOOK: _sshd,
-                                                         SLURM_NOTEBOOK: _slurm}
+_SERVICES: dict[str, _NotebookDaemon] = {SSH_NOTEBOOK: _sshd, SLURM_NOTEBOOK: _slurm}
 
 
 def _notebook(item: pytest.Item | None) -> str | None:
