@@ -39,8 +39,8 @@ from typing import ClassVar
 from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, register_lrm,
                                          whole_minutes)
-from swiftnb.execution.batch.optionvalues import (gone_only, line_breaking, plain_name, quoted,
-                                                  truth)
+from swiftnb.execution.batch.optionvalues import (flag_words, gone_only, line_breaking,
+                                                  plain_name, quoted)
 from swiftnb.execution.shell import Shell
 from swiftnb.scheduling.provider import ProviderError
 
@@ -137,11 +137,8 @@ class Cobalt(LRM):
             option = key[len("cobalt."):]
             option = _COG_SPELLINGS.get(option, option)
             dash = "-" if len(option) == 1 else "--"
-            flag = truth(value)
-            if flag is True or value == "":
-                lines.append(f"{dash}{option}")
-            elif flag is None:
-                lines.append(f"{dash}{option} {quoted(value)}")
+            if words := flag_words(f"{dash}{option}", value):
+                lines.append(words)
         return [f"{self.directive} {line}" for line in lines]
 
     # -- commands ----------------------------------------------------------------------------

@@ -33,8 +33,8 @@ from typing import ClassVar
 from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, register_lrm,
                                          whole_minutes)
-from swiftnb.execution.batch.optionvalues import (gone_only, line_breaking, plain_name, quoted,
-                                                  truth, whole_number_problem)
+from swiftnb.execution.batch.optionvalues import (flag_words, gone_only, line_breaking,
+                                                  plain_name, quoted, whole_number_problem)
 from swiftnb.execution.shell import Shell
 from swiftnb.scheduling.provider import ProviderError
 
@@ -116,12 +116,8 @@ class LSF(LRM):
         lines.append(f"-o {quoted(resources.stdout or name + '.%J.out')}")
         lines.append(f"-e {quoted(resources.stderr or name + '.%J.err')}")
         for key, value in options.items():
-            if key.startswith("lsf."):
-                flag = truth(value)
-                if flag is True or value == "":
-                    lines.append(f"-{key[4:]}")
-                elif flag is None:
-                    lines.append(f"-{key[4:]} {quoted(value)}")
+            if key.startswith("lsf.") and (words := flag_words(f"-{key[4:]}", value)):
+                lines.append(words)
         return [f"{self.directive} {line}" for line in lines]
 
     # -- commands ----------------------------------------------------------------------------

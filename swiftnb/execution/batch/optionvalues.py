@@ -10,10 +10,10 @@ number" and "true or false" in the same words.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 __all__ = ["whole_number_problem", "truth", "truth_problem", "quoted", "plain_name",
-           "line_breaking", "gone_only"]
+           "line_breaking", "gone_only", "flag_words"]
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -47,6 +47,19 @@ def quoted(value: object) -> str:
     """A directive's value, in double quotes when it holds blanks."""
     text = str(value)
     return f'"{text}"' if any(c.isspace() for c in text) else text
+
+
+def flag_words(option: str, value: object, *, sep: str = " ",
+               write: Callable[[object], str] = quoted) -> str | None:
+    """A directive's words for a key under an adapter's prefix (``slurm.mem: 4G``): the
+    bare ``option`` for true or an empty value, ``option SEP value`` otherwise, None for
+    false (the option left out)."""
+    flag = truth(value)   # HOCON's true/false arrive as words
+    if flag is True or value == "":
+        return option
+    if flag is False:
+        return None
+    return f"{option}{sep}{write(value)}"
 
 
 def plain_name(name: str, limit: int | None = None) -> str:

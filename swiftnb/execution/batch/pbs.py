@@ -48,8 +48,9 @@ from typing import ClassVar
 from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, hms,
                                          register_lrm)
-from swiftnb.execution.batch.optionvalues import (gone_only, line_breaking, plain_name, quoted,
-                                                  truth, truth_problem, whole_number_problem)
+from swiftnb.execution.batch.optionvalues import (flag_words, gone_only, line_breaking,
+                                                  plain_name, quoted, truth, truth_problem,
+                                                  whole_number_problem)
 from swiftnb.execution.shell import CommandResult, Shell
 from swiftnb.scheduling.provider import ProviderError
 
@@ -213,12 +214,9 @@ class PBS(LRM):
         if resources.stderr:
             lines.append(f"-e {quoted(resources.stderr)}")
         for key, value in options.items():
-            if key.startswith("pbs.") and key not in _SPECIAL:
-                flag = truth(value)
-                if flag is True or value == "":
-                    lines.append(f"-{key[4:]}")
-                elif flag is None:
-                    lines.append(f"-{key[4:]} {quoted(value)}")
+            if (key.startswith("pbs.") and key not in _SPECIAL
+                    and (words := flag_words(f"-{key[4:]}", value))):
+                lines.append(words)
         return [f"{self.directive} {line}" for line in lines]
 
     @staticmethod

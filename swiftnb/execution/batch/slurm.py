@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind
-from swiftnb.execution.batch.optionvalues import truth
+from swiftnb.execution.batch.optionvalues import flag_words
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, parse_table,
                                          register_lrm, whole_minutes)
 from swiftnb.execution.shell import CommandResult
@@ -161,12 +161,8 @@ class Slurm(LRM):
         for key, value in options.items():
             if not key.startswith("slurm."):
                 continue
-            option = key[len("slurm."):]
-            flag = truth(value)   # HOCON's true/false arrive as words
-            if flag is True or value == "":
-                lines.append(f"--{option}")
-            elif flag is None:
-                lines.append(f"--{option}={_value(value)}")
+            if words := flag_words(f"--{key[len('slurm.'):]}", value, sep="=", write=_value):
+                lines.append(words)
         return [f"{self.directive} {line}" for line in lines]
 
     # -- commands ----------------------------------------------------------------------------
