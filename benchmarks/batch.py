@@ -33,7 +33,6 @@ import asyncio
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -46,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
+import clusters as test_clusters  # noqa: E402  (free ports, as the tests choose them)
 import slurm as test_slurm  # noqa: E402  (the tests' Slurm, started the same way)
 
 SCRIPT = """
@@ -71,26 +71,13 @@ class Figures:
         self.runs.setdefault(name, []).append(seconds)
 
 
-def free_ports(n: int) -> list[int]:
-    socks = []
-    try:
-        for _ in range(n):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind(("127.0.0.1", 0))
-            socks.append(s)
-        return [int(s.getsockname()[1]) for s in socks]
-    finally:
-        for s in socks:
-            s.close()
-
-
 def start_cluster() -> test_slurm.Slurm:
     reason = test_slurm.unavailable()
     if reason:
         print(f"skipped: cannot start a Slurm here: {reason}")
         sys.exit(0)
     d = Path(tempfile.mkdtemp(prefix="swiftnb-bench-slurm-"))
-    ctld, slurmd = free_ports(2)
+    ctld, slurmd = test_clusters.free_ports(2)
     try:
         return test_slurm.start_cluster(d, ctld, slurmd)
     except BaseException:

@@ -187,7 +187,7 @@ class _NotebookSlurm(_NotebookDaemon):
         self.dir = Path(tempfile.mkdtemp(prefix="swiftnb-nb-slurm-"))
         self.dir.chmod(0o755)  # munged: every directory above its socket searchable by all
         for attempt in range(_START_ATTEMPTS):
-            ctld_port, slurmd_port = test_clusters._free_ports(2)
+            ctld_port, slurmd_port = test_clusters.free_ports(2)
             try:  # start_cluster stops what it started when the node does not come up
                 self.cluster = test_slurm.start_cluster(self.dir / f"try{attempt}",
                                                         ctld_port, slurmd_port)

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 
-def _free_ports(n: int) -> list[int]:
+def free_ports(n: int) -> list[int]:
     socks = []
     try:
         for _ in range(n):
@@ -37,11 +37,11 @@ ROOT = Path(tempfile.gettempdir()) / f"swiftnb-clusters-{os.getpid()}-{secrets.t
 
 SLURM_DIR = ROOT / "slurm"
 SLURM_CONF = SLURM_DIR / "slurm.conf"
-SLURMCTLD_PORT, SLURMD_PORT = _free_ports(2)
+SLURMCTLD_PORT, SLURMD_PORT = free_ports(2)
 
 SGE_ROOT = ROOT / "sge"
 SGE_CELL = "default"
-SGE_QMASTER_PORT, SGE_EXECD_PORT = _free_ports(2)
+SGE_QMASTER_PORT, SGE_EXECD_PORT = free_ports(2)
 
 
 def environment() -> dict[str, str]:
