@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import clusters
+import procs
 import pytest
 
 QMASTER = "/usr/sbin/sge_qmaster"
@@ -75,38 +76,6 @@ def unavailable() -> str | None:
     if os.geteuid() != 0:
         return "Grid Engine for tests needs root (execd runs jobs as their owners)"
     return None
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie (PID 1 here reaps orphans slowly)."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return text[text.rindex(")") + 2:].split()[0] not in ("Z", "X")
-
-
-def _processes() -> list[tuple[int, int, int]]:
-    """(pid, parent pid, session id) of every live process."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        if fields[0] not in ("Z", "X"):
-            found.append((int(entry), int(fields[1]), int(fields[3])))
-    return found
-
-
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 @dataclass
@@ -322,12 +291,12 @@ class GridEngine:
                 self.run(["qdel", "-u", "*"], timeout=10)
             except subprocess.TimeoutExpired:
                 pass
-        procs = [p for p in (self.execd, self.qmaster) if p is not None]
-        for p in procs:
+        daemons = [p for p in (self.execd, self.qmaster) if p is not None]
+        for p in daemons:
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + _STOP_WITHIN
-        for p in procs:
+        for p in daemons:
             try:
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
@@ -341,7 +310,7 @@ class GridEngine:
         execd spool)."""
         found = []
         spool = str(self.spool / "execd")
-        for pid, _, _ in _processes():
+        for pid in (proc.pid for proc in procs.processes()):
             try:
                 exe = os.readlink(f"/proc/{pid}/exe")
                 cwd = os.readlink(f"/proc/{pid}/cwd")
@@ -357,10 +326,10 @@ class GridEngine:
         shepherds = self.shepherds()
         if not shepherds:
             return
-        procs = _processes()
+        live = procs.processes()
         children: dict[int, list[int]] = {}
-        for pid, ppid, _ in procs:
-            children.setdefault(ppid, []).append(pid)
+        for proc in live:
+            children.setdefault(proc.ppid, []).append(proc.pid)
         tree: set[int] = set()
         todo = list(shepherds)
         while todo:
@@ -368,15 +337,15 @@ class GridEngine:
             if pid not in tree:
                 tree.add(pid)
                 todo.extend(children.get(pid, []))
-        for pid, _, sid in procs:
-            if sid in tree:
-                tree.add(pid)
+        for proc in live:
+            if proc.sid in tree:
+                tree.add(proc.pid)
         for pid in tree:
-            _signal(pid, signal.SIGSTOP)  # no new processes while we kill
+            procs.kill(pid, signal.SIGSTOP)  # no new processes while we kill
         for pid in tree:
-            _signal(pid, signal.SIGKILL)
+            procs.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and any(_alive(p) for p in tree):
+        while time.monotonic() < deadline and any(procs.alive(p) for p in tree):
             time.sleep(0.05)
 
 

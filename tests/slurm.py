@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+import procs
 from clusters import SLURM_CONF, SLURM_DIR, SLURMCTLD_PORT, SLURMD_PORT
 
 PARTITION = "debug"
@@ -41,39 +42,6 @@ CPUS = 8
 _BINARIES = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scontrol", "scancel")
 _READY_WITHIN = 30.0   # seconds from start to an idle node (measured 0.2-1.4 s)
 _STOP_WITHIN = 15.0
-
-
-def _stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, parent pid, session id) of a process; None once it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    fields = text[text.rindex(")") + 2:].split()  # the name may hold spaces and ')'
-    return fields[0], int(fields[1]), int(fields[3])
-
-
-def _alive(pid: int) -> bool:
-    """Running and not a zombie (PID 1 here reaps orphans slowly; kill -0 succeeds on one)."""
-    st = _stat(pid)
-    return st is not None and st[0] not in ("Z", "X")
-
-
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _wait_gone(pids: Sequence[int], within: float) -> list[int]:
-    """Wait until none of ``pids`` is alive; the ones still alive after ``within``."""
-    deadline = time.monotonic() + within
-    while True:
-        left = [p for p in pids if _alive(p)]
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
 
 
 def _config(d: Path, munge_socket: Path, ctld_port: int, slurmd_port: int) -> str:
@@ -277,7 +245,7 @@ class Slurm:
                 environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if needle in environ and _alive(int(entry)):
+            if needle in environ and procs.alive(int(entry)):
                 found.append(int(entry))
         return found
 
@@ -293,24 +261,13 @@ class Slurm:
             for name in ("slurmd", "slurmctld", "munged"):
                 self._stop_daemon(name)
             steps = self.step_daemons()
-            sessions = {st[2] for st in map(_stat, steps) if st is not None}
-            doomed = set(steps) | set(_in_sessions(sessions))
+            sessions = {st.sid for st in map(procs.stat, steps) if st is not None}
+            doomed = set(steps) | set(procs.in_sessions(sessions))
             for pid in doomed:
-                _signal(pid, signal.SIGKILL)
-            left = _wait_gone(sorted(doomed), _STOP_WITHIN)
+                procs.kill(pid, signal.SIGKILL)
+            left = procs.wait_gone(sorted(doomed), _STOP_WITHIN)
             if left:
                 raise RuntimeError(f"processes of the test Slurm outlived SIGKILL: {left}")
-
-
-def _in_sessions(sids: set[int]) -> list[int]:
-    """Live processes whose session id is one of ``sids``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            st = _stat(int(entry))
-            if st is not None and st[0] not in ("Z", "X") and st[2] in sids:
-                found.append(int(entry))
-    return found
 
 
 def start_cluster(d: Path, ctld_port: int, slurmd_port: int) -> Slurm:

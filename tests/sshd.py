@@ -9,7 +9,7 @@ once a key login succeeds, stopped by the PID this module started.
 
 sshd forks a child per connection and that child calls setsid(), so neither the
 listener's process group nor its session holds the connections; they are found through
-/proc by parent pid (``_descendants``) and killed with the listener.
+/proc by parent pid (``procs.descendants``) and killed with the listener.
 
 Tests that need it skip on a machine without /usr/sbin/sshd or without root, and fail
 under CI=true, where the service must be there (.ci/run installs openssh-server).
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+import procs
 from clusters import environment as cluster_environment
 
 SSHD_BINARY = "/usr/sbin/sshd"  # absolute: sshd re-execs itself
@@ -71,39 +72,6 @@ def _ensure_login_user() -> pwd.struct_passwd:
         return pwd.getpwnam(LOGIN)
     except KeyError:
         raise RuntimeError(f"useradd {LOGIN} failed: {r.stderr.strip()}") from None
-
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    """(state, parent pid) of a process, None once it is gone."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    fields = text[text.rindex(")") + 2:].split()  # the name may hold spaces and ')'
-    return fields[0], int(fields[1])
-
-
-def _alive(pid: int) -> bool:
-    """Running, not a zombie (PID 1 here reaps orphans slowly; kill -0 succeeds on one)."""
-    st = _stat(pid)
-    return st is not None and st[0] not in ("Z", "X")
-
-
-def _descendants(root: int) -> list[int]:
-    """Live descendants of ``root``, found through /proc by parent pid."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            st = _stat(int(entry))
-            if st is not None and st[0] not in ("Z", "X"):
-                children.setdefault(st[1], []).append(int(entry))
-    found: list[int] = []
-    todo = [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 @dataclass
@@ -164,7 +132,7 @@ class SSHD:
             return []
         assert self.proc is not None
         listener = self.proc.pid
-        return [pid for pid in _descendants(listener) if (_stat(pid) or ("", 0))[1] == listener]
+        return [proc.pid for proc in procs.processes() if proc.ppid == listener]
 
     def start(self) -> None:
         """Start sshd (again) on the same port and keys; return once a key login works."""
@@ -211,44 +179,21 @@ class SSHD:
             frozen: set[int] = set()
             deadline = time.monotonic() + _STOP_WITHIN
             while time.monotonic() < deadline:
-                new = [pid for pid in _descendants(listener) if pid not in frozen]
+                new = [pid for pid in procs.descendants(listener) if pid not in frozen]
                 if not new:
                     break
                 for pid in new:
-                    _signal(pid, signal.SIGSTOP)
+                    procs.kill(pid, signal.SIGSTOP)
                     frozen.add(pid)
             sessions = frozen | {listener}
-            for pid in [*frozen, *_in_sessions(sessions)]:
-                _signal(pid, signal.SIGKILL)
+            for pid in [*frozen, *procs.in_sessions(sessions)]:
+                procs.kill(pid, signal.SIGKILL)
             os.kill(listener, signal.SIGKILL)
             try:
                 self.proc.wait(timeout=_STOP_WITHIN)
             except subprocess.TimeoutExpired:
                 pass
         self.proc = None
-
-
-def _signal(pid: int, sig: int) -> None:
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
-
-
-def _in_sessions(sids: set[int]) -> list[int]:
-    """Live processes whose session id is one of ``sids``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            text = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = text[text.rindex(")") + 2:].split()
-        if fields[0] not in ("Z", "X") and int(fields[3]) in sids:
-            found.append(int(entry))
-    return found
 
 
 def _write_files(d: Path, port: int, user: pwd.struct_passwd) -> SSHD:
