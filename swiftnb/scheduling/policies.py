@@ -52,7 +52,12 @@ def _weighted_choice(rng, items: Sequence[Any], weights: Sequence[float]) -> Any
 # (1) and (2): Swift's credit scores
 # ---------------------------------------------------------------------------------------
 class WeightedScorePolicy(Policy):
-    """Weighted random by transformed score, with delayBase bans (Swift/K's ``random``)."""
+    """Weighted random by transformed score, with delayBase bans (Swift/K's ``random``).
+
+    A site is in delay mode when its score is negative (0.96) or, saturated, it is in
+    failure debt (:meth:`Site.charge`); the debt is ignored for a job that only that site
+    can run, since delaying it would move the job nowhere else.
+    """
 
     name = "random"
 
@@ -61,14 +66,15 @@ class WeightedScorePolicy(Policy):
 
     def bind(self, ctx) -> None:
         super().bind(ctx)
-        self._banned = {s.name for s in ctx.sites if s.score < 0}  # e.g. a negative initialScore
+        self._banned = {s.name for s in ctx.sites if s.delay_exponent() > 0}
 
-    def _usable(self, sites: Sequence["Site"]) -> list["Site"]:
+    def _usable(self, task: "Task", sites: Sequence["Site"]) -> list["Site"]:
         now = self.ctx.clock.now()
-        return [s for s in sites if s.score >= 0 or now >= s.permitted_at()]
+        with_debt = len(self.ctx.app_sites(task.tr)) > 1
+        return [s for s in sites if now >= s.permitted_at(with_debt)]
 
     def select(self, task: "Task", sites: Sequence["Site"]) -> "Site | None":
-        usable = self._usable(sites)
+        usable = self._usable(task, sites)
         if not usable:
             return None
         if len(usable) == 1:
@@ -80,36 +86,47 @@ class WeightedScorePolicy(Policy):
         if not self._banned:  # no site in delay mode: nothing to wait for
             return None
         now = self.ctx.clock.now()
-        times = [t for t in (s.permitted_at() for s in self.ctx.sites if s.score < 0)
-                 if t > now]
+        times = [t for t in (s.permitted_at() for s in self.ctx.sites) if t > now]
         return min(times) if times else None
 
     def on_score_changed(self, site: "Site", old: float, new: float) -> None:
-        if new < 0 <= old and site.name not in self._banned:
+        self._follow(site)
+
+    def on_finished(self, site, task, ok, message, queue_time) -> None:
+        self._follow(site)  # the scheduler charged the site's debt before this
+
+    def _follow(self, site: "Site") -> None:
+        """SITE_SET banned / candidate when the site enters or leaves delay mode."""
+        exponent = site.delay_exponent()
+        if exponent > 0 and site.name not in self._banned:
             self._banned.add(site.name)
+            cause = (f"score {site.score:.3f} < 0" if site.score < 0
+                     else f"failure debt {site.debt:.3f} at a saturated score")
             self.ctx.emit("SITE_SET", {
                 "host": site.name, "set": "banned",
-                "reason": f"score {new:.3f} < 0, back-off {0.1 * site.delay_base ** -new:.2f}s per use",
+                "reason": f"{cause}, back-off {0.1 * site.delay_base ** exponent:.2f}s per use",
             })
-        elif new >= 0 > old and site.name in self._banned:
+        elif exponent <= 0 and site.name in self._banned:
             self._banned.discard(site.name)
-            self.ctx.emit("SITE_SET", {"host": site.name, "set": "candidate",
-                                       "reason": f"score {new:.3f} >= 0"})
+            cause = (f"score {site.score:.3f} >= 0" if not site.saturated
+                     else "failure debt paid off")
+            self.ctx.emit("SITE_SET", {"host": site.name, "set": "candidate", "reason": cause})
 
     def state(self) -> dict[str, Any]:
         return {"banned": sorted(self._banned)}
 
 
 class BestScorePolicy(WeightedScorePolicy):
-    """Always the usable site with the highest score (ties: the least loaded, then first)."""
+    """Always the usable site with the highest score (ties: the least loaded, then first);
+    a saturated site in failure debt ranks by the score its debt stands for."""
 
     name = "best"
 
     def select(self, task: "Task", sites: Sequence["Site"]) -> "Site | None":
-        usable = self._usable(sites)
+        usable = self._usable(task, sites)
         if not usable:
             return None
-        return max(usable, key=lambda s: (s.score, -s.load))
+        return max(usable, key=lambda s: (s.effective_score, -s.load))
 
 
 # ---------------------------------------------------------------------------------------

@@ -5,12 +5,15 @@ through selection again, as in Swift):
 
 1. ``JOB_SITE_SELECT``; the job waits in the scheduler queue until the policy picks a
    site that has the app and is under its parallel-task limit (``CONTACT_SELECTED``);
+   a retry avoids the sites that failed the job's earlier attempts while another site
+   can run it (remembered per jobid until the engine's ``JOB_END`` for it);
 2. ``THREAD_ASSOCIATION``, ``JOB_START``, ``JOB_TASK``;
 3. the submission throttles (hostJobSubmitThrottle, then jobSubmitThrottle) are held
    while the task is SUBMITTING (status 8), released at the provider's first later
    status;
 4. the provider runs it and reports statuses (``TASK_STATUS_CHANGE``); scores move by
-   Swift's factors (reference 6.1); the policy hears about it;
+   Swift's factors (reference 6.1), a saturated site's failure debt by the job's net
+   change (sites.py); the policy hears about it;
 5. with replication on, a job queued too long gets replicas elsewhere; the first to
    become active wins and the others are cancelled (``REPLICA_START``,
    ``REPLICA_CANCEL``, ``JOB_CANCELED``); an active job over twice its maxwalltime is
@@ -26,6 +29,7 @@ each change a ``THROTTLE`` event; the per-site limit's own moves with the score 
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import math
 import random
@@ -34,7 +38,7 @@ from collections.abc import Hashable, Iterable
 from typing import Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
-from swiftnb.events import EventBus, TaskStatus
+from swiftnb.events import Event, EventBus, TaskStatus
 from swiftnb.scheduling.clock import Clock, RealClock, TimerHandle
 from swiftnb.scheduling.policies import make_policy
 from swiftnb.scheduling.policy import Policy, PolicyContext, QueueStats
@@ -78,12 +82,18 @@ class SchedulerError(ValueError):
 
 
 class _Waiter:
-    __slots__ = ("seq", "task", "exclude", "future")
+    """A job waiting for a site: ``exclude`` it must not get (sites holding a replica),
+    ``avoid`` it should not (sites that failed it) unless nothing else ever could."""
 
-    def __init__(self, seq: int, task: Task, exclude: frozenset, future: asyncio.Future) -> None:
+    __slots__ = ("seq", "task", "exclude", "avoid", "skip", "future")
+
+    def __init__(self, seq: int, task: Task, exclude: frozenset[Site], avoid: frozenset[Site],
+                 future: asyncio.Future) -> None:
         self.seq = seq
         self.task = task
         self.exclude = exclude
+        self.avoid = avoid
+        self.skip = exclude | avoid
         self.future = future
 
 
@@ -242,16 +252,18 @@ class _Attempt(StatusReporter):
         if result.ok:
             site.completed += 1
             site.consecutive_failures = 0
+            site.charge(f.job_success)
             s._adjust(site, f.job_submission + f.success)
         else:
             site.failed += 1
             site.consecutive_failures += 1
-            delta = -f.failure
+            extra = 0.0
             if result.failure in _REFUSED:
-                delta -= f.connection_refused
+                extra = f.connection_refused
             elif result.failure is FailureKind.TIMEOUT:
-                delta -= f.timeout
-            s._adjust(site, delta)
+                extra = f.timeout
+            site.charge(f.job_failure - extra)
+            s._adjust(site, -f.failure - extra)
         s.policy.on_finished(site, self.task, result.ok, result.message, self.queue_time())
 
 
@@ -314,7 +326,7 @@ class Scheduler:
             clock=self.clock, rng=self.rng, emit=self.bus.emit, sites=self.sites,
             factors=self.factors, queue_stats=self.queue_stats,
             replication_enabled=self.replication_enabled, wake=self._pump,
-            adjust_score=self._adjust, set_score=self._set_score,
+            adjust_score=self._adjust, set_score=self._set_score, app_sites=self._sites_for,
         )
         self.policy.bind(self.ctx)
         self._ids = itertools.count(1)
@@ -333,6 +345,9 @@ class Scheduler:
         self._in_flight: set[asyncio.Task] = set()
         self._queued: set[_Attempt] = set()
         self._sweeper: TimerHandle | None = None
+        #: jobid -> names of the sites its failed attempts ran on, the latest last
+        self._failed_on: dict[str, list[str]] = {}
+        self._unsubscribe = bus.subscribe(self._on_event)
         self.closed = False
         self.clusterer = None
         if clustering is not None and getattr(clustering, "enabled", False):
@@ -350,16 +365,51 @@ class Scheduler:
             raise SchedulerError("scheduler is closed")
         self.stats["submitted"] += 1
         if self.clusterer is not None and self.clusterer.eligible(task):
-            return await self.clusterer.submit(task)
-        if self.replication_enabled:
-            return await self._submit_replicated(task)
-        return await self._attempt(task, None, frozenset())
+            result = await self.clusterer.submit(task)
+        elif self.replication_enabled:
+            result = await self._submit_replicated(task, self._avoid(task))
+        else:
+            result = await self._attempt(task, None, frozenset(), self._avoid(task))
+        self._remember(task, result)
+        return result
+
+    # ================================================================ retries
+    def _remember(self, task: Task, result: TaskResult) -> None:
+        """Note the site that failed an attempt another attempt may follow."""
+        if not result.retryable or result.site not in self.by_name:
+            return
+        failed = self._failed_on.setdefault(task.jobid, [])
+        if result.site in failed:
+            failed.remove(result.site)
+        failed.append(result.site)
+
+    def _avoid(self, task: Task) -> frozenset[Site]:
+        """The sites this attempt should avoid: those that failed the job's earlier
+        attempts (only the latest, once all have), unless no other site can run it."""
+        failed = self._failed_on.get(task.jobid)
+        if not failed:
+            return frozenset()
+        sites = self._sites_for(task.tr)
+        avoid = frozenset(s for s in sites if s.name in failed)
+        if len(avoid) == len(sites):
+            avoid = frozenset(s for s in sites if s.name == failed[-1])
+        others = [s for s in sites if s not in avoid]
+        if not others or self.policy.check(task, others) is not None:
+            return frozenset()
+        return avoid
+
+    def _on_event(self, event: Event) -> None:
+        """The engine's JOB_END: the job has no more attempts, forget where it failed."""
+        if self._failed_on and event.kind == "JOB_END":
+            self._failed_on.pop(event.fields.get("jobid"), None)
 
     async def close(self) -> None:
         """Shut every started site down; pending timers are dropped."""
         if self.closed:
             return
         self.closed = True
+        self._unsubscribe()
+        self._failed_on.clear()
         for handle in (self._wakeup, self._sweeper):
             if handle is not None:
                 handle.cancel()
@@ -494,6 +544,7 @@ class Scheduler:
             "time": self.clock.now(),
             "virtual_time": bool(getattr(self.clock, "virtual", False)),
             "waiting": self._waiting,
+            "retrying": len(self._failed_on),   # jobs whose failed sites are remembered
             "sites": [s.snapshot() for s in self.sites],
             "policy_state": self.policy.state(),
             **self.stats,
@@ -523,25 +574,26 @@ class Scheduler:
             return f'The application "{task.tr}" is not available on any of the sites'
         return self.policy.check(task, sites)
 
-    async def _attempt(self, task: Task, ref: _Ref | None, exclude: frozenset) -> TaskResult:
+    async def _attempt(self, task: Task, ref: _Ref | None, exclude: frozenset[Site],
+                       avoid: frozenset[Site] = frozenset()) -> TaskResult:
         # remembered so that close() can stop what is in flight when the run is stopped
         me = asyncio.current_task()
         if me is not None:
             self._in_flight.add(me)
         try:
-            return await self._attempt_once(task, ref, exclude)
+            return await self._attempt_once(task, ref, exclude, avoid)
         finally:
             if me is not None:
                 self._in_flight.discard(me)
 
-    async def _attempt_once(self, task: Task, ref: _Ref | None,
-                            exclude: frozenset) -> TaskResult:
+    async def _attempt_once(self, task: Task, ref: _Ref | None, exclude: frozenset[Site],
+                            avoid: frozenset[Site]) -> TaskResult:
         self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
         problem = self._check(task)
         if problem is not None:  # no site has the app: another attempt cannot differ
             return TaskResult(ok=False, message=problem, failure=FailureKind.NOT_EXECUTABLE)
         try:
-            site = await self._allocate(task, exclude)
+            site = await self._allocate(task, exclude, avoid)
         except SchedulerError as exc:
             return TaskResult(ok=False, message=str(exc), failure=FailureKind.SUBMIT_REFUSED)
         taskid = f"urn:R-{next(self._ids)}-{self._epoch_ms}"
@@ -637,17 +689,14 @@ class Scheduler:
             await asyncio.shield(fut)
 
     # ================================================================ selection queue
-    async def _allocate(self, task: Task, exclude: frozenset) -> Site:
+    async def _allocate(self, task: Task, exclude: frozenset[Site],
+                        avoid: frozenset[Site] = frozenset()) -> Site:
         if self._waiting == 0:
-            site = self._try_select(task, exclude)
+            site = self._try_select(task, exclude | avoid)
             if site is not None:
                 return site
         future = asyncio.get_running_loop().create_future()
-        key = (task.tr, exclude, self.policy.task_key(task))
-        queue = self._queues.get(key)
-        if queue is None:
-            queue = self._queues[key] = deque()
-        queue.append(_Waiter(next(self._seq), task, exclude, future))
+        self._enqueue(_Waiter(next(self._seq), task, exclude, avoid, future))
         self._waiting += 1
         self._pump()
         try:
@@ -660,7 +709,14 @@ class Scheduler:
                 self._waiting -= 1
             raise
 
-    def _try_select(self, task: Task, exclude: frozenset) -> Site | None:
+    def _enqueue(self, waiter: _Waiter) -> None:
+        key = (waiter.task.tr, waiter.skip, self.policy.task_key(waiter.task))
+        queue = self._queues.get(key)
+        if queue is None:
+            queue = self._queues[key] = deque()
+        queue.append(waiter)
+
+    def _try_select(self, task: Task, exclude: frozenset[Site]) -> Site | None:
         candidates = [s for s in self._sites_for(task.tr)
                       if s.load < s.limit and s not in exclude]
         if not candidates:
@@ -690,35 +746,60 @@ class Scheduler:
             return
         self._pumping = True
         try:
-            while True:
+            self._pump_again = True
+            while self._pump_again:
                 self._pump_again = False
-                blocked: set[Hashable] = set()
-                while self._waiting:
-                    best_w = best_q = None
-                    for key, queue in list(self._queues.items()):
-                        while queue and queue[0].future.done():
-                            queue.popleft()
-                        if not queue:
-                            del self._queues[key]
-                            continue
-                        if key in blocked:
-                            continue
-                        if best_w is None or queue[0].seq < best_w.seq:
-                            best_w, best_q, best_key = queue[0], queue, key
-                    if best_w is None:
-                        break
-                    site = self._try_select(best_w.task, best_w.exclude)
-                    if site is None:
-                        blocked.add(best_key)
-                        continue
-                    best_q.popleft()
-                    self._waiting -= 1
-                    best_w.future.set_result(site)
-                if not self._pump_again:
-                    break
+                self._offer_round()
         finally:
             self._pumping = False
         self._arm_wakeup()
+
+    def _offer_round(self) -> None:
+        """One pass over the queues' heads in age order (a heap: retries that avoid
+        different sites make many queues); a queue whose head finds no site is skipped for
+        the rest of the pass, since its other jobs would get the same answer, and so are
+        all queues of an app none of whose sites is under its limit."""
+        heap: list[tuple[int, int, Hashable]] = []
+        apps: set[str] = set()
+        full: set[str] = set()  # apps whose every site is at its limit (until the next pass)
+        for i, (key, queue) in enumerate(list(self._queues.items())):
+            head = self._head(key, queue)
+            if head is not None:
+                heap.append((head.seq, i, key))
+                apps.add(head.task.tr)
+        heapq.heapify(heap)
+        while heap and self._waiting and len(full) < len(apps):
+            seq, i, key = heapq.heappop(heap)
+            queue = self._queues.get(key)
+            head = self._head(key, queue) if queue is not None else None
+            if head is None:
+                continue
+            if head.seq != seq:  # the old head was withdrawn: take its place in age order
+                heapq.heappush(heap, (head.seq, i, key))
+                continue
+            tr = head.task.tr
+            if tr in full:
+                continue
+            site = self._try_select(head.task, head.skip)
+            if site is None:
+                if all(s.load >= s.limit for s in self._sites_for(tr)):
+                    full.add(tr)
+                continue
+            queue.popleft()
+            self._waiting -= 1
+            head.future.set_result(site)
+            head = self._head(key, queue)
+            if head is not None:
+                heapq.heappush(heap, (head.seq, i, key))
+
+    def _head(self, key: Hashable, queue: deque[_Waiter]) -> _Waiter | None:
+        """The first job of a queue still waiting (withdrawn ones dropped), or None."""
+        while queue and queue[0].future.done():
+            queue.popleft()
+        if queue:
+            return queue[0]
+        del self._queues[key]
+        return None
 
     def _arm_wakeup(self) -> None:
         if not self._waiting or self.closed:
@@ -739,15 +820,27 @@ class Scheduler:
         self._pump()
 
     def _fail_stuck(self) -> None:
-        """Nothing runs, nothing will wake us, yet jobs wait: the policy refuses them all."""
-        for queue in self._queues.values():
+        """Nothing runs, nothing will wake us, yet jobs wait: the policy refuses them all.
+
+        Retries that avoid the sites that failed them get those sites back first (a
+        failing site is better than none); the others fail.
+        """
+        queues, self._queues = self._queues, {}
+        retried = False
+        for queue in queues.values():
             for w in queue:
-                if not w.future.done():
-                    w.future.set_exception(SchedulerError(
-                        f"no site can take job {w.task.jobid}: the {self.policy.name} policy "
-                        f"refused every site ({', '.join(s.name for s in self._sites_for(w.task.tr))})"))
-                    self._waiting -= 1
-        self._queues.clear()
+                if w.future.done():
+                    continue
+                if w.avoid:
+                    self._enqueue(_Waiter(w.seq, w.task, w.exclude, frozenset(), w.future))
+                    retried = True
+                    continue
+                w.future.set_exception(SchedulerError(
+                    f"no site can take job {w.task.jobid}: the {self.policy.name} policy "
+                    f"refused every site ({', '.join(s.name for s in self._sites_for(w.task.tr))})"))
+                self._waiting -= 1
+        if retried:
+            self._pump()
 
     # ================================================================ scores
     def _adjust(self, site: Site, delta: float) -> None:
@@ -759,6 +852,8 @@ class Scheduler:
         if new == old:
             return
         site.score = new
+        if not site.saturated:
+            site.debt = 0.0  # e.g. sitesets reset it: the score speaks for itself again
         self.policy.on_score_changed(site, old, new)
         o, n = site.refresh_limit()
         if o != n:
@@ -773,11 +868,11 @@ class Scheduler:
             self._pump()
 
     # ================================================================ replication
-    async def _submit_replicated(self, task: Task) -> TaskResult:
+    async def _submit_replicated(self, task: Task, avoid: frozenset[Site]) -> TaskResult:
         loop = asyncio.get_running_loop()
         group = _Group(task, f"{task.jobid}-{next(self._ids)}", loop.create_future())
         self._groups.add(group)
-        self._spawn(group, replica=False)
+        self._spawn(group, replica=False, avoid=avoid)
         try:
             return await group.future
         finally:
@@ -786,7 +881,7 @@ class Scheduler:
                 if ref.atask is not None and not ref.atask.done():
                     ref.atask.cancel()
 
-    def _spawn(self, group: _Group, replica: bool) -> None:
+    def _spawn(self, group: _Group, replica: bool, avoid: frozenset[Site] = frozenset()) -> None:
         ref = _Ref(replica, group)
         exclude = frozenset(r.att.site for r in group.refs
                             if r.att is not None and r.atask is not None and not r.atask.done())
@@ -794,7 +889,8 @@ class Scheduler:
             group.replicas += 1
             self.stats["replicas"] += 1
         group.refs.append(ref)
-        ref.atask = asyncio.get_running_loop().create_task(self._attempt(group.task, ref, exclude))
+        ref.atask = asyncio.get_running_loop().create_task(
+            self._attempt(group.task, ref, exclude, avoid))
         ref.atask.add_done_callback(lambda t, g=group, r=ref: self._attempt_done(g, r, t))
 
     def _attempt_done(self, group: _Group, ref: _Ref, atask: asyncio.Task) -> None:

@@ -10,6 +10,14 @@ The score arithmetic is Swift/K 0.96's ``WeightedHost`` (reference section 6.1):
 * scores never fall below ``MINWEIGHT = -10``; a site with a negative score is in "delay
   mode": it may be used again only ``0.1 s * delayBase ** -score`` after its last use.
 
+Not in 0.96: a *saturated* site (``initialParallelTasks == maxParallelTasks``, whose score
+is effectively infinite) also keeps a failure ``debt``: each job that ends moves it by
+the net change the job would have made to a 0.96 score that starts at 0 and cannot rise
+above it (+0.6 per failure, +10 more refused, +20 more timed out, -0.2 per success),
+within [0, -MINWEIGHT].  The debt puts the site in delay mode like a negative score
+would, so a failing saturated site loses its share (docs/scheduling.md, "Differences
+from Swift/K 0.96").
+
 A site runs at most ``limit`` jobs at once: the number of loads ``n`` with ``n < maxLoad``,
 capped by ``maxParallelTasks``.  That limit is the per-site parallel-task throttle; it
 grows from initialParallelTasks towards maxParallelTasks as the score rises.
@@ -24,7 +32,7 @@ from typing import Any
 from swiftnb.scheduling.throttles import Throttle
 
 __all__ = [
-    "T", "B", "C", "MINWEIGHT", "Site", "ScoreFactors", "tscore", "initial_score",
+    "T", "B", "C", "MINWEIGHT", "SATURATED", "Site", "ScoreFactors", "tscore", "initial_score",
     "job_throttle_for",
 ]
 
@@ -32,6 +40,8 @@ T = 100.0
 B = 2.0 * math.log(T) / math.pi
 C = 0.2
 MINWEIGHT = -10.0
+#: the score of a site whose initialParallelTasks equals maxParallelTasks (tscore -> T)
+SATURATED = 1e9
 #: Swift's siteScoreThrottlingFactor: jobThrottle of a site without maxParallelTasks
 DEFAULT_JOB_THROTTLE = 0.2
 
@@ -65,7 +75,7 @@ def initial_score(initial_parallel_tasks: float, max_parallel_tasks: float) -> f
         return 0.0
     angle = math.log(t0) / B
     if angle >= math.pi / 2 - 1e-12:
-        return 1e9  # initial == max: the ceiling is reached at once
+        return SATURATED  # initial == max: the ceiling is reached at once
     return math.tan(angle) / C
 
 
@@ -80,6 +90,18 @@ class ScoreFactors:
     timeout: float = 20.0
     max_submission_time: float = 20.0  # seconds at which the submission delta reaches -successFactor
     base_submission_time: float = 0.1
+
+    @property
+    def job_success(self) -> float:
+        """The net score change of a completed job: the load factor taken at selection
+        comes back, plus successFactor on completion and again on release (delayedDelta)."""
+        return 2.0 * self.success
+
+    @property
+    def job_failure(self) -> float:
+        """The net score change of a failed job (before the refused/timeout extras): the
+        load factor is kept, failureFactor taken, delayedDelta given on release."""
+        return -self.job_submission - self.failure + self.success
 
     def submission_delta(self, seconds: float) -> float:
         factor = -self.success / (self.max_submission_time - self.base_submission_time)
@@ -118,6 +140,8 @@ class Site:
     failed: int = 0
     canceled: int = 0
     consecutive_failures: int = 0
+    #: a saturated site's failure debt (module docstring); always 0 for other sites
+    debt: float = 0.0
     submit_throttle: Throttle | None = None
     #: maxSubmitRate: at most this many submissions per second (None: no limit)
     max_submit_rate: float | None = None
@@ -136,6 +160,8 @@ class Site:
         """Apply maxParallelTasks / initialParallelTasks (Swift's convertThrottleSettings)."""
         self.max_parallel_tasks = max_parallel
         self.initial_parallel_tasks = initial_parallel
+        if reset_score:
+            self.debt = 0.0
         if max_parallel is None:
             self.job_throttle = DEFAULT_JOB_THROTTLE
             if reset_score:
@@ -174,11 +200,37 @@ class Site:
         return self.load >= self.limit
 
     # -- delay mode ------------------------------------------------------------------
-    def permitted_at(self) -> float:
-        """When a site in delay mode (score < 0) may be used again."""
-        if self.score >= 0:
+    @property
+    def saturated(self) -> bool:
+        """Whether the score is the effectively infinite one of initial == max."""
+        return self.score >= SATURATED / 2
+
+    def charge(self, job_delta: float) -> None:
+        """Move a saturated site's debt by a job's net score change (``job_delta``)."""
+        if self.saturated:
+            self.debt = min(-MINWEIGHT, max(0.0, self.debt - job_delta))
+        else:
+            self.debt = 0.0
+
+    @property
+    def effective_score(self) -> float:
+        """The score, or for a saturated site in debt the negative score it stands for."""
+        return -self.debt if self.debt > 0 else self.score
+
+    def delay_exponent(self, with_debt: bool = True) -> float:
+        """How deep in delay mode the site is: -score (0.96), or its debt if larger."""
+        return max(-self.score, self.debt if with_debt else 0.0)
+
+    def permitted_at(self, with_debt: bool = True) -> float:
+        """When a site in delay mode (score < 0, or in debt) may be used again.
+
+        ``with_debt=False``: the debt is left out (the site is the only one for the job,
+        so delaying it would shift no share anywhere).
+        """
+        exponent = self.delay_exponent(with_debt)
+        if exponent <= 0:
             return -math.inf
-        return self.last_used + 0.1 * self.delay_base ** (-self.score)
+        return self.last_used + 0.1 * self.delay_base ** exponent
 
     def weight(self, now: float) -> float:
         """Swift's getTScore for weighting: tscore if >= 1, else 1 when usable, 0 when not."""
@@ -192,5 +244,5 @@ class Site:
             "site": self.name, "score": round(self.score, 3), "tscore": round(self.tscore, 3),
             "load": self.load, "limit": self.limit, "assigned": self.assigned,
             "queued": self.queued, "running": self.running, "completed": self.completed,
-            "failed": self.failed, "canceled": self.canceled,
+            "failed": self.failed, "canceled": self.canceled, "debt": round(self.debt, 3),
         }

@@ -49,14 +49,15 @@ class Grid:
                     run_dir=self.base_dir + "/run001", **kw)
 
     async def run_one(self, task: Task, retries: int = 0) -> TaskResult:
-        """Like the engine: up to 1 + retries attempts, each a fresh submit."""
+        """Like the engine: up to 1 + retries attempts, each a fresh submit, then JOB_END."""
         result = None
         for attempt in range(retries + 1):
             task.attempt = attempt
             result = await self.sched.submit(task)
             if result.ok or result.canceled:
-                return result
+                break
         assert result is not None
+        self.bus.emit("JOB_END", {"jobid": task.jobid})
         return result
 
     async def run(self, n: int, retries: int = 0, **task_kw: Any) -> list[TaskResult]:
