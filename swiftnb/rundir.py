@@ -22,7 +22,8 @@ import os
 import re
 from dataclasses import dataclass
 
-__all__ = ["RunDir", "RunDirError", "make_run_dir", "next_run_number", "script_stem"]
+__all__ = ["RunDir", "RunDirError", "discard_run_dir", "make_run_dir", "next_run_number",
+           "script_stem"]
 
 
 class RunDirError(OSError):
@@ -64,6 +65,7 @@ class RunDir:
     stem: str            # script name without .swift
     log_file: str        # absolute path of the Swift-format log
     restart_file: str    # absolute path of the restart log of this run
+    created: bool = True  # made for this run (False: -runid named an existing one)
 
     @property
     def site_run(self) -> str:
@@ -89,12 +91,14 @@ def make_run_dir(
         if runid in (".", "..") or "/" in runid or (os.altsep and os.altsep in runid):
             raise RunDirError(22, f"-runid {runid}: a run id is a name, not a path")
         path = os.path.join(base, runid)
+        created = not os.path.isdir(path)
         try:
             os.makedirs(path, exist_ok=True)
         except OSError as exc:
             raise RunDirError(exc.errno or 0, f"-runid {runid}: cannot create the run "
                               f"directory {path}: {exc.strerror or exc}") from None
     else:
+        created = True
         n = next_run_number(base)
         while True:
             runid = f"run{n:03d}"
@@ -123,4 +127,15 @@ def make_run_dir(
         index += 1
     restart_file = os.path.join(path, f"{stem}-{runid}.{index}.rlog")
     return RunDir(runid=runid, path=path, script=script, stem=stem, log_file=log_file,
-                  restart_file=restart_file)
+                  restart_file=restart_file, created=created)
+
+
+def discard_run_dir(run_dir: RunDir) -> None:
+    """Remove the directory of a run refused before it started, with the files its setup
+    wrote (the log's header, an empty restart log), if it was made for this run: a
+    refused run leaves no empty ``runNNN`` behind.  A directory ``-runid`` named that
+    existed before is left alone (it may hold an earlier run's log)."""
+    import shutil
+
+    if run_dir.created:
+        shutil.rmtree(run_dir.path, ignore_errors=True)

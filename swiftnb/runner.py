@@ -501,7 +501,7 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
     from swiftnb.engine import run as run_mod
     from swiftnb.engine.restart import RestartLog, RestartLogError
     from swiftnb.events import EventBus
-    from swiftnb.rundir import make_run_dir
+    from swiftnb.rundir import discard_run_dir, make_run_dir
 
     base_dir = os.path.abspath(base_dir)
     program = _compile(source, base_dir)
@@ -521,79 +521,85 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
         run_dir = make_run_dir(script_name, cwd=base_dir, runid=runid, logfile=logfile)
     except OSError as exc:
         raise RunSetupError(f"cannot create the run directory: {exc}") from None
-    raise_open_file_limit()
-    bus = bus if bus is not None else EventBus()
-    writer = detach_log = None
-    if log:
-        from swiftnb.logs.writer import LogWriter
-
-        writer = LogWriter(run_dir.log_file, minimal=minimal_logging, reduced=reduced_logging)
-        detach_log = writer.attach(bus)
-        writer.write_header(run_id=run_dir.runid,
-                            arguments=list(log_arguments if log_arguments is not None
-                                           else _args_list(args)),
-                            cwd=base_dir,
-                            config_text=config.dump() if hasattr(config, "dump") else None)
-
-    def undo() -> None:
-        if detach_log:
-            detach_log()
-        if writer is not None:
-            writer.close()
-
     try:
-        restart = RestartLog(resume, resume=True) if resume else RestartLog(run_dir.restart_file)
-    except RestartLogError as exc:
-        undo()
-        raise RunSetupError(str(exc)) from None
-    keep = bool(config.keep_site_dir)
-    try:
-        cdm = None if dryrun else load_cdm_policy(config, base_dir)
-        executor = build_run_executor(config, bus, site_run=run_dir.site_run, keep=keep,
-                                      dryrun=dryrun, cdm=cdm)
-    except RunSetupError:
-        restart.close() if resume else restart.delete()  # nothing ran: nothing to resume
-        undo()
+        raise_open_file_limit()
+        bus = bus if bus is not None else EventBus()
+        writer = detach_log = None
+        if log:
+            from swiftnb.logs.writer import LogWriter
+
+            writer = LogWriter(run_dir.log_file, minimal=minimal_logging, reduced=reduced_logging)
+            detach_log = writer.attach(bus)
+            writer.write_header(run_id=run_dir.runid,
+                                arguments=list(log_arguments if log_arguments is not None
+                                               else _args_list(args)),
+                                cwd=base_dir,
+                                config_text=config.dump() if hasattr(config, "dump") else None)
+
+        def undo() -> None:
+            if detach_log:
+                detach_log()
+            if writer is not None:
+                writer.close()
+
+        try:
+            restart = RestartLog(resume, resume=True) if resume else RestartLog(run_dir.restart_file)
+        except RestartLogError as exc:
+            undo()
+            raise RunSetupError(str(exc)) from None
+        keep = bool(config.keep_site_dir)
+        try:
+            cdm = None if dryrun else load_cdm_policy(config, base_dir)
+            executor = build_run_executor(config, bus, site_run=run_dir.site_run, keep=keep,
+                                          dryrun=dryrun, cdm=cdm)
+        except RunSetupError:
+            restart.close() if resume else restart.delete()  # nothing ran: nothing to resume
+            undo()
+            raise
+        if pgraph == "true":
+            pgraph = f"{run_dir.stem}-{run_dir.runid}.dot"
+        script_args = _args_list(args)
+        settings = _make_settings(run_mod.RunSettings, {
+            "lazy_errors": bool(config.lazy_errors),
+            "execution_retries": int(config.execution_retries),
+            "max_foreach_threads": int(config.max_foreach_threads),
+            "script_args": script_args,
+            "args": script_args,
+            "dryrun": dryrun,
+            "pgraph": pgraph,
+            "keep_site_dir": keep,
+            "config": config,
+            "verbose": verbose,
+            "found_on_site": None if cdm is None else cdm.found_on_site,
+        })
+        run_kwargs: dict[str, Any] = {}
+        if stdout is not None:
+            run_kwargs["stdout"] = stdout
+        if seed:
+            run_kwargs["seed"] = dict(seed)
+        from swiftnb.attempts import FailureLog, RecordingExecutor
+
+        failure_log = FailureLog(bus.clock)
+        engine_run = run_mod.Run(program, RecordingExecutor(executor, failure_log), bus=bus, settings=settings, base_dir=base_dir,
+                                 run_dir=run_dir.path, runid=run_dir.runid, restart=restart,
+                                 **run_kwargs)
+        progress = None
+        if ticker and config.ticker_enabled:
+            from swiftnb.logs.ticker import ProgressTicker, java_date_format, ticker_date
+
+            date = (java_date_format(config.ticker_date_format)
+                    if config.ticker_date_format else ticker_date)
+            progress = ProgressTicker(bus, stream=ticker_stream or sys.stderr, date=date,
+                                      prefix=config.ticker_prefix or "Progress: ")
+        return RunHandle(program=program, config=config, bus=bus, run_dir=run_dir,
+                         executor=executor, engine_run=engine_run, restart=restart, writer=writer,
+                         detach_log=detach_log, ticker=progress, base_dir=base_dir,
+                         failure_log=failure_log, keep_events=keep_events)
+    except BaseException:
+        # refused (a restart log in use, a site that cannot be built...) or interrupted
+        # before the run started: no empty run directory is left behind
+        discard_run_dir(run_dir)
         raise
-    if pgraph == "true":
-        pgraph = f"{run_dir.stem}-{run_dir.runid}.dot"
-    script_args = _args_list(args)
-    settings = _make_settings(run_mod.RunSettings, {
-        "lazy_errors": bool(config.lazy_errors),
-        "execution_retries": int(config.execution_retries),
-        "max_foreach_threads": int(config.max_foreach_threads),
-        "script_args": script_args,
-        "args": script_args,
-        "dryrun": dryrun,
-        "pgraph": pgraph,
-        "keep_site_dir": keep,
-        "config": config,
-        "verbose": verbose,
-        "found_on_site": None if cdm is None else cdm.found_on_site,
-    })
-    run_kwargs: dict[str, Any] = {}
-    if stdout is not None:
-        run_kwargs["stdout"] = stdout
-    if seed:
-        run_kwargs["seed"] = dict(seed)
-    from swiftnb.attempts import FailureLog, RecordingExecutor
-
-    failure_log = FailureLog(bus.clock)
-    engine_run = run_mod.Run(program, RecordingExecutor(executor, failure_log), bus=bus, settings=settings, base_dir=base_dir,
-                             run_dir=run_dir.path, runid=run_dir.runid, restart=restart,
-                             **run_kwargs)
-    progress = None
-    if ticker and config.ticker_enabled:
-        from swiftnb.logs.ticker import ProgressTicker, java_date_format, ticker_date
-
-        date = (java_date_format(config.ticker_date_format)
-                if config.ticker_date_format else ticker_date)
-        progress = ProgressTicker(bus, stream=ticker_stream or sys.stderr, date=date,
-                                  prefix=config.ticker_prefix or "Progress: ")
-    return RunHandle(program=program, config=config, bus=bus, run_dir=run_dir,
-                     executor=executor, engine_run=engine_run, restart=restart, writer=writer,
-                     detach_log=detach_log, ticker=progress, base_dir=base_dir,
-                     failure_log=failure_log, keep_events=keep_events)
 
 
 def start_run(source: Any, **kwargs: Any) -> RunHandle:
