@@ -43,13 +43,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
+import tempfile
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import FailureKind, Task
 from swiftnb.events import EventBus
 from swiftnb.execution import wrapper
-from swiftnb.execution.shell import Shell, ShellError, ShellFailure
+from swiftnb.execution.shell import Shell, ShellError, ShellFailure, new_file_mode
 from swiftnb.scheduling.provider import ProviderError, StatusReporter
 
 if TYPE_CHECKING:
@@ -59,8 +61,9 @@ __all__ = ["Stager", "STAGING_MODES", "ROOT_PREFIX", "INLINE_LIMIT", "remote_rel
            "local_path", "shell_failure_kind"]
 
 STAGING_MODES = ("swift", "local", "service-local", "direct", "shared-fs", "wrapper")
-#: Where an absolute path /d/f lives under shared/ (swift and provider staging).
-ROOT_PREFIX = "__root__"
+#: Where an absolute path /d/f lives under shared/ (swift and provider staging): the
+#: wrapper's name for it in the job directory.
+ROOT_PREFIX = wrapper.ROOT
 #: outputs up to this size come back inside the wrapper's result, not as a file copy
 INLINE_LIMIT = 64 * 1024
 
@@ -75,11 +78,10 @@ def shell_failure_kind(error: ShellError) -> FailureKind:
 
 
 def remote_relpath(path: str) -> str:
-    """Where a mapped path lives under the remote base directory: relative paths as
-    they are (``..`` as Swift's ``__parent__``), absolute ones under ``__root__``."""
-    if os.path.isabs(path):
-        return ROOT_PREFIX + os.path.normpath(path)
-    return wrapper.in_job(path)
+    """Where a mapped path lives under the remote base directory: its name in the job
+    directory (``wrapper.job_name``: ``..`` as Swift's ``__parent__``, absolute paths
+    under ``__root__``)."""
+    return wrapper.job_name(path)
 
 
 def local_path(base_dir: str, rel: str) -> str:
@@ -167,7 +169,7 @@ class Stager:
         if not self.copies:
             return spec
         # absolute paths are staged under __root__ and ../ under __parent__: the job and
-        # its arguments use those names
+        # its arguments use those names, in whatever word they stand (wrapper.job_args)
         moved = {p: remote_relpath(p) for p in (*task.inputs, *task.outputs, task.stdin or "",
                                                 task.stdout or "", task.stderr or "")
                  if p and remote_relpath(p) != p}
@@ -177,7 +179,7 @@ class Stager:
             for key in ("stdin", "stdout", "stderr"):
                 if spec[key] in moved:
                     spec[key] = moved[spec[key]]
-            spec["args"] = [moved.get(a, a) for a in spec["args"]]
+            spec["args"] = wrapper.job_args(spec["args"], moved)
             if cdm:
                 spec["cdm"] = {moved.get(p, p): rule for p, rule in cdm.items()}
         return spec
@@ -319,8 +321,16 @@ class Stager:
 
 
 def write_atomically(path: str, data: bytes) -> None:
-    """A file in its place whole or not at all (a temporary name beside it, renamed)."""
-    tmp = f"{path}.swiftnb-{os.getpid()}.tmp"
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, path)
+    """A file in its place whole or not at all (a temporary name of its own beside it,
+    renamed; removed if the write fails, so the old content stays as it was)."""
+    fd, tmp = tempfile.mkstemp(prefix=".swiftnb-", suffix=".part",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.chmod(tmp, new_file_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

@@ -11,13 +11,16 @@ cross a socket as it is.  The wrapper
    default; ``SITE_RUN`` is ``SCRIPT-RUNID``; retries get ``<jobid>-<attempt>`` so every
    attempt has its own workspace, as Guide 5.1 requires),
 2. stages inputs in: a symlink at the same relative path (a copy when the site has a
-   ``scratch`` directory; absolute paths are used as they are), and pre-creates the
-   directories of relative outputs,
+   ``scratch`` directory; absolute input paths are read where they are), and
+   pre-creates the directories of the outputs in the job directory,
 3. runs the argv list (never a shell string) with the job directory as working directory
-   and stdin/stdout/stderr redirected,
+   and stdin/stdout/stderr redirected; every mapped file the app may write is named by
+   its :func:`job_name`, inside the job directory (``..`` as ``__parent__``, an absolute
+   path under ``__root__``), in whatever argument word it stands (:func:`job_args`),
 4. on exit 0 with every declared output present, moves the outputs to their mapped
    places with ``os.replace`` (atomic; a copy to a temporary name first across file
-   systems), so a mapped path never holds a partial file, and with them every file
+   systems), so a mapped path never holds a partial file, whether relative or absolute,
+   and a failed app leaves the previous content in place; with them every file
    matching the spec's ``output_globs`` (dynamic outputs: an app that makes an array of
    files whose number only it knows; none is required); otherwise builds Swift's
    failure text (reference 2.6)::
@@ -85,6 +88,10 @@ __all__ = [
     "run_job",
     "spec_from_task",
     "job_dir_relative",
+    "job_name",
+    "job_args",
+    "PARENT",
+    "ROOT",
     "format_arguments",
     "TAIL_CHARS",
 ]
@@ -248,6 +255,9 @@ def printable_tail(data: bytes) -> str:
 
 #: what a ``..`` of a mapped path becomes inside the job directory, as in Swift
 PARENT = "__parent__"
+#: where an absolute mapped path ``/d/f`` lives inside the job directory (and under a
+#: remote site's ``shared/``): ``__root__/d/f``, Swift's name for it
+ROOT = "__root__"
 
 
 def in_job(rel: str) -> str:
@@ -257,6 +267,43 @@ def in_job(rel: str) -> str:
     if norm != ".." and not norm.startswith(".." + os.sep):
         return norm
     return os.path.join(*(PARENT if part == ".." else part for part in norm.split(os.sep)))
+
+
+def job_name(path: str) -> str:
+    """The one rule for where a mapped file is, as the app sees it: a path relative to
+    its job directory.  Plain relative paths stay as they are, ``..`` becomes
+    ``__parent__`` and an absolute ``/d/f`` becomes ``__root__/d/f`` (Swift 0.96's
+    remote names), so that nothing the app writes lands outside its job directory before
+    the wrapper moves it, whole, to its mapped place."""
+    if os.path.isabs(path):
+        return ROOT + os.path.normpath(path)
+    return in_job(path)
+
+
+#: characters that end a path inside an argument word (``--out=PATH``, ``a,b``, ``x:y``,
+#: a shell command's words and redirections)
+_PATH_END = " \t\n\r=:,;'\"()<>|&{}`"
+
+
+def job_args(args: list[str], names: dict[str, str]) -> list[str]:
+    """The app's argument words with each mapped path of ``names`` (mapped path -> name
+    in the job directory) renamed wherever it stands as a whole path: the entire word
+    or a part between separators (``--out=../x``, ``sh -c "cat /d/in > /d/out"``).  A
+    longer path is never cut: ``/d/f`` is not renamed inside ``/d/f.bak`` or ``/e/d/f``.
+    This is what makes an output's name in any argument and in ``stdout=`` agree."""
+    if not names:
+        return list(args)
+    alternatives = "|".join(re.escape(p) for p in sorted(names, key=len, reverse=True))
+    end = re.escape(_PATH_END)
+    pattern = re.compile(f"(?:(?<=[{end}])|^)(?:{alternatives})(?=[{end}]|$)")
+    out = []
+    for word in args:
+        renamed = names.get(word)
+        if renamed is not None:
+            out.append(renamed)
+        else:
+            out.append(pattern.sub(lambda m: names[m.group(0)], word))
+    return out
 
 
 def _inside(root: str, rel: str) -> str | None:
@@ -636,9 +683,7 @@ class Job:
         direct = self._cdm_dir(mapped, _CDM_OUTPUT)
         if direct is not None and direct[0] == "DIRECT":
             return self._cdm_target(direct[1], mapped)  # no staging: straight into DIR
-        if os.path.isabs(mapped):
-            return mapped
-        if _inside(self.dir, mapped) is None:
+        if self._output_place(mapped) is None:
             return os.path.join(self.base_dir, mapped)
         if suffix == _STDERR_SUFFIX and mapped == self.spec.get("stdout"):
             suffix = _STDOUT_SUFFIX  # stdout and stderr into one file: one capture
@@ -655,6 +700,35 @@ class Job:
 
     def _resolve_input(self, path: str) -> str:
         return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
+
+    def _output_place(self, path: str) -> str | None:
+        """Where the app writes an output (or the wrapper a mapped stream) in the job
+        directory: its :func:`job_name` there, whatever the path (an absolute one too:
+        the mapped place holds the old file until the app succeeds); None for ``.``."""
+        if os.path.isabs(path):
+            return os.path.join(self.dir, job_name(path))
+        return _inside(self.dir, path)
+
+    def _renamed(self) -> dict[str, str]:
+        """The mapped paths the app must be told by another name (mapped path -> name in
+        the job directory): those with ``..``, and absolute outputs and streams, which
+        are written in the job directory.  Absolute inputs are read where they are; a
+        CDM DIRECT output is written in place by its policy."""
+        spec = self.spec
+        names: dict[str, str] = {}
+        for path in (*(spec.get("inputs") or ()), spec.get("stdin")):
+            if path and not os.path.isabs(path) and in_job(path) != os.path.normpath(path):
+                names[path] = in_job(path)
+        for path in (*(spec.get("outputs") or ()), spec.get("stdout"), spec.get("stderr")):
+            if not path or path in names:
+                continue
+            rule = self._cdm_dir(path, _CDM_OUTPUT)
+            if rule is not None and rule[0] == "DIRECT":
+                continue
+            name = job_name(path)
+            if name != os.path.normpath(path):
+                names[path] = name
+        return names
 
     # -- collective data management ---------------------------------------------------
 
@@ -797,14 +871,13 @@ class Job:
                         direct_done.add(path)
                         self._direct_output(path, rule[1], path in streams)
                     continue
-                inside = None if os.path.isabs(path) else _inside(self.dir, path)
+                inside = self._output_place(path)
                 if inside is not None and path in streams:
                     continue  # captured beside the job directory (_MAPPED_SUFFIX)
                 if inside is not None:
                     self._make_inside(os.path.dirname(inside))
                 else:
-                    target = path if os.path.isabs(path) else os.path.join(self.base_dir, path)
-                    _ensure_dir(os.path.dirname(target))
+                    _ensure_dir(os.path.dirname(os.path.join(self.base_dir, path)))
             for glob in spec.get("output_globs") or ():
                 # the literal directories of a dynamic output (``outs`` of ``outs/*.out``)
                 # exist for the app, as the directories of declared outputs do
@@ -828,13 +901,9 @@ class Job:
         exe = self._resolve_executable()
         if exe is None:
             return self
-        # an argument naming a mapped path above the base directory names it as the job
-        # sees it (Swift's __parent__)
-        above = {p: in_job(p) for p in (*(spec.get("inputs") or ()), *(spec.get("outputs") or ()),
-                                        spec.get("stdin"), spec.get("stdout"), spec.get("stderr"))
-                 if p and not os.path.isabs(p) and in_job(p) != os.path.normpath(p)}
-        args = [str(a) for a in spec.get("args") or ()]
-        self.argv = [exe] + ([above.get(a, a) for a in args] if above else args)
+        # the arguments name each mapped file as the job sees it (job_name), in whatever
+        # word it stands
+        self.argv = [exe] + job_args([str(a) for a in spec.get("args") or ()], self._renamed())
         if self.extra_info_command or self.gen_script:
             self._site_notes()
         return self
@@ -1092,11 +1161,7 @@ class Job:
             if rule is not None and rule[0] == "DIRECT":
                 moves.extend(self._direct_output_check(path, rule[1], path in outputs, missing))
                 continue
-            if os.path.isabs(path):
-                if path in outputs and not os.path.lexists(path):
-                    missing.append(path)
-                continue
-            src = self._captured_as(path) or _inside(self.dir, path)
+            src = self._captured_as(path) or self._output_place(path)
             if src is None:
                 if path in outputs and not os.path.lexists(os.path.join(self.base_dir, path)):
                     missing.append(path)
@@ -1107,6 +1172,8 @@ class Job:
                 continue
             if rule is not None:  # GATHER: to the site's DIR, not back to base_dir
                 moves.append(_Move(src, self._cdm_target(rule[1], path), None, f"GATHER {path}"))
+            elif os.path.isabs(path):  # in place only now that the app has succeeded
+                moves.append(_Move(src, os.path.normpath(path), None, None))
             else:
                 moves.append(_Move(src, os.path.join(self.base_dir, path), path, None))
         if self.spec.get("output_globs"):
@@ -1226,8 +1293,9 @@ class Job:
             captured = self._captured_as(path) if path else None
             if captured and os.path.lexists(captured):  # not moved: keep it with the rest
                 try:
-                    os.makedirs(os.path.dirname(os.path.join(target, path)), exist_ok=True)
-                    shutil.move(captured, os.path.join(target, path))
+                    kept = os.path.join(target, job_name(path))
+                    os.makedirs(os.path.dirname(kept), exist_ok=True)
+                    shutil.move(captured, kept)
                 except OSError:
                     pass
         self._made = []
