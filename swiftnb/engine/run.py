@@ -23,6 +23,7 @@ from swiftnb.engine import data as D
 from swiftnb.engine import values as V
 from swiftnb.engine.formatting import app_arg_str
 from swiftnb.engine.interp import CompileError, Exec, _set_binding
+from swiftnb.engine.mapcheck import MappingChecker
 from swiftnb.engine.task import Task
 from swiftnb.engine.typeinfo import to_data_type
 from swiftnb.engine.values import (
@@ -39,6 +40,7 @@ from swiftnb.engine.values import (
     SwiftError,
 )
 from swiftnb.lang import ast as A
+from swiftnb.lang.checked import CheckedProgram
 
 __all__ = ["RunSettings", "RunOutcome", "Run", "EXIT_HANG"]
 
@@ -72,6 +74,9 @@ class RunSettings:
     #: mapped input paths that need not exist here, because a data policy finds them on
     #: the site (CDM DIRECT, LOCAL, BROADCAST); the wrapper there says if one is missing
     found_on_site: Callable[[str], bool] | None = None
+    #: mappingCheckerEnabled: two variables mapped to one file are an error (None: the
+    #: config's value, else true); see swiftnb.engine.mapcheck
+    mapping_checker: bool | None = None
 
 
 @dataclass
@@ -165,6 +170,11 @@ class Run:
         #: fileGCEnabled (see clean_scope)
         self.file_gc = bool(True if gc is None else gc)
         self.gc_top_level = bool(settings.gc_top_level)
+        checking = settings.mapping_checker
+        if checking is None:  # read as file_GC_enabled is (a config may be a stand-in)
+            checking = getattr(settings.config, "mapping_checker_enabled", True)
+        #: the mapping checker (None when mappingCheckerEnabled is false)
+        self.mapcheck = MappingChecker(self.base_dir) if checking else None
         #: emit FOREACH_IT_START/SCOPE/FOREACH_IT_END and STARTCOMPOUND/ENDCOMPOUND; may be
         #: switched on after construction (the CLI's -debug), before execute()
         self.unit_events = bool(settings.unit_events)
@@ -235,6 +245,13 @@ class Run:
             self.errors.append(e.message if e.pos is None else f"{e.pos}: {e.message}")
             self.bus.emit("RUN_FAILURE", {})
             return RunOutcome(False, list(self.errors), 1)  # Swift: could not start
+        clashes = self._constant_clashes()
+        if clashes:  # before anything runs: nothing is lost
+            for message in clashes:
+                self.errors.append(message)
+                self.bus.emit("MESSAGE", {}, text=message, level="ERROR")
+            self.bus.emit("RUN_FAILURE", {})
+            return RunOutcome(False, list(self.errors), 2)
         self.top_frame = self.compiler.top_frame
         self.top_frame.extend([None] * block.scope.nslots)
         if self.seed:
@@ -274,6 +291,12 @@ class Run:
                 pass
         self.bus.emit("RUN_SUCCESS" if outcome.ok else "RUN_FAILURE", {})
         return outcome
+
+    def _constant_clashes(self) -> list[str]:
+        """The mapping checker's errors about files the program names by literals."""
+        if self.mapcheck is None or not isinstance(self.checked, CheckedProgram):
+            return []
+        return self.mapcheck.check_program(self.checked, self.seed)
 
     def _apply_seed(self, block: Any) -> None:
         """Put the seeded values in their top-level slots; the block does not create
@@ -558,6 +581,8 @@ class Run:
             except D.BuiltinError as e:
                 raise SwiftError(e.message) from None
             temp = getattr(b, "temp", False)
+            if self.mapcheck is not None and node.__class__ is FileNode:
+                self.mapcheck.claim(node, path, b)
         if node.__class__ is FileNode:
             node.path = path
             node.gc_temp = temp
@@ -576,7 +601,9 @@ class Run:
             done()
             return
         mctx = MapperContext(base_dir=self.base_dir, run_dir=self.run_dir, var_name=sym.name,
-                             type=to_data_type(sym.ltype))
+                             type=to_data_type(sym.ltype),
+                             where=f"{os.path.basename(sym.pos.file)}:{sym.pos.line}",
+                             writes=not mexec.is_input)
         try:
             m = create_mapper(name, params, mctx)
         except D.BuiltinError as e:
@@ -628,16 +655,10 @@ class Run:
         except D.BuiltinError as e:
             raise SwiftError(e.message) from None
         for steps, fname in leaves:
-            target: Any = node
-            try:
-                for s in steps:
-                    if isinstance(s, D.Field):
-                        target = target.fields[s.name]
-                    else:
-                        target = target.element(s.key)
-            except (SwiftError, KeyError, AttributeError):
-                continue
+            target = _leaf_at(node, steps)
             if isinstance(target, FileNode) and target.path is None:
+                if self.mapcheck is not None:
+                    self.mapcheck.claim(target, fname, m)
                 target.path = fname
 
     def _found_on_site(self, path: str) -> bool:
@@ -650,6 +671,8 @@ class Run:
                 path = m.map(())
             except D.BuiltinError as e:
                 raise SwiftError(e.message) from None
+            if self.mapcheck is not None:
+                self.mapcheck.claim(node, path, m)
             node.path = path
             if self.dry_run or os.path.exists(self.local(path)) or self._found_on_site(path):
                 node.set()
@@ -662,13 +685,10 @@ class Run:
             except D.BuiltinError as e:
                 raise SwiftError(e.message) from None
             for steps, fname in leaves:
-                target = node
-                for s in steps:
-                    if isinstance(s, D.Field):
-                        target = target.fields[s.name]  # type: ignore[union-attr]
-                    else:
-                        target = target.element(s.key)  # type: ignore[union-attr]
+                target = _leaf_at(node, steps)
                 if isinstance(target, FileNode):
+                    if self.mapcheck is not None:
+                        self.mapcheck.claim(target, fname, m)
                     target.path = fname
                     if not target.state:
                         target.set()
@@ -902,6 +922,25 @@ def _seed_node(sym: Any, value: Any) -> Any:
             value = {k: D.FileValue("", "file", os.fspath(v)) for k, v in value.items()}
         return from_plain(dict(value), sym.name, None)
     return V.closed_cell(value, sym.name, None)
+
+
+def _leaf_at(node: Composite, steps: tuple) -> Node | None:
+    """The part of ``node`` at a mapper's path; None when the path does not fit the
+    variable's type (a file the mapper listed that no member or element stands for)."""
+    target: Node = node
+    try:
+        for s in steps:
+            if isinstance(s, D.Field):
+                if not isinstance(target, StructNode):
+                    return None
+                target = target.fields[s.name]
+            elif isinstance(target, ArrayNode):
+                target = target.element(s.key)
+            else:
+                return None
+    except (SwiftError, KeyError):
+        return None
+    return target
 
 
 def _now(x: Any) -> Any:

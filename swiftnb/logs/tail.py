@@ -4,7 +4,10 @@
 only the complete new records with the same vectorised parser as
 :func:`~swiftnb.logs.reader.read_log`.  The last record is held back until the next
 record starts (it may still get continuation lines), or until a poll finds no new
-data (the writer flushes whole records), or at the end of the run.
+data (the writer flushes whole records), or at the end of the run.  A run's end is not
+its ``Swift finished`` record: the final status line follows it, so a follower reads on
+until the file has been quiet for a moment (``settle``) or its caller says the writer is
+done (``stop``).
 
 Two ways to drive it: the generator :func:`follow_log` (blocking sleeps, for scripts)
 and the async generator :func:`afollow_log` (for notebook panels: it only awaits
@@ -106,24 +109,50 @@ class LogFollower:
         return frame
 
 
+#: seconds without new data after the run-end record before a follower takes the log as
+#: complete (the writer still adds the final ticker line, then closes the file)
+SETTLE = 2.0
+
+
+class _Ending:
+    """When a follow ends: ``stop()``; the run-end record seen and the file quiet for
+    ``settle`` seconds (not at the record itself: the final status line comes after it,
+    later still on a loaded machine); or no new data for ``idle_timeout`` seconds."""
+
+    def __init__(self, follower: LogFollower, now: float, stop: Callable[[], bool] | None,
+                 idle_timeout: float | None, settle: float) -> None:
+        self.follower, self.stop = follower, stop
+        self.idle_timeout, self.settle = idle_timeout, settle
+        self.offset, self.last_data = follower.offset, now
+
+    def due(self, now: float) -> bool:
+        if self.follower.offset != self.offset:  # the file grew (even by a held-back line)
+            self.offset, self.last_data = self.follower.offset, now
+        quiet = now - self.last_data
+        return ((self.stop is not None and self.stop())
+                or (self.follower.finished and quiet >= self.settle)
+                or (self.idle_timeout is not None and quiet > self.idle_timeout))
+
+
 def follow_log(
     path: str | os.PathLike[str],
     *,
     interval: float = 0.5,
     stop: Callable[[], bool] | None = None,
     idle_timeout: float | None = None,
+    settle: float = SETTLE,
 ) -> Iterator[pd.DataFrame]:
-    """Yield event tables of new records until the run ends (``Swift finished ...``),
-    ``stop()`` says so, or nothing new arrived for ``idle_timeout`` seconds."""
+    """Yield event tables of new records until the run has ended (``Swift finished ...``
+    and then nothing new for ``settle`` seconds), ``stop()`` says so, or nothing new
+    arrived for ``idle_timeout`` seconds.  A caller that knows when the writer is done
+    (its process exited) says so with ``stop`` and a long ``settle``."""
     follower = LogFollower(path)
-    last_data = _time.monotonic()
+    ending = _Ending(follower, _time.monotonic(), stop, idle_timeout, settle)
     while True:
         frame = follower.poll()
         if len(frame):
-            last_data = _time.monotonic()
             yield frame
-        if follower.finished or (stop is not None and stop()) or (
-                idle_timeout is not None and _time.monotonic() - last_data > idle_timeout):
+        if ending.due(_time.monotonic()):
             rest = follower.poll(final=True)
             if len(rest):
                 yield rest
@@ -137,18 +166,17 @@ async def afollow_log(
     interval: float = 0.5,
     stop: Callable[[], bool] | None = None,
     idle_timeout: float | None = None,
+    settle: float = SETTLE,
 ) -> AsyncIterator[pd.DataFrame]:
     """The async form of :func:`follow_log` (awaits between polls; for the notebook)."""
     follower = LogFollower(path)
     loop = asyncio.get_running_loop()
-    last_data = loop.time()
+    ending = _Ending(follower, loop.time(), stop, idle_timeout, settle)
     while True:
         frame = follower.poll()
         if len(frame):
-            last_data = loop.time()
             yield frame
-        if follower.finished or (stop is not None and stop()) or (
-                idle_timeout is not None and loop.time() - last_data > idle_timeout):
+        if ending.due(loop.time()):
             rest = follower.poll(final=True)
             if len(rest):
                 yield rest

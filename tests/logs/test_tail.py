@@ -98,6 +98,46 @@ def test_async_follower_feeds_a_bus_while_the_log_grows(tmp_path):
     assert seen[-1].kind == "RUN_SUCCESS"
 
 
+def test_follower_reads_past_the_run_end_until_the_writer_is_done(tmp_path):
+    """The final status line comes after ``Swift finished``: a follower that has seen the
+    run end still reads on until the writer is done (here ``stop``, as a caller watching
+    the writer's process says it), so the line written meanwhile is not lost."""
+    path = tmp_path / "swift.log"
+    path.write_text("2016-01-25 03:53:36,048+0000 INFO  Loader RUN_START\n"
+                    "2016-01-25 03:53:37,000+0000 INFO  Loader Swift finished with no errors\n")
+    final = ("2016-01-25 03:53:37,001+0000 INFO  RuntimeStats$ProgressTicker   "
+             "Finished successfully:6\n")
+    asked = []
+
+    def writer_done() -> bool:  # the writer adds its last line, then is done
+        asked.append(True)
+        if len(asked) == 2:
+            with open(path, "a") as fh:
+                fh.write(final)
+        return len(asked) > 3
+
+    frames = list(follow_log(path, interval=0.01, idle_timeout=30, settle=30,
+                             stop=writer_done))
+    live = _concat(frames)
+    assert live["kind"].tolist()[-2:] == ["RUN_SUCCESS", "PROGRESS"]
+    _same(live, read_log(path))
+
+
+def test_follower_ends_once_the_finished_log_is_quiet(tmp_path):
+    """Without ``stop``, a finished log that no longer grows ends the follow after
+    ``settle`` seconds."""
+    path = tmp_path / "swift.log"
+    with LogWriter(path) as writer:
+        for event in record():
+            writer.write(event)
+
+    async def main():
+        return [f async for f in afollow_log(path, interval=0.01, settle=0.05)]
+
+    frames = asyncio.run(asyncio.wait_for(main(), timeout=30))
+    _same(_concat(frames), read_log(path))
+
+
 def test_async_follower_idle_timeout_on_unfinished_log(tmp_path):
     path = tmp_path / "swift.log"
     path.write_text("2016-01-25 03:53:36,048+0000 INFO  Loader RUN_START\n")
@@ -125,7 +165,10 @@ def test_tail_a_real_run_in_another_process(tmp_path):
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         log = tmp_path / "run001" / "slow-run001.log"
-        frames = list(follow_log(log, interval=0.05, idle_timeout=60))
+        # the writer is done when its process is: the follower reads until then, however
+        # long the final status line takes after "Swift finished" on a loaded machine
+        frames = list(follow_log(log, interval=0.05, idle_timeout=60, settle=120,
+                                 stop=lambda: proc.poll() is not None))
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
