@@ -12,14 +12,15 @@ Messages use the Swift 0.96 wording where 0.96 had one (reference sections 1 and
 from __future__ import annotations
 
 import gc
-import sys
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from swiftnb.lang import ast
 from swiftnb.lang import builtins as B
 from swiftnb.lang import mappers as M
 from swiftnb.lang import types as T
 from swiftnb.lang.checked import Binding, CheckedProgram, Param, Signature, Symbol, Write
+from swiftnb.lang.deepstack import TooDeep, run_deep
 from swiftnb.lang.errors import CompileError, Diagnostic, source_line
 
 _SPEC_TYPES = {"int": T.INT, "float": T.FLOAT, "string": T.STRING, "boolean": T.BOOLEAN,
@@ -78,7 +79,8 @@ class Checker:
         self.root = _Scope(self.globals, is_root=True)
         # stack of compound statements enclosing the current statement, for writes_in
         self._stmt_stack: list[ast.Node] = []
-        self._branch: tuple = ()  # ((branching node, branch index), ...)
+        #: the if/switch arms around the statement being checked, innermost first
+        self._branch: _Arm | None = None
         self._loops: int = 0
         self._whole_writes: dict[tuple, list[tuple[Write, tuple, int]]] = {}
         self._resolving: set[str] = set()
@@ -311,10 +313,12 @@ class Checker:
         w = Write(sym, stmt, kind or lkind, target)
         sym.writers.append(w)
         depth = self._decl_depth.get(sym, 0)
-        for i, enclosing in enumerate(self._stmt_stack):
+        stack = self._stmt_stack
+        for i in range(depth, len(stack)):
             # the i-th enclosing statement opened scope depth i + 1: symbols declared
             # at that depth or deeper are its own locals
-            if depth <= i and enclosing is not sym.decl:
+            enclosing = stack[i]
+            if enclosing is not sym.decl:
                 self.writes_in.setdefault(enclosing, set()).add(sym)
         if self._current is not None:
             self.writes_in.setdefault(self._current, set()).add(sym)
@@ -1121,7 +1125,9 @@ class _Nested:
                              "L" if isinstance(node, (ast.Foreach, ast.Iterate)) else "A")
         self.saved = self.c._branch
         if self.branch is not None:
-            self.c._branch = self.c._branch + (self.branch,)
+            node, index = self.branch
+            outer = self.c._branch
+            self.c._branch = _Arm(node, index, outer, 1 if outer is None else outer.depth + 1)
 
     def __exit__(self, *exc: object) -> None:
         self.c._stmt_stack.pop()
@@ -1149,14 +1155,32 @@ def _same_type_decl(a: ast.TypeDecl, b: ast.TypeDecl) -> bool:
     return fa == fb
 
 
-def _exclusive(a: tuple, b: tuple) -> bool:
-    """Are two branch paths in different arms of the same if/switch?"""
-    for (na, ia), (nb, ib) in zip(a, b):
-        if na is not nb:
-            return False
-        if ia != ib:
-            return True
-    return False
+class _Arm(NamedTuple):
+    """One if/switch arm around a statement, linked to the arms around it: nested arms
+    share their outer part, so a statement 50,000 ``if``s deep costs one link, not a
+    path of 50,000."""
+
+    node: ast.Node
+    index: int
+    outer: "_Arm | None"
+    depth: int
+
+
+def _exclusive(a: _Arm | None, b: _Arm | None) -> bool:
+    """Are two statements in different arms of the same if/switch?  (Where their paths
+    from the outermost arm first differ, they are two arms of one statement.)"""
+    while a is not None and b is not None and a.depth > b.depth:
+        a = a.outer
+    while a is not None and b is not None and b.depth > a.depth:
+        b = b.outer
+    first: tuple[_Arm, _Arm] | None = None
+    while a is not None and b is not None and a is not b:
+        first = (a, b)
+        a, b = a.outer, b.outer
+    if first is None:
+        return False
+    x, y = first
+    return x.node is y.node and x.index != y.index
 
 
 def _lv_text(e: ast.Node) -> str:
@@ -1179,19 +1203,15 @@ def check(program: ast.Program, sources: dict[str, str] | None = None,
     ``given``: Declarator nodes of variables whose values come from outside (seeded)."""
     was_enabled = gc.isenabled()
     gc.disable()  # checking allocates tables that live as long as the program
-    limit = sys.getrecursionlimit()
-    if limit < _RECURSION_LIMIT:  # long operator chains nest deeply (a + b + ... + z)
-        sys.setrecursionlimit(_RECURSION_LIMIT)
     try:
-        return Checker(program, sources, given).check()
-    except RecursionError:
-        raise CompileError(Diagnostic(
-            program.filename, 1, 1, "the program nests too deeply to be checked (an "
-            "expression or block nested thousands of levels deep)")) from None
+        return run_deep(lambda: Checker(program, sources, given).check())
+    except TooDeep:
+        raise CompileError(Diagnostic(program.filename, 1, 1, TOO_DEEP)) from None
     finally:
-        sys.setrecursionlimit(limit)
         if was_enabled:
             gc.enable()
 
 
-_RECURSION_LIMIT = 20_000
+#: Said when a program nests deeper than the deep stack allows (about 30,000 levels).
+TOO_DEEP = ("the program nests too deeply to be compiled (an expression or block nested "
+            "tens of thousands of levels deep)")
