@@ -50,7 +50,7 @@ from swiftnb.lang import types as T
 GLOBAL = -1
 #: marks the extra last slot of a foreach/iterate iteration frame: (ITER, key)
 ITER = object()
-#: slot 0 of a procedure body frame: (CALL, call position, caller frame)
+#: slot 0 of a procedure body frame: (CALL, call position, caller frame, call depth)
 CALL = object()
 _INT_MIN = -(2**31)
 _INT_MAX = 2**31 - 1
@@ -200,11 +200,22 @@ class BlockExec(Exec):
         self.defer_gc = False
 
     def run(self, parent: list, done: Done) -> None:
+        """Run as a statement (a nested block, an if/switch branch): one level deeper."""
+        global _nesting
         f = [None] * self.scope.nslots
         f[0] = parent
-        self.run_in(f, done)
+        if _nesting >= MAX_NESTING:
+            V.schedule(lambda: self.run_in(f, done))
+            return
+        _nesting += 1
+        try:
+            self.run_in(f, done)
+        finally:
+            _nesting -= 1
 
     def run_in(self, f: list, done: Done) -> None:
+        """Run in a frame made by the caller (loop iterations, procedure bodies: those
+        statements count their own nesting, once, not once per iteration)."""
         if self.single:
             self.stmts[0].run(f, done)
             return
@@ -236,15 +247,62 @@ class BlockExec(Exec):
         state = [n]
 
         def one_done() -> None:
+            global _nesting
             state[0] -= 1
             if state[0] == 0:
-                done()
+                if _nesting >= MAX_NESTING:
+                    V.schedule(done)
+                    return
+                _nesting += 1
+                try:
+                    done()
+                finally:
+                    _nesting -= 1
 
         for st in self.stmts:
             if st.holds and not st.self_release:
                 st.run(f, _releaser(f, st.holds, one_done))
             else:
                 st.run(f, one_done)
+
+
+#: Blocks started, or finished, inside one another on the Python stack right now.
+_nesting = 0
+#: Past this nesting the next start or completion goes through the trampoline, which runs
+#: it once the stack has unwound: 5,000 nested blocks or ``if``s, or a recursion
+#: 100,000 calls deep, never use more Python stack than this many levels.
+MAX_NESTING = 60
+
+
+def nested(step: Done) -> None:
+    """Run ``step`` (a statement's start or completion) one level deeper, or from the
+    trampoline once the stack is deep."""
+    global _nesting
+    if _nesting >= MAX_NESTING:
+        V.schedule(step)
+        return
+    _nesting += 1
+    try:
+        step()
+    finally:
+        _nesting -= 1
+
+
+#: Nested calls of compound procedures a run allows: far beyond any recursion that
+#: ends (100,000 levels of a simple recursion take about 120 MB), and an unbounded recursion stops with a
+#: Swift error naming the procedure and the call's line, before memory runs out.
+MAX_CALL_DEPTH = 500_000
+
+
+def call_depth(f: Any) -> int:
+    """How many compound procedure calls lead to code running in frame ``f``."""
+    fr = f
+    while fr is not None:
+        head = fr[0]
+        if head.__class__ is tuple and head and head[0] is CALL:
+            return head[3]
+        fr = head
+    return 0
 
 
 def frame_thread(f: Any) -> str:
@@ -660,7 +718,7 @@ class ForeachExec(Exec):
             self.release(f)
             done()
             return
-        _ForeachRun(self, f, src, done).start()
+        nested(_ForeachRun(self, f, src, done).start)
 
 
 def _range_items(start: Any, stop: Any, step: Any):
@@ -809,7 +867,7 @@ class _ForeachRun:
                 self.finished = True
                 if self.arr is not None:
                     self.arr.unsubscribe(self._key)
-                self.done()
+                nested(self.done)
 
     def _resume(self) -> None:
         self.st.rt.busy -= 1
@@ -862,7 +920,7 @@ class IterateExec(Exec):
         def body_done() -> None:
             state["pending"] -= 1
             if state["stopped"] and state["pending"] == 0:
-                done()
+                nested(done)
 
         def step(i: int) -> None:
             fr = [None] * (self.body.scope.nslots + 1)
@@ -908,11 +966,11 @@ class IterateExec(Exec):
                 state["stopped"] = True
                 self.release(f)  # no more iterations: they hold what they write
                 if state["pending"] == 0:
-                    done()
+                    nested(done)
             else:
                 V.schedule(lambda: step(i + 1))
 
-        step(0)
+        nested(lambda: step(0))
 
 
 class MapExec(Exec):

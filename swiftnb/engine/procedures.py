@@ -15,8 +15,9 @@ from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
-from swiftnb.engine.interp import (CALL, BlockExec, CompileError, Exec, Scope, Sym, _tag,
-                                   frame_thread, temp_tag)
+from swiftnb.engine.interp import (CALL, MAX_CALL_DEPTH, BlockExec, CompileError, Exec, Scope,
+                                   Sym, _tag, call_depth, frame_thread, nested,
+                                   temp_tag)
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,
@@ -85,17 +86,25 @@ class ProcInfo:
             self.out_slots.append(sym.slot)
         self.scope = scope
         if isinstance(p, A.AppProcedure):
-            for cmd in p.commands:
-                args = [c.expr(a, scope) for a in cmd.args]
-                redir = [c.expr(r, scope) if r is not None else None
-                         for r in (cmd.stdin, cmd.stdout, cmd.stderr)]
-                self.commands.append((cmd.executable, args, redir, cmd.pos))
-            self.profiles = [(c.expr(pr.key, scope), c.expr(pr.value, scope)) for pr in p.profiles]
+            c.may_split = False  # an app's arguments have no block for hidden statements
+            try:
+                self._compile_commands(p, scope)
+            finally:
+                c.may_split = True
             if scope.hidden:
                 raise CompileError("procedure calls are not allowed in app command lines", p.pos)
         else:
             assert isinstance(p, A.CompoundProcedure)
             self.body = c.block(p.body.statements, scope, p.body.pos)
+
+    def _compile_commands(self, p: A.AppProcedure, scope: Scope) -> None:
+        c = self.c
+        for cmd in p.commands:
+            args = [c.expr(a, scope) for a in cmd.args]
+            redir = [c.expr(r, scope) if r is not None else None
+                     for r in (cmd.stdin, cmd.stdout, cmd.stderr)]
+            self.commands.append((cmd.executable, args, redir, cmd.pos))
+        self.profiles = [(c.expr(pr.key, scope), c.expr(pr.value, scope)) for pr in p.profiles]
 
     def make_frame(self) -> list:
         assert self.scope is not None
@@ -141,8 +150,17 @@ class CallExec(Exec):
             self.release(f)
             done()
             return
+        depth = call_depth(f) + 1
+        if depth > MAX_CALL_DEPTH:
+            self.rt.runtime_error(SwiftError(
+                f"Recursion too deep: {depth - 1} nested procedure calls, the last of "
+                f"{info.name} (declared on line {info.proc.pos.line}); a recursion "
+                f"without end?", fatal=True), self.pos)
+            self.release(f)
+            done()
+            return
         frame = info.make_frame()
-        frame[0] = (CALL, self.pos, f)  # for stable temporary names only
+        frame[0] = (CALL, self.pos, f, depth)  # stable temporary names; the call depth
         for slot, b in zip(info.in_slots, self.ins):
             kind = b[0]
             if kind == "const":
@@ -171,9 +189,9 @@ class CallExec(Exec):
                     emit("ENDCOMPOUND", {"thread": thread, "name": info.name})
                     done()
 
-                body.run_in(frame, body_done)
+                nested(lambda: body.run_in(frame, body_done))
             else:
-                body.run_in(frame, done)
+                nested(lambda: body.run_in(frame, done))
             self.release(f)  # the body's statements hold the outputs they write
 
 

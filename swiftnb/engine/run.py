@@ -259,7 +259,8 @@ class Run:
         if not self.gc_top_level or self.seed:
             block.cleanups = ()
         try:
-            block.run_in(self.top_frame, self._top_done)
+            # from the trampoline, so that deep programs can hand steps back to it
+            self.tramp.ready.append(lambda: block.run_in(self.top_frame, self._top_done))
             self.tramp.drain()
         except Exception as e:  # noqa: BLE001
             self._engine_bug(e)
