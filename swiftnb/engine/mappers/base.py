@@ -60,6 +60,8 @@ class MapperContext:
     ``type``: the variable's type (a ``swiftnb.engine.data`` or ``swiftnb.lang.types``
     type), when known; SimpleMapper and CSVMapper use it to read names back into paths.
     ``env``: extra environment for the ext mapper's script.
+    ``where``: the variable's declaration (``script.swift:3``) and ``writes``: whether it
+    is an output, for the mapping checker's messages and rules (swiftnb.engine.mapcheck).
     """
 
     base_dir: str = "."
@@ -67,6 +69,8 @@ class MapperContext:
     var_name: str = "?"
     type: Any = None
     env: dict[str, str] | None = None
+    where: str = "?"
+    writes: bool = False
 
 
 class Mapper:

@@ -1,0 +1,204 @@
+"""The mapping checker's rules (``mappingCheckerEnabled``), and the files a program maps
+by constant names.
+
+Two variables mapped to one file lose data: two outputs, and only the last written
+survives; an output and an input, and the app overwrites what the run reads.  Swift 0.96's
+``DuplicateMappingChecker`` saw every mapped file as its variable was initialised and
+printed ``WARNING: duplicate mapping found``; the run went on and the data was lost.
+swiftnb makes it an error, named with both variables and their declarations, before the
+second variable's file is written or read.  Reading one file through two input variables
+is fine, and so is anything one variable does with its own file (passed twice, a struct
+and its member, an output read by a later app).
+
+:class:`MappingTable` holds the rules; the engine feeds it the files of a run as their
+names become known (``swiftnb.engine.mapcheck``), and before the run starts, the files
+of :func:`constant_mappings`: those whose names are literals in declarations that run
+exactly once (the program's root scope), so that such a clash stops the run before any
+app runs.  Nothing here knows of execution: paths are compared by the key the caller
+gives (the engine resolves them against the run's directory).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from swiftnb.lang import ast
+from swiftnb.lang import types as T
+from swiftnb.lang.checked import CheckedProgram
+
+__all__ = ["MappedFile", "Clash", "ClashKind", "MappingTable", "constant_mappings", "clashes"]
+
+
+@dataclass(frozen=True, slots=True)
+class MappedFile:
+    """One file of one variable: ``variable`` as people name it (``o``, ``o[2]``,
+    ``s.f``), ``where`` its declaration (``script.swift:3``), ``path`` as mapped,
+    ``writes`` when the variable is an output (assigned), else it is read."""
+
+    variable: str
+    where: str
+    path: str
+    writes: bool
+
+    def __str__(self) -> str:
+        return f"{self.variable} ({self.where})"
+
+
+class ClashKind(enum.Enum):
+    """How two variables meet on one file."""
+
+    #: both are outputs: one app's file replaces the other's
+    TWO_WRITERS = "two writers"
+    #: one is an output, the other an input: the app overwrites what the run reads
+    WRITER_AND_READER = "writer and reader"
+
+
+@dataclass(frozen=True, slots=True)
+class Clash:
+    """Two variables mapped to one file, which the run must not do."""
+
+    kind: ClashKind
+    first: MappedFile
+    second: MappedFile
+
+    @property
+    def message(self) -> str:
+        path = self.second.path
+        if self.kind is ClashKind.TWO_WRITERS:
+            return (f"Duplicate mapping: {self.first} and {self.second} are both mapped to "
+                    f"{path}, and both are written; each output needs a file of its own "
+                    "(mappingCheckerEnabled)")
+        writer, reader = ((self.first, self.second) if self.first.writes
+                          else (self.second, self.first))
+        return (f"Duplicate mapping: {writer} would write {path}, which {reader} reads; "
+                "an output may not overwrite an input of the same run "
+                "(mappingCheckerEnabled)")
+
+
+class _Entry:
+    """Who maps one file: its writer, and the first variable that reads it."""
+
+    __slots__ = ("writer", "reader")
+
+    def __init__(self) -> None:
+        self.writer: MappedFile | None = None
+        self.reader: MappedFile | None = None
+
+
+class MappingTable:
+    """The files mapped so far, by key; :meth:`add` says whether a new one clashes.
+
+    Each leaf variable is added once (when its name becomes known), so a second writer of
+    a key is always another variable.  Only the first reader is kept: enough to name one
+    in a message, and a table entry stays small on runs of millions of files.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[str, _Entry] = {}
+
+    def add(self, key: str, file: MappedFile) -> Clash | None:
+        """Record ``file`` under ``key``; the clash it makes, if any (then it is not
+        recorded, so that the first variable keeps the file)."""
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entries[key] = _Entry()
+        if file.writes:
+            if entry.writer is not None:
+                return Clash(ClashKind.TWO_WRITERS, entry.writer, file)
+            if entry.reader is not None:
+                return Clash(ClashKind.WRITER_AND_READER, entry.reader, file)
+            entry.writer = file
+            return None
+        if entry.writer is not None:
+            return Clash(ClashKind.WRITER_AND_READER, entry.writer, file)
+        if entry.reader is None:
+            entry.reader = file
+        return None
+
+
+def constant_mappings(program: CheckedProgram, skip: Iterable[str] = ()) -> list[MappedFile]:
+    """The files mapped by literal names in the declarations of the root scope (which run
+    once per run): ``<"x">``, ``single_file_mapper; file="x"``, and the literal lists of
+    ``array_mapper`` / ``fixed_array_mapper``.  ``skip``: names of
+    variables whose values come from outside (a notebook's earlier cells)."""
+    skipped = set(skip)
+    out: list[MappedFile] = []
+    for stmt in program.program.statements:
+        if not isinstance(stmt, ast.VarDecl):
+            continue
+        for decl in stmt.declarators:
+            if decl.mapping is None or decl.name in skipped:
+                continue
+            symbol = program.symbol_of(decl)
+            where = f"{os.path.basename(decl.pos.file)}:{decl.pos.line}"
+            writes = bool(symbol.writers) or decl.init is not None
+            for variable, path in _leaves(decl.name, symbol.type, decl.mapping):
+                out.append(MappedFile(variable, where, path, writes))
+    return out
+
+
+def clashes(files: Iterable[MappedFile], key: Callable[[str], str]) -> list[Clash]:
+    """Every clash among ``files`` (each compared by ``key(path)``), in order."""
+    table = MappingTable()
+    found = []
+    for f in files:
+        clash = table.add(key(f.path), f)
+        if clash is not None:
+            found.append(clash)
+    return found
+
+
+_MAPPER_KINDS = {"single_file_mapper": "single", "singlefilemapper": "single",
+                 "array_mapper": "list", "arraymapper": "list",
+                 "fixed_array_mapper": "list", "fixedarraymapper": "list"}
+
+
+def _leaves(name: str, type_: T.SwiftType, mapping: ast.Mapping) -> list[tuple[str, str]]:
+    """(variable, path) of each file a constant mapping names; none when it is not
+    constant or not one of the mappers above."""
+    if mapping.mapper is None:  # <"x">: the single file mapper
+        text = _text(mapping.source)
+        return [] if text is None or not _is_file(type_) else [(name, text)]
+    kind = _MAPPER_KINDS.get(mapping.mapper.lower())
+    if kind is None:
+        return []
+    params = {p.name: p.value for p in mapping.params}
+    if kind == "single":
+        text = _text(params.get("file"))
+        return [] if text is None or not _is_file(type_) else [(name, text)]
+    if not isinstance(type_, T.ArrayType) or not _is_file(type_.element):
+        return []
+    names = _names(params.get("files"))
+    return [] if names is None else [(f"{name}[{i}]", n) for i, n in enumerate(names)]
+
+
+def _is_file(type_: T.SwiftType) -> bool:
+    return isinstance(type_, T.MappedType)
+
+
+def _text(expr: ast.Expr | None) -> str | None:
+    """The value of a constant string expression (literals joined by ``+``), else None."""
+    if isinstance(expr, ast.StringLiteral):
+        return expr.value
+    if isinstance(expr, ast.BinaryOp) and expr.op == "+":
+        left, right = _text(expr.left), _text(expr.right)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+def _names(expr: ast.Expr | None) -> list[str] | None:
+    """The names of a constant file list: a literal array of constant strings, or one
+    string of names separated by spaces, commas or semicolons (as the list mappers split
+    it); None when not constant."""
+    if isinstance(expr, ast.ArrayLiteral):
+        names = [_text(item) for item in expr.items]
+        return None if any(n is None for n in names) else [n for n in names if n is not None]
+    text = _text(expr)
+    if text is None:
+        return None
+    return [t for t in re.split(r"[\s,;]+", text) if t]
