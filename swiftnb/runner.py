@@ -568,7 +568,8 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
             "dryrun": dryrun,
             "pgraph": pgraph,
             "keep_site_dir": keep,
-            "config": config,
+            "file_gc": bool(config.file_GC_enabled),
+            "mapping_checker": bool(config.mapping_checker_enabled),
             "verbose": verbose,
             "found_on_site": None if cdm is None else cdm.found_on_site,
         })

@@ -60,11 +60,8 @@ class RunSettings:
     script_args: Any = field(default_factory=dict)
     dryrun: bool = False          # spelling used by the CLI
     pgraph: str | None = None     # write a Graphviz file of the run's dataflow here
-    #: the run's Config (swift.conf); the engine reads ``file_GC_enabled`` from it
-    config: Any = None
     #: fileGCEnabled: delete temporary files when the scope that declared them ends
-    #: (None: the config's value, else true)
-    file_gc: bool | None = None
+    file_gc: bool = True
     #: also clean the top-level variables when a run ends without errors (Swift did;
     #: off by default so that a notebook's later cells can still use the files)
     gc_top_level: bool = False
@@ -74,9 +71,9 @@ class RunSettings:
     #: mapped input paths that need not exist here, because a data policy finds them on
     #: the site (CDM DIRECT, LOCAL, BROADCAST); the wrapper there says if one is missing
     found_on_site: Callable[[str], bool] | None = None
-    #: mappingCheckerEnabled: two variables mapped to one file are an error (None: the
-    #: config's value, else true); see swiftnb.engine.mapcheck
-    mapping_checker: bool | None = None
+    #: mappingCheckerEnabled: two variables mapped to one file are an error; see
+    #: swiftnb.engine.mapcheck
+    mapping_checker: bool = True
 
 
 @dataclass
@@ -164,17 +161,11 @@ class Run:
         self.retries = max(0, int(settings.execution_retries))
         self.dry_run = bool(settings.dry_run or settings.dryrun)
         self.ctx = _Context(self)
-        gc = settings.file_gc
-        if gc is None:
-            gc = getattr(settings.config, "file_GC_enabled", True)
         #: fileGCEnabled (see clean_scope)
-        self.file_gc = bool(True if gc is None else gc)
+        self.file_gc = bool(settings.file_gc)
         self.gc_top_level = bool(settings.gc_top_level)
-        checking = settings.mapping_checker
-        if checking is None:  # read as file_GC_enabled is (a config may be a stand-in)
-            checking = getattr(settings.config, "mapping_checker_enabled", True)
         #: the mapping checker (None when mappingCheckerEnabled is false)
-        self.mapcheck = MappingChecker(self.base_dir) if checking else None
+        self.mapcheck = MappingChecker(self.base_dir) if settings.mapping_checker else None
         #: emit FOREACH_IT_START/SCOPE/FOREACH_IT_END and STARTCOMPOUND/ENDCOMPOUND; may be
         #: switched on after construction (the CLI's -debug), before execute()
         self.unit_events = bool(settings.unit_events)

@@ -108,12 +108,15 @@ def test_file_gc_disabled_keeps_everything(swift, tmp_path) -> None:
     assert len(_concurrent(tmp_path)) == 3
 
 
-def test_file_gc_follows_the_config_key(swift, tmp_path) -> None:
-    class Config:
-        file_GC_enabled = False
+def test_file_gc_follows_the_config_key(tmp_path) -> None:
+    """fileGCEnabled reaches the engine from swift.conf (through the runner)."""
+    from swiftnb.runner import load_run_config, start_run
 
-    r = swift(GEN + 'foreach i in [0:1] { file t = gen(strcat("x", i)); }\n', config=Config())
-    assert r.outcome.ok, r.outcome.errors
+    config = load_run_config(properties={"fileGCEnabled": False})
+    src = GEN + 'foreach i in [0:1] { file t = gen(strcat("x", i)); }\n'
+
+    handle = start_run(src, base_dir=str(tmp_path), config=config, runid="run001")
+    assert handle.wait(timeout=60).ok
     assert len(_concurrent(tmp_path)) == 2
 
 
