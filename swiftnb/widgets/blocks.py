@@ -13,6 +13,7 @@ from typing import Any
 import ipywidgets as W
 
 from swiftnb.events import Event
+from swiftnb.scheduling.provider import Provider
 from swiftnb.widgets._util import num, table
 
 __all__ = ["BlocksPanel"]
@@ -51,7 +52,7 @@ class BlocksPanel:
     HEADERS = ("block", "shape", "walltime", "state", "workers", "running", "done", "util",
                "time left")
 
-    def __init__(self, providers: list[Any] | None = None, *, chart: bool = True) -> None:
+    def __init__(self, providers: list[Provider] | None = None, *, chart: bool = True) -> None:
         # live providers' snapshots (``state().blocks``) add each block's time left
         self.providers = list(providers or ())
         self.time_left: dict[str, float] = {}

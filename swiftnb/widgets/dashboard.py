@@ -1,10 +1,19 @@
-"""The Dashboard: progress, sites, coaster blocks, throttles and failures of one run.
+"""The Dashboard: what a person watching a run wants in view at once.
 
-``Dashboard(run)`` watches a live run: anything with ``.bus`` (the RunHandle of
-``swiftnb.runner.start_run``, an engine ``Run``) and, for steering, a scheduler
-(``.scheduler`` or ``.executor`` with ``set_throttle``).  ``Dashboard.from_log(path)``
-watches a log file instead (ours or Swift/K 0.96's), following it while it grows, so a
-run executed elsewhere can be watched too.  Either way the panels are fed through one
+Layout (one ipywidgets VBox):
+
+* a header: run id, script, start date, status, ``N of M done`` and the failure count
+  (red when there are failures, so it shows without opening anything), and the buttons
+  **cancel**, **open report** and **dock** (beside the notebook, in JupyterLab);
+* a grid of two panels side by side: progress (N of M, elapsed, rate, ETA, per app name,
+  bars by task state) and the task stream (one bar per task per slot over time);
+* tabs for the rest, their titles carrying counts: failures (rows that open the command
+  line, stdout, stderr and -info file; retry), sites, coaster blocks, throttles, the
+  dataflow graph and the history of past runs in the run's directory.
+
+``Dashboard(run)`` watches a live :class:`~swiftnb.runner.RunHandle`;
+``Dashboard(bus=bus)`` a bare event bus; ``Dashboard.from_log(path)`` a log file (ours or
+Swift/K 0.96's), following it while it grows.  Either way the panels are fed through one
 :class:`~swiftnb.widgets.feed.Feed`: batched, at most 5 widget updates per second per
 panel, and detached (final flush, unsubscribe, timer cancelled) when the run ends.
 """
@@ -18,86 +27,176 @@ from typing import Any
 
 import ipywidgets as W
 
+from swiftnb.engine.pgraph import PGraph
 from swiftnb.events import EventBus
-from swiftnb.widgets._util import providers_of, scheduler_of
+from swiftnb.lang.checked import CheckedProgram
+from swiftnb.runner import RunHandle
+from swiftnb.scheduling.provider import Provider
+from swiftnb.scheduling.scheduler import Scheduler
+from swiftnb.scheduling.single import SingleSiteExecutor
+from swiftnb.widgets._util import when
 from swiftnb.widgets.blocks import BlocksPanel
 from swiftnb.widgets.failures import FailuresPanel
 from swiftnb.widgets.feed import DEFAULT_INTERVAL, Feed
+from swiftnb.widgets.graph import GraphPanel
+from swiftnb.widgets.history import HistoryPanel, report_link
 from swiftnb.widgets.progress import ProgressPanel
 from swiftnb.widgets.sites import SitesPanel
+from swiftnb.widgets.taskstream import TaskStreamPanel
 from swiftnb.widgets.throttles import ThrottlesPanel
 
 __all__ = ["Dashboard"]
 
 
-def _sources_of(run: Any) -> dict[str, str]:
-    """Script texts by file name (for the failures panel's source lines)."""
-    seen = set()
-    obj = run
-    for _ in range(4):
-        if obj is None or id(obj) in seen:
-            break
-        seen.add(id(obj))
-        for attr in ("checked", "program", "checked_program"):
-            sources = getattr(getattr(obj, attr, None), "sources", None)
-            if isinstance(sources, dict):
-                return sources
-        sources = getattr(obj, "sources", None)
-        if isinstance(sources, dict):
-            return sources
-        obj = getattr(obj, "run", None) or getattr(obj, "engine_run", None)
-    return {}
+def _steering(run: RunHandle | None) -> Scheduler | None:
+    """The scheduler the throttle sliders and the sites' scores come from."""
+    if run is not None and isinstance(run.executor, Scheduler):
+        return run.executor
+    return None
+
+
+def _providers(run: RunHandle | None) -> list[Provider]:
+    """The providers of the run's sites (coaster blocks' time left)."""
+    if run is None:
+        return []
+    executor = run.executor
+    if isinstance(executor, Scheduler):
+        return [site.provider for site in executor.sites]
+    if isinstance(executor, SingleSiteExecutor):
+        return [executor.provider]
+    return []
+
+
+def _pgraph(run: RunHandle | None) -> PGraph | None:
+    """The run's call graph: the one ``-pgraph`` writes, else one recorded from now on."""
+    if run is None:
+        return None
+    if run.run.pgraph is None:
+        run.run.pgraph = PGraph()
+    return run.run.pgraph
 
 
 class Dashboard:
-    """Live panels of one run, composed in one ipywidgets Tab-free VBox."""
+    """Live panels of one run (see the module docstring for the layout)."""
 
-    def __init__(self, run: Any = None, *, bus: EventBus | None = None,
+    def __init__(self, run: RunHandle | None = None, *, bus: EventBus | None = None,
                  interval: float = DEFAULT_INTERVAL, charts: bool = True,
-                 start: bool = True) -> None:
+                 start: bool = True, history: str | None = None) -> None:
+        if run is None and bus is None:
+            raise TypeError("Dashboard needs a run (a swiftnb.runner.RunHandle) or bus=")
         self.run = run
-        self.bus = bus if bus is not None else getattr(run, "bus", None)
-        if self.bus is None:
-            raise TypeError("Dashboard needs a run with a .bus (or bus=)")
-        self.scheduler = scheduler_of(run)
-        self.progress = ProgressPanel()
+        self.bus: EventBus = bus if bus is not None else run.bus
+        live = run is not None
+        clock = self.bus.clock if live else None
+        self.scheduler = _steering(run)
+        self.progress = ProgressPanel(clock=clock)
+        self.stream = TaskStreamPanel(chart=charts, clock=clock)
         self.sites = SitesPanel(self.scheduler, chart=charts)
-        self.blocks = BlocksPanel(providers_of(run), chart=charts)
+        self.blocks = BlocksPanel(_providers(run), chart=charts)
         self.throttles = ThrottlesPanel(self.scheduler)
-        self.failures = FailuresPanel(run, sources=_sources_of(run))
-        self.panels = [self.progress, self.sites, self.blocks, self.throttles, self.failures]
-        self.label = "run"
-        self.title = W.HTML(value="<b>swiftnb</b> run")
-        acc = W.Accordion(children=[p.widget for p in self.panels],
-                          titles=tuple(p.title for p in self.panels))
-        acc.selected_index = 0
-        self.accordion = acc
-        self.widget = W.VBox([self.title, acc])
-        self.feed = Feed(self.bus, self.panels, interval=interval, on_end=self._ended)
-        past = getattr(run, "event_list", None)   # RunHandle: everything emitted so far
-        if past:
-            self.feed.prime(past)
+        sources = run.program.sources if live and isinstance(run.program, CheckedProgram) \
+            else {}
+        self.failures = FailuresPanel(run, sources=sources)
+        self.graph = GraphPanel(_pgraph(run))
+        directory = history if history is not None else (
+            os.path.dirname(run.run_dir.path) if live else os.getcwd())
+        self.history = HistoryPanel(directory, exclude=run.runid if live else None)
+        self.panels = [self.progress, self.stream, self.sites, self.blocks, self.throttles,
+                       self.failures, self.graph]
+        self.label = f"run {run.runid}" if live else "run"
+        self.started: float | None = None
+        self.log: str | None = None        # the log file a dashboard from_log follows
+        self._build(live)
+        self.feed = Feed(self.bus, [*self.panels, self], interval=interval,
+                         on_end=self._ended)
+        if live and run.event_list:   # everything emitted before the dashboard opened
+            self.feed.prime(run.event_list)
         self._tail_task: asyncio.Task | None = None
-        self._watch_handle(run)
+        if live:
+            self.feed.stop_on_end = False   # the handle says when it has ended
+            run.add_done_callback(lambda _h: self._run_done())
+        self.sidecar: Any = None
         if start:
             self.feed.start()
 
-    def _watch_handle(self, run: Any) -> None:
-        """Stop when the run's handle says it has ended (after its sites are closed, so
-        the blocks' shutdown is shown); without such a handle, a few quiet ticks after
-        RUN_SUCCESS / RUN_FAILURE."""
-        add = getattr(run, "add_done_callback", None)
-        if callable(add) and not isinstance(run, asyncio.Future):
-            self.feed.stop_on_end = False
-            add(lambda _h: self._run_done())
-            return
-        for attr in ("task", "_task", "future"):
-            fut = getattr(run, attr, None)
-            if isinstance(fut, asyncio.Future):
-                self.feed.stop_on_end = False
-                fut.add_done_callback(lambda _f: self._run_done())
-                return
+    # ------------------------------------------------------------ layout
+    def _build(self, live: bool) -> None:
+        self.title = W.HTML(value=f"<b>swiftnb</b> {html.escape(self.label)}")
+        self.counts = W.HTML(value="")
+        self.cancel_button = W.Button(description="cancel", icon="stop",
+                                      button_style="danger", disabled=not live,
+                                      layout=W.Layout(width="90px"))
+        self.cancel_button.on_click(lambda _b: self.cancel())
+        self.report_button = W.Button(description="open report", icon="external-link",
+                                      layout=W.Layout(width="120px"))
+        self.report_button.on_click(lambda _b: self.open_report())
+        self.dock_button = W.Button(description="dock", icon="columns",
+                                    tooltip="show the dashboard beside the notebook",
+                                    layout=W.Layout(width="80px"))
+        self.dock_button.on_click(lambda _b: self.dock())
+        self.link = W.HTML(value="")
+        header = W.HBox([self.title, self.counts, self.cancel_button, self.report_button,
+                         self.dock_button],
+                        layout=W.Layout(align_items="center", grid_gap="12px",
+                                        flex_flow="row wrap"))
+        self.grid = W.GridBox([self._boxed(self.progress.widget),
+                               self._boxed(self.stream.widget)],
+                              layout=W.Layout(grid_template_columns="repeat(auto-fit, "
+                                              "minmax(420px, 1fr))", grid_gap="8px"))
+        tabbed = [self.failures, self.sites, self.blocks, self.throttles, self.graph,
+                  self.history]
+        self.tabbed = tabbed
+        self.tabs = W.Tab(children=[p.widget for p in tabbed],
+                          titles=tuple(p.title for p in tabbed))
+        self.widget = W.VBox([header, self.link, self.grid, self.tabs])
 
+    @staticmethod
+    def _boxed(widget: W.Widget) -> W.Box:
+        return W.Box([widget], layout=W.Layout(border="1px solid #ddd", padding="4px",
+                                               overflow="auto"))
+
+    def status(self) -> str:
+        """running; ended: ok, failed or canceled; from a log: following, ended."""
+        if self.run is not None:
+            status = self.run.status()
+            return f"ended: {status}" if self.run.done else status
+        return "ended" if self.feed.stopped else "following"
+
+    def _header(self) -> bool:
+        p = self.progress
+        changed = False
+        if self.started is None and p.t0 is not None:
+            self.started = p.t0
+        failed = self.failures.total
+        color = "#c00" if failed else "#888"
+        counts = (f"<span class='swiftnb-done'>{p.done} of {p.jobs} done</span> &middot; "
+                  f"<span class='swiftnb-failcount' style='color:{color};font-weight:bold'>"
+                  f"{failed} failed</span>")
+        if self.counts.value != counts:
+            self.counts.value = counts
+            changed = True
+        title = (f"<b>swiftnb</b> {html.escape(self.label)} &middot; "
+                 f"{html.escape(self.status())}"
+                 + (f" &middot; started {html.escape(when(self.started))}"
+                    if self.started is not None else ""))
+        if self.title.value != title:
+            self.title.value = title
+            changed = True
+        titles = tuple(f"{p.title} ({self.failures.total})" if p is self.failures
+                       else p.title for p in self.tabbed)
+        if tuple(self.tabs.titles) != titles:
+            self.tabs.titles = titles
+            changed = True
+        return changed
+
+    def render(self) -> bool:
+        """Header and tab titles (the feed renders the panels before them)."""
+        return self._header()
+
+    def apply(self, events: list) -> None:
+        """The header reads the panels' state; it folds no events itself."""
+
+    # ------------------------------------------------------------ lifecycle
     def _run_done(self) -> None:
         # the run's task ended: let the feed see the last events, then stop
         try:
@@ -107,12 +206,12 @@ class Dashboard:
 
     def _ended(self) -> None:
         self.failures.stop()
-        text = "ended"
-        if self.progress.jobs_failed:
-            text += f", {self.progress.jobs_failed} failed"
-        self.title.value = f"<b>swiftnb</b> {html.escape(self.label)} {text}"
+        self.sites.finish()
+        self.stream.finish()
+        self.graph.finish()
+        self.cancel_button.disabled = True
+        self._header()
 
-    # ------------------------------------------------------------------ public
     @classmethod
     def from_log(cls, path: str | os.PathLike[str], *, follow: bool = True,
                  interval: float = DEFAULT_INTERVAL, poll: float = 0.5,
@@ -120,9 +219,13 @@ class Dashboard:
         """Panels fed by a log file.  ``follow``: keep tailing it (needs a running loop)
         until the run's end is logged; otherwise read it whole now."""
         bus = EventBus()
-        dash = cls(None, bus=bus, interval=interval, charts=charts, start=follow)
+        log = os.path.abspath(os.fspath(path))
+        run_dir = os.path.dirname(log)
+        dash = cls(None, bus=bus, interval=interval, charts=charts, start=follow,
+                   history=os.path.dirname(run_dir))
+        dash.log = log
         dash.label = f"log {os.fspath(path)}"
-        dash.title.value = f"<b>swiftnb</b> {html.escape(dash.label)}"
+        dash._header()
         try:
             loop = asyncio.get_running_loop() if follow else None
         except RuntimeError:
@@ -146,6 +249,47 @@ class Dashboard:
         dash._tail_task = loop.create_task(tail())
         return dash
 
+    # ------------------------------------------------------------ actions
+    def cancel(self) -> None:
+        """Stop the run (the cancel button): its apps are killed, the log says so."""
+        if self.run is not None:
+            self.run.cancel()
+            self.cancel_button.disabled = True
+
+    def open_report(self) -> str:
+        """Write the HTML report (of the events so far) and show a link that opens it."""
+        if self.run is not None:
+            path = self.run.report()
+        else:
+            from swiftnb.logs import LogFrame, write_report
+
+            assert self.log is not None
+            path = write_report(LogFrame.read(self.log),
+                                os.path.join(os.path.dirname(self.log), "report.html"),
+                                title=f"swiftnb {self.label}")
+        self.link.value = report_link(path)
+        return path
+
+    def dock(self, *, title: str | None = None, anchor: str = "split-right") -> Any:
+        """Show the dashboard in a JupyterLab side panel (the ``sidecar`` widget), so it
+        stays in view while the notebook scrolls; the Sidecar (close it with
+        ``.close()``).  ``anchor``: where JupyterLab puts it (``split-right``,
+        ``split-bottom``, ``right``, ``tab-after``...)."""
+        try:
+            from sidecar import Sidecar
+        except ImportError:
+            self.link.value = ("<b>dock needs the sidecar package</b>: "
+                               "<code>pip install sidecar</code> (or swiftnb[lab]), "
+                               "then reload JupyterLab")
+            return None
+        from IPython.display import display
+
+        if self.sidecar is None:
+            self.sidecar = Sidecar(title=title or f"swiftnb {self.label}", anchor=anchor)
+            with self.sidecar:
+                display(self.widget)
+        return self.sidecar
+
     def stop(self) -> None:
         """Detach now: final flush, unsubscribe, timers and log tailing stopped."""
         self.feed.stop()
@@ -154,6 +298,7 @@ class Dashboard:
 
     def flush(self) -> None:
         self.feed.flush()
+        self._header()
 
     @property
     def widgets(self) -> list[W.Widget]:

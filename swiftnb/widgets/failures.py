@@ -1,19 +1,18 @@
-"""Recent failures: command, exit code, stderr tail, the Swift source line, retry.
+"""Failures: one row per failed attempt (newest first) that opens its details (command
+line quoted as a shell needs it, stdout, stderr, the job's ``-info`` file) and a retry.
 
 On a live run the panel shows the failed attempts the run itself records
 (``run.failures``, :class:`swiftnb.attempts.Failure`: the Task with its argv and source
-position, the TaskResult with exit code, stderr tail and site), and is told of new ones
-through ``run.on_failure(callback)``.  It only observes: any number of panels can watch
-one run, and a panel opened late shows the failures that happened before.  From a log it
-only has what Swift logged: APPLICATION_EXCEPTION's message, and JOB_START's app and
-arguments.
+position, the TaskResult with exit code, stdout/stderr tails and site), and is told of new
+ones through ``run.on_failure(callback)``.  It only observes: any number of panels can
+watch one run, and a panel opened late shows the failures that happened before.  From a
+log it only has what Swift logged: APPLICATION_EXCEPTION's message, and JOB_START's app
+and arguments.
 
 **Retry** calls ``run.retry(failure)`` (see :meth:`swiftnb.runner.RunHandle.retry`): the
-failed call again, as a new attempt, through the run's executor while the run goes and
-through a fresh one built from its configuration afterwards; the row shows how it ended.
-It does not change the Swift run's outcome.  What it is for: after fixing the cause (a
-missing input, a broken site), check that the call now works and produce its outputs in
-their mapped places (recorded in the restart log, so ``-resume`` skips the call).
+failed call again, as a new attempt.  The button shows only for an attempt whose call has
+not since succeeded: not by a later attempt of the run itself (``executionRetries``: a
+task of the same job completed, seen in the event stream) nor by an earlier retry here.
 """
 
 from __future__ import annotations
@@ -21,18 +20,25 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import html
+import os
 import re
+import shlex
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import NamedTuple
 
 import ipywidgets as W
 
+from swiftnb.attempts import Failure as Attempt
+from swiftnb.engine.task import TaskResult
 from swiftnb.events import Event
+from swiftnb.runner import RunHandle
+from swiftnb.widgets._util import when
 
-__all__ = ["FailuresPanel", "Failure", "watches_failures"]
+__all__ = ["FailuresPanel", "Failure", "FailureRow", "info_path"]
 
 _EXIT = re.compile(r"exit code (?:of )?(-?\d+)")
+_PRE = "margin:2px 0;max-height:14em;overflow:auto;white-space:pre-wrap"
 
 
 @dataclasses.dataclass
@@ -40,62 +46,90 @@ class Failure:
     """One failed attempt as the panel shows it."""
 
     jobid: str
-    command: str
+    command: str                     # quoted as a shell would need it (shlex.join)
     exit_code: int | None
     stderr: str
     source: str
     source_line: str
     site: str
     message: str
-    attempt: Any = None              # the run's swiftnb.attempts.Failure (live; retry needs it)
-    retry_state: str = ""            # "", "running", "ok", "failed: ..."
-    retry_result: Any = None
+    time: float | None = None
+    stdout: str = ""
+    info_file: str = ""              # the job's -info record, if the site wrote one
+    attempt: Attempt | None = None   # the run's record (live; retry needs it)
+    retry_state: str = ""            # "", "running", "ok on SITE", "failed: ..."
+    retry_result: TaskResult | None = None
+    succeeded: bool = False          # the call has succeeded since (a later attempt)
 
     @property
-    def task(self) -> Any:
-        return None if self.attempt is None else self.attempt.task
+    def retryable(self) -> bool:
+        """Show the retry button: a live attempt whose call has not succeeded since."""
+        if self.attempt is None or self.succeeded:
+            return False
+        return not any(r.ok for r in self.attempt.retries)
 
 
-def watches_failures(run: Any) -> bool:
-    """Does ``run`` record its failures (a RunHandle: ``failures``, ``on_failure``,
-    ``retry``)?"""
-    return run is not None and all(callable(getattr(run, a, None)) for a in ("on_failure",
-                                                                              "retry")) \
-        and hasattr(run, "failures")
+class FailureRow(NamedTuple):
+    """The widgets of one row (a fixed pool, only their values change)."""
+
+    box: W.VBox
+    retry: W.Button
+    text: W.HTML
+    toggle: W.Button
+    details: W.HTML
 
 
 def _tail(text: str, lines: int = 6) -> str:
     return "\n".join((text or "").rstrip().splitlines()[-lines:])
 
 
-class FailuresPanel:
-    """The last ``keep`` failures, newest first, each with a retry button when live.
+def info_path(attempt: Attempt, site_run: str) -> str:
+    """Where the site wrote the attempt's ``-info`` record (execution/joblog.py)."""
+    task = attempt.task
+    name = task.jobid if not task.attempt else f"{task.jobid}-{task.attempt}"
+    return os.path.join(task.run_dir, f"{site_run}.d", f"{name}-info")
 
-    ``run``: a run that records its failures (:func:`watches_failures`), else None (the
-    panel is then fed by log events only)."""
+
+def _read(path: str, limit: int = 20_000) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read(limit)
+    except OSError as exc:
+        return f"(cannot read {path}: {exc.strerror or exc})"
+
+
+class FailuresPanel:
+    """The last ``keep`` failures, newest first, each with details and a retry button.
+
+    ``run``: the live run (its failure records, retry), else None: the panel is then fed
+    by log events only."""
 
     title = "Failures"
 
-    def __init__(self, run: Any = None, *, sources: dict[str, str] | None = None,
+    def __init__(self, run: RunHandle | None = None, *, sources: dict[str, str] | None = None,
                  keep: int = 8) -> None:
-        self.run = run if watches_failures(run) else None
+        self.run = run
         self.sources = sources or {}
+        self.site_run = run.run_dir.site_run if run is not None else ""
         self.failures: deque[Failure] = deque(maxlen=keep)
         self.total = 0
         self.jobs: dict[str, tuple[str, str, str]] = {}  # jobid -> (tr, arguments, host)
+        self.task_job: dict[str, str] = {}               # taskid -> jobid (running tasks)
+        self.succeeded: set[str] = set()                 # jobids of failures that then succeeded
+        self._failed_jobs: set[str] = set()
         self._dirty = False
-        self._rendered: tuple = ()
         self.retries: list[asyncio.Task] = []
         self.retried: list[Failure] = []     # every failure retried (also those scrolled out)
+        self.opened: set[int] = set()        # rows whose details are open
         self.header = W.HTML(value="no failures")
         self.list = W.VBox([])
         self.widget = W.VBox([self.header, self.list])
-        self.rows: list[tuple[W.HBox, W.Button, W.HTML]] = []
+        self.rows: list[FailureRow] = []
         self._unsubscribe: Callable[[], None] | None = None
-        if self.run is not None:
-            for attempt in self.run.failures:      # those before the panel was opened
+        if run is not None:
+            for attempt in run.failures:      # those before the panel was opened
                 self.record(attempt)
-            self._unsubscribe = self.run.on_failure(self.record)
+            self._unsubscribe = run.on_failure(self.record)
 
     @property
     def live(self) -> bool:
@@ -115,13 +149,17 @@ class FailuresPanel:
                     return lines[line - 1].strip()
         return ""
 
-    def record(self, attempt: Any) -> None:
+    def record(self, attempt: Attempt) -> None:
         """A failed attempt recorded by the run (a :class:`swiftnb.attempts.Failure`)."""
         self.failures.appendleft(Failure(
-            jobid=attempt.jobid, command=attempt.command, exit_code=attempt.exit_code,
-            stderr=_tail(attempt.stderr_tail), source=attempt.source,
-            source_line=self._source_line(attempt.source), site=attempt.site,
-            message=attempt.message, attempt=attempt))
+            jobid=attempt.jobid, command=shlex.join(attempt.argv),
+            exit_code=attempt.exit_code, stderr=attempt.stderr_tail,
+            source=attempt.source, source_line=self._source_line(attempt.source),
+            site=attempt.site, message=attempt.message, time=attempt.time,
+            stdout=attempt.result.stdout_tail or "",
+            info_file=info_path(attempt, self.site_run), attempt=attempt,
+            succeeded=attempt.jobid in self.succeeded))
+        self._failed_jobs.add(attempt.jobid)
         self.total += 1
         self._dirty = True
 
@@ -131,36 +169,59 @@ class FailuresPanel:
             self._unsubscribe()
             self._unsubscribe = None
 
-    # ------------------------------------------------------------ events (logs)
+    # ------------------------------------------------------------ events
+    def _job_succeeded(self, jobid: str) -> None:
+        self.succeeded.add(jobid)
+        if jobid in self._failed_jobs:
+            for f in self.failures:
+                if f.jobid == jobid and not f.succeeded:
+                    f.succeeded = True
+                    self._dirty = True
+
     def apply(self, events: list[Event]) -> None:
-        if self.run is not None:
-            return  # live: the run records its failures, with more detail
+        live = self.run is not None
         for e in events:
             kind = e.kind
-            if kind == "JOB_START":
+            if kind == "JOB_TASK":
+                self.task_job[str(e.fields.get("taskid"))] = str(e.fields.get("jobid"))
+            elif kind == "TASK_STATUS_CHANGE":
+                status = str(e.fields.get("status"))
+                if status in ("7", "5", "6"):
+                    jobid = self.task_job.pop(str(e.fields.get("taskid")), None)
+                    if jobid is not None and status == "7":
+                        self._job_succeeded(jobid)
+            elif live:
+                continue  # live: the run records its failures, with more detail
+            elif kind == "JOB_START":
                 f = e.fields
-                self.jobs[f.get("jobid")] = (str(f.get("tr")), str(f.get("arguments") or ""),
-                                             str(f.get("host") or ""))
+                self.jobs[str(f.get("jobid"))] = (str(f.get("tr")), str(f.get("arguments") or ""),
+                                                  str(f.get("host") or ""))
             elif kind == "APPLICATION_EXCEPTION":
-                jobid = e.fields.get("jobid")
-                tr, args, host = self.jobs.get(jobid, ("", "", ""))
-                message = str(e.fields.get("message") or e.text or "")
-                m = _EXIT.search(message)
-                stderr = ""
-                if "stderr" in message.lower():
-                    stderr = _tail(message.split("tderr", 1)[1].lstrip(":\n "))
-                self.failures.appendleft(Failure(
-                    jobid=str(jobid), command=f"{tr} {args.strip('[]').replace(',', '')}".strip(),
-                    exit_code=int(m.group(1)) if m else None, stderr=stderr, source="",
-                    source_line="", site=host, message=message.strip()))
-                self.total += 1
-                self._dirty = True
+                self._logged(e)
+
+    def _logged(self, e: Event) -> None:
+        jobid = str(e.fields.get("jobid"))
+        tr, args, host = self.jobs.get(jobid, ("", "", ""))
+        message = str(e.fields.get("message") or e.text or "")
+        m = _EXIT.search(message)
+        stderr = ""
+        if "stderr" in message.lower():
+            stderr = message.split("tderr", 1)[1].lstrip(":\n ")
+        words = [w.strip() for w in args.strip("[]").split(",") if w.strip()]
+        self.failures.appendleft(Failure(
+            jobid=jobid, command=shlex.join([tr, *words]) if tr else "",
+            exit_code=int(m.group(1)) if m else None, stderr=stderr, source="",
+            source_line="", site=host, message=message.strip(), time=e.time))
+        self.total += 1
+        self._dirty = True
 
     # ------------------------------------------------------------ retry
     def retry(self, index: int) -> asyncio.Task | None:
         """Retry failure ``index`` (0 = newest) through ``run.retry``; the asyncio task."""
         failure = list(self.failures)[index]
-        if failure.attempt is None or self.run is None:
+        run = self.run
+        attempt = failure.attempt
+        if attempt is None or run is None:
             failure.retry_state = "failed: no task to retry (watching a log)"
             self._dirty = True
             return None
@@ -168,9 +229,9 @@ class FailuresPanel:
         self.retried.append(failure)
         self._dirty = True
 
-        async def again() -> Any:
+        async def again() -> TaskResult | None:
             try:
-                result = await self.run.retry(failure.attempt)
+                result = await run.retry(attempt)
             except Exception as exc:  # noqa: BLE001 - shown in the panel (e.g. a bad site)
                 failure.retry_state = f"failed: {exc or type(exc).__name__}"
                 self._dirty = True
@@ -193,13 +254,39 @@ class FailuresPanel:
     def _text(self, f: Failure) -> str:
         where = f"{html.escape(f.source)} <code>{html.escape(f.source_line)}</code>" \
             if f.source else ""
+        state = ""
+        if f.retry_state:
+            state = "retry: " + html.escape(f.retry_state)
+        elif f.succeeded:
+            state = "succeeded on a later attempt"
         return (f"<div style='font-family:monospace;font-size:12px'>"
                 f"<b>{html.escape(f.command)}</b> &nbsp; exit code {f.exit_code} "
-                f"{'on ' + html.escape(f.site) if f.site else ''}<br>{where}"
-                f"<pre style='margin:2px 0;color:#900'>{html.escape(f.stderr or f.message)}</pre>"
-                f"{'retry: ' + html.escape(f.retry_state) if f.retry_state else ''}</div>")
+                f"{'on ' + html.escape(f.site) if f.site else ''} &nbsp; "
+                f"<span class='swiftnb-when'>{html.escape(when(f.time))}</span><br>{where}"
+                f"<pre style='margin:2px 0;color:#900'>"
+                f"{html.escape(_tail(f.stderr) or f.message)}</pre>{state}</div>")
 
-    def _row(self, i: int) -> tuple[W.HBox, W.Button, W.HTML]:
+    def details_html(self, f: Failure) -> str:
+        """What a row opens: command line, stdout, stderr and the -info file."""
+        parts = [("command line", f.command), ("stdout", f.stdout or "(empty)"),
+                 ("stderr", f.stderr or f.message or "(empty)")]
+        if f.info_file:
+            parts.append((f"info file {f.info_file}", _read(f.info_file)
+                          if os.path.exists(f.info_file) else "(not written by the site)"))
+        return "".join(f"<div class='swiftnb-failure-{label.split()[0]}'><b>{html.escape(label)}"
+                       f"</b><pre style='{_PRE}'>{html.escape(text)}</pre></div>"
+                       for label, text in parts)
+
+    def toggle(self, index: int) -> None:
+        """Open or close the details of row ``index``."""
+        if index in self.opened:
+            self.opened.discard(index)
+        else:
+            self.opened.add(index)
+        self._dirty = True
+        self.render()
+
+    def _row(self, i: int) -> FailureRow:
         """Row ``i`` of a fixed pool: widgets are made once and then only updated, so a
         new failure costs a few trait updates, not new comms."""
         while len(self.rows) <= i:
@@ -207,35 +294,50 @@ class FailuresPanel:
             button = W.Button(description="retry", button_style="warning",
                               layout=W.Layout(width="70px"))
             button.on_click(lambda _b, j=j: self.retry(j))
+            toggle = W.Button(description="details", layout=W.Layout(width="70px"))
+            toggle.on_click(lambda _b, j=j: self.toggle(j))
             text = W.HTML(value="")
-            self.rows.append((W.HBox([button, text]), button, text))
+            details = W.HTML(value="", layout=W.Layout(display="none"))
+            box = W.VBox([W.HBox([toggle, button, text]), details])
+            self.rows.append(FailureRow(box, button, text, toggle, details))
         return self.rows[i]
+
+    def header_text(self) -> str:
+        return (f"{self.total} failed attempt{'s' if self.total != 1 else ''}"
+                if self.total else "no failures")
 
     def render(self) -> bool:
         if not self._dirty:
             return False
         self._dirty = False
-        header = f"{self.total} failed attempt{'s' if self.total != 1 else ''}" \
-            if self.total else "no failures"
         changed = False
+        header = self.header_text()
         if self.header.value != header:
             self.header.value = header
             changed = True
         failures = list(self.failures)
         for i, f in enumerate(failures):
-            box, button, text = self._row(i)
+            row = self._row(i)
             value = self._text(f)
-            if text.value != value:
-                text.value = value
+            if row.text.value != value:
+                row.text.value = value
                 changed = True
-            live = self.run is not None and f.attempt is not None
-            visibility = "visible" if live else "hidden"
-            if button.layout.visibility != visibility:
-                button.layout.visibility = visibility
+            opened = i in self.opened
+            display = "" if opened else "none"
+            if opened:
+                details = self.details_html(f)
+                if row.details.value != details:
+                    row.details.value = details
+            if row.details.layout.display != display:
+                row.details.layout.display = display
+            row.toggle.description = "hide" if opened else "details"
+            visibility = "visible" if f.retryable else "hidden"
+            if row.retry.layout.visibility != visibility:
+                row.retry.layout.visibility = visibility
             disabled = f.retry_state == "running"
-            if button.disabled != disabled:
-                button.disabled = disabled
-        shown = tuple(row[0] for row in self.rows[:len(failures)])
+            if row.retry.disabled != disabled:
+                row.retry.disabled = disabled
+        shown = tuple(row.box for row in self.rows[:len(failures)])
         if tuple(self.list.children) != shown:
             self.list.children = shown
             changed = True
@@ -244,4 +346,4 @@ class FailuresPanel:
     @property
     def buttons(self) -> list[W.Button]:
         """The retry buttons of the rows shown (0 = newest failure)."""
-        return [row[1] for row in self.rows[:len(self.failures)]]
+        return [row.retry for row in self.rows[:len(self.failures)]]

@@ -7,7 +7,8 @@ that list every ``interval`` seconds (0.2 s: at most 5 updates per second per pa
 every panel folds the batch into its own plain-Python state (``apply``), then updates its
 widget traits once (``render``, under ``hold_sync``, so one comm message per widget that
 changed).  When the run ends (RUN_SUCCESS / RUN_FAILURE) or :meth:`Feed.stop` is called,
-a final flush happens, the bus subscription is removed and the timer is cancelled.
+a final flush happens, the bus subscription is removed and the timer is cancelled; ``on_end`` then lets the
+owner draw its panels' last state (a chart's final point).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import Protocol
 
 from swiftnb.events import Event, EventBus
 
@@ -140,10 +141,6 @@ class Feed:
             for panel in self.panels:
                 if panel.render():
                     self.renders[id(panel)] = self.renders.get(id(panel), 0) + 1
-        for panel in self.panels:
-            finish = getattr(panel, "finish", None)
-            if finish is not None:
-                finish()
         self.stopped_at = time.monotonic()
         if self.on_end is not None:
             self.on_end()
@@ -152,5 +149,5 @@ class Feed:
     def running(self) -> bool:
         return not self.stopped
 
-    def renders_of(self, panel: Any) -> int:
+    def renders_of(self, panel: Panel) -> int:
         return self.renders.get(id(panel), 0)

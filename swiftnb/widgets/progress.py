@@ -1,16 +1,23 @@
-"""Progress by state: one bar and one count per CoG task state, plus the job totals.
+"""Progress: N of M app calls done with elapsed time, rate and ETA, overall and per app
+name, and one bar and count per CoG task state.
 
-Counted from TASK_STATUS_CHANGE (each task id is in exactly one state) and JOB_INIT /
-JOB_END / END_SUCCESS / END_FAILURE, which both a live run and a Swift 0.96 log carry.
+Counted from JOB_INIT (an app call known to the run: the M of "N of M"; a Swift script
+discovers its calls as dataflow unfolds, so M grows while the run goes), END_SUCCESS /
+END_FAILURE (a call done, with its app name ``tr``) and TASK_STATUS_CHANGE (each task id
+in exactly one state), which both a live run and a Swift 0.96 log carry.  The rate is the
+calls done per second of run time; the ETA is the calls left at that rate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import ipywidgets as W
 
 from swiftnb.events import Event
+from swiftnb.widgets._util import duration, table
 
-__all__ = ["ProgressPanel", "STATES"]
+__all__ = ["ProgressPanel", "STATES", "AppCount"]
 
 #: (status code, label, bar style) in the order a task passes them
 STATES = (
@@ -25,29 +32,77 @@ STATES = (
 )
 
 
-class ProgressPanel:
-    """Bars and counts of tasks by state."""
+class AppCount:
+    """Calls of one app name: known, done well, done badly."""
 
-    title = "Progress"
+    __slots__ = ("known", "ok", "failed")
 
     def __init__(self) -> None:
+        self.known = 0
+        self.ok = 0
+        self.failed = 0
+
+    @property
+    def done(self) -> int:
+        return self.ok + self.failed
+
+
+def _rate_eta(done: int, known: int, elapsed: float) -> tuple[float | None, float | None]:
+    """Calls per second and seconds left (None when there is nothing to tell yet)."""
+    if elapsed <= 0 or done <= 0:
+        return None, None
+    rate = done / elapsed
+    left = known - done
+    return rate, (left / rate if left > 0 else 0.0)
+
+
+class ProgressPanel:
+    """"N of M done", elapsed, rate, ETA; a per-app table; bars of tasks by state."""
+
+    title = "Progress"
+    APP_HEADERS = ("app", "done", "of", "failed", "rate /s", "ETA")
+
+    def __init__(self, clock: Callable[[], float] | None = None) -> None:
+        # ``clock``: the run's clock (live: the time goes on between events); without it
+        # (a log) the run's time is that of the last event
+        self.clock = clock
         self.status: dict[str, int] = {}          # taskid -> latest status
         self.counts: dict[int, int] = {code: 0 for code, _, _ in STATES}
+        self.apps: dict[str, AppCount] = {}
         self.jobs = 0
         self.jobs_ok = 0
         self.jobs_failed = 0
+        self.t0: float | None = None
+        self.last: float | None = None
+        self.ended_at: float | None = None
         self.bars = {
             code: W.IntProgress(value=0, min=0, max=1, description=label, bar_style=style,
-                                layout=W.Layout(width="420px"))
+                                layout=W.Layout(width="360px"))
             for code, label, style in STATES
         }
-        self.counts_html = W.HTML(value="")
+        self.overall = W.IntProgress(value=0, min=0, max=1, bar_style="success",
+                                     layout=W.Layout(width="360px"))
+        self.headline = W.HTML(value="")
+        self.apps_html = W.HTML(value="")
         self.summary = W.HTML(value="")
         rows = [W.HBox([self.bars[code], W.Label("")]) for code, _, _ in STATES]
         self._labels = {code: row.children[1] for (code, _, _), row in zip(STATES, rows)}
-        self.widget = W.VBox([self.summary, *rows])
+        self.widget = W.VBox([self.headline, self.overall, self.apps_html, self.summary,
+                              *rows])
+
+    def _app(self, tr: object) -> AppCount:
+        name = str(tr or "?")
+        app = self.apps.get(name)
+        if app is None:
+            app = self.apps[name] = AppCount()
+        return app
 
     def apply(self, events: list[Event]) -> None:
+        if not events:
+            return
+        if self.t0 is None:
+            self.t0 = events[0].time
+        self.last = events[-1].time
         status = self.status
         counts = self.counts
         for e in events:
@@ -69,10 +124,68 @@ class ProgressPanel:
                     counts[new] += 1
             elif kind == "JOB_INIT":
                 self.jobs += 1
+                self._app(e.fields.get("tr")).known += 1
             elif kind == "END_SUCCESS":
                 self.jobs_ok += 1
+                self._app(e.fields.get("tr")).ok += 1
             elif kind == "END_FAILURE":
                 self.jobs_failed += 1
+                self._app(e.fields.get("tr")).failed += 1
+            elif kind in ("RUN_SUCCESS", "RUN_FAILURE"):
+                self.ended_at = e.time
+
+    # ------------------------------------------------------------ figures
+    @property
+    def done(self) -> int:
+        return self.jobs_ok + self.jobs_failed
+
+    def elapsed(self) -> float:
+        """Run time so far (to the run's end once it ended)."""
+        if self.t0 is None:
+            return 0.0
+        if self.ended_at is not None:
+            end = self.ended_at
+        elif self.clock is not None:
+            end = self.clock()
+        else:
+            end = self.last if self.last is not None else self.t0
+        return max(0.0, end - self.t0)
+
+    def rate_eta(self) -> tuple[float | None, float | None]:
+        return _rate_eta(self.done, self.jobs, self.elapsed())
+
+    def headline_text(self) -> str:
+        """``37 of 120 done (2 failed) · elapsed 1 min 05 s · 0.57/s · ETA 2 min 25 s``."""
+        rate, eta = self.rate_eta()
+        parts = [f"<b>{self.done} of {self.jobs} done</b>"
+                 + (f" ({self.jobs_failed} failed)" if self.jobs_failed else ""),
+                 f"elapsed {duration(self.elapsed())}"]
+        if rate is not None:
+            parts.append(f"{rate:.3g}/s")
+        if self.ended_at is not None:
+            parts.append("finished")
+        elif eta is not None:
+            parts.append(f"ETA {duration(eta)}")
+        else:
+            parts.append("ETA unknown")
+        return " &middot; ".join(parts)
+
+    def app_rows(self) -> list[tuple]:
+        elapsed = self.elapsed()
+        rows = []
+        for name, app in sorted(self.apps.items()):
+            rate, eta = _rate_eta(app.done, app.known, elapsed)
+            rows.append((name, app.done, app.known, app.failed,
+                         "" if rate is None else f"{rate:.3g}",
+                         "" if eta is None or self.ended_at is not None else duration(eta)))
+        return rows
+
+    # ------------------------------------------------------------ widgets
+    def _set(self, widget: W.HTML, value: str) -> bool:
+        if widget.value == value:
+            return False
+        widget.value = value
+        return True
 
     def render(self) -> bool:
         changed = False
@@ -89,11 +202,17 @@ class ProgressPanel:
             if label.value != text:
                 label.value = text
                 changed = True
+        if self.overall.max != max(1, self.jobs) or self.overall.value != self.done:
+            with self.overall.hold_sync():
+                self.overall.max = max(1, self.jobs)
+                self.overall.value = self.done
+            changed = True
+        changed |= self._set(self.headline, self.headline_text())
+        changed |= self._set(self.apps_html, table(self.APP_HEADERS, self.app_rows(),
+                                                   cls="apps") if self.apps else "")
         summary = (f"<b>jobs</b> {self.jobs} &nbsp; <b>ok</b> {self.jobs_ok} &nbsp; "
                    f"<b>failed</b> {self.jobs_failed} &nbsp; <b>tasks</b> {len(self.status)}")
-        if self.summary.value != summary:
-            self.summary.value = summary
-            changed = True
+        changed |= self._set(self.summary, summary)
         return changed
 
     def snapshot(self) -> dict[str, int]:

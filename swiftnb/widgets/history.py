@@ -1,0 +1,155 @@
+"""Run history: the past runs in a directory (its ``runNNN`` run directories and their
+logs, read with :mod:`swiftnb.logs`): date, run id, script, status, tasks, duration; pick
+one to write and open its HTML report.
+
+Why: a notebook accumulates runs; comparing today's run with yesterday's starts from a
+list of them.  A log is read once per (size, modification time): re-opening the panel
+after a new run reads only the new log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import os
+import re
+
+import ipywidgets as W
+
+from swiftnb.widgets._util import duration, table, when
+
+__all__ = ["PastRun", "past_runs", "read_past_run", "HistoryPanel", "report_link"]
+
+_RUN_DIR = re.compile(r"run\d{3,}$")
+_CANCELED = ("Execution canceled", "Execution interrupted")
+
+
+@dataclasses.dataclass(frozen=True)
+class PastRun:
+    """What the history shows of one run, from its log."""
+
+    runid: str
+    path: str           # the run directory
+    log: str            # its log file
+    script: str         # the script's stem (the log is SCRIPT-RUNID.log)
+    start: float | None
+    status: str         # ok, failed, canceled, unfinished, unreadable
+    tasks: int          # app calls (jobs)
+    failed: int
+    seconds: float | None
+
+    def row(self) -> tuple:
+        return (when(self.start), self.runid, self.script, self.status, self.tasks,
+                self.failed, duration(self.seconds))
+
+
+_CACHE: dict[str, tuple[tuple[int, float], PastRun]] = {}
+
+
+def read_past_run(run_dir: str, log: str) -> PastRun:
+    """One run's summary from its log (cached by the log's size and mtime)."""
+    st = os.stat(log)
+    key = (st.st_size, st.st_mtime)
+    hit = _CACHE.get(log)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    runid = os.path.basename(run_dir)
+    script = os.path.basename(log)[:-len(f"-{runid}.log")]
+    from swiftnb.logs import LogFormatError, LogFrame
+
+    try:
+        lf = LogFrame.read(log)
+        info = lf.run
+    except (LogFormatError, OSError, ValueError) as exc:
+        past = PastRun(runid, run_dir, log, script, st.st_mtime, f"unreadable: {exc}", 0, 0,
+                       None)
+        _CACHE[log] = (key, past)
+        return past
+    ev = lf.events
+    messages = ev.loc[ev["kind"] == "MESSAGE", "text"].astype(str)
+    if info["outcome"] == "success":
+        status = "ok"
+    elif messages.str.startswith(_CANCELED).any():
+        status = "canceled"
+    elif info["outcome"] == "failure":
+        status = "failed"
+    else:
+        status = "unfinished"
+    past = PastRun(runid, run_dir, log, script, info["start"], status, int(info["njobs"]),
+                   int(info["jobs_failed"]), info.get("ttc"))
+    _CACHE[log] = (key, past)
+    return past
+
+
+def past_runs(directory: str, *, exclude: str | None = None) -> list[PastRun]:
+    """The runs in ``directory`` (``runNNN`` with a ``*-runNNN.log``), newest first."""
+    out = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return out
+    for name in names:
+        path = os.path.join(directory, name)
+        if not _RUN_DIR.match(name) or name == exclude or not os.path.isdir(path):
+            continue
+        try:
+            logs = [f for f in os.listdir(path) if f.endswith(f"-{name}.log")]
+        except OSError:
+            continue
+        if logs:
+            out.append(read_past_run(path, os.path.join(path, sorted(logs)[0])))
+    out.sort(key=lambda r: r.runid, reverse=True)
+    return out
+
+
+def report_link(path: str) -> str:
+    """An HTML link that opens ``path`` in a new browser tab from a notebook: relative to
+    the kernel's directory, which JupyterLab resolves against the notebook's own."""
+    rel = os.path.relpath(path, os.getcwd())
+    href = rel if not rel.startswith("..") else "file://" + os.path.abspath(path)
+    return (f"<a href='{html.escape(href)}' target='_blank' rel='noopener'>open "
+            f"{html.escape(rel)}</a>")
+
+
+class HistoryPanel:
+    """The runs of a directory; a drop-down and a button to write and open one's report."""
+
+    title = "History"
+    HEADERS = ("date", "run", "script", "status", "tasks", "failed", "duration")
+
+    def __init__(self, directory: str, *, exclude: str | None = None) -> None:
+        self.directory = directory
+        self.exclude = exclude
+        self.runs: list[PastRun] = []
+        self.table = W.HTML(value="")
+        self.choice = W.Dropdown(options=[], description="run")
+        self.open_button = W.Button(description="open report", icon="external-link")
+        self.open_button.on_click(lambda _b: self.open_report())
+        self.refresh_button = W.Button(description="refresh", icon="refresh")
+        self.refresh_button.on_click(lambda _b: self.refresh())
+        self.link = W.HTML(value="")
+        self.widget = W.VBox([W.HBox([self.choice, self.open_button, self.refresh_button]),
+                              self.link, self.table])
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the directory again (new runs, runs that ended since)."""
+        self.runs = past_runs(self.directory, exclude=self.exclude)
+        self.table.value = table(self.HEADERS, [r.row() for r in self.runs], cls="history") \
+            if self.runs else "<i>no earlier runs in this directory</i>"
+        self.choice.options = [(f"{r.runid} {r.script} ({r.status})", r.runid)
+                               for r in self.runs]
+
+    def open_report(self, runid: str | None = None) -> str | None:
+        """Write the chosen run's ``report.html`` (next to its log); the path."""
+        runid = runid or self.choice.value
+        past = next((r for r in self.runs if r.runid == runid), None)
+        if past is None:
+            self.link.value = "<i>choose a run</i>"
+            return None
+        from swiftnb.logs import LogFrame, write_report
+
+        path = os.path.join(past.path, "report.html")
+        write_report(LogFrame.read(past.log), path, title=f"swiftnb run {past.runid}")
+        self.link.value = report_link(path)
+        return path
