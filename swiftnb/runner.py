@@ -584,6 +584,12 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
         engine_run = run_mod.Run(program, RecordingExecutor(executor, failure_log), bus=bus, settings=settings, base_dir=base_dir,
                                  run_dir=run_dir.path, runid=run_dir.runid, restart=restart,
                                  **run_kwargs)
+        if keep_events and engine_run.pgraph is None:
+            # the calls and files between them, for the dashboard's dataflow graph (what
+            # -pgraph writes; the engine writes a file only when -pgraph asks for one)
+            from swiftnb.engine.pgraph import PGraph
+
+            engine_run.pgraph = PGraph()
         progress = None
         if ticker and config.ticker_enabled:
             from swiftnb.logs.ticker import ProgressTicker, java_date_format, ticker_date
