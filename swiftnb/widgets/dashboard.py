@@ -27,7 +27,6 @@ from typing import Any
 
 import ipywidgets as W
 
-from swiftnb.engine.pgraph import PGraph
 from swiftnb.events import EventBus
 from swiftnb.lang.checked import CheckedProgram
 from swiftnb.runner import RunHandle
@@ -67,15 +66,6 @@ def _providers(run: RunHandle | None) -> list[Provider]:
     return []
 
 
-def _pgraph(run: RunHandle | None) -> PGraph | None:
-    """The run's call graph: the one ``-pgraph`` writes, else one recorded from now on."""
-    if run is None:
-        return None
-    if run.run.pgraph is None:
-        run.run.pgraph = PGraph()
-    return run.run.pgraph
-
-
 class Dashboard:
     """Live panels of one run (see the module docstring for the layout)."""
 
@@ -97,7 +87,7 @@ class Dashboard:
         sources = run.program.sources if live and isinstance(run.program, CheckedProgram) \
             else {}
         self.failures = FailuresPanel(run, sources=sources)
-        self.graph = GraphPanel(_pgraph(run))
+        self.graph = GraphPanel(run.run.pgraph if live else None)
         directory = history if history is not None else (
             os.path.dirname(run.run_dir.path) if live else os.getcwd())
         self.history = HistoryPanel(directory, exclude=run.runid if live else None)
