@@ -90,7 +90,7 @@ class Dashboard:
         self.graph = GraphPanel(run.run.pgraph if live else None)
         directory = history if history is not None else (
             os.path.dirname(run.run_dir.path) if live else os.getcwd())
-        self.history = HistoryPanel(directory, exclude=run.runid if live else None)
+        self.history = HistoryPanel(directory)
         self.panels = [self.progress, self.stream, self.sites, self.blocks, self.throttles,
                        self.failures, self.graph]
         self.label = f"run {run.runid}" if live else "run"
@@ -200,6 +200,7 @@ class Dashboard:
         self.stream.finish()
         self.graph.finish()
         self.cancel_button.disabled = True
+        self.history.refresh()
         self._header()
 
     @classmethod

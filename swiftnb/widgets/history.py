@@ -81,7 +81,7 @@ def read_past_run(run_dir: str, log: str) -> PastRun:
     return past
 
 
-def past_runs(directory: str, *, exclude: str | None = None) -> list[PastRun]:
+def past_runs(directory: str) -> list[PastRun]:
     """The runs in ``directory`` (``runNNN`` with a ``*-runNNN.log``), newest first."""
     out = []
     try:
@@ -90,7 +90,7 @@ def past_runs(directory: str, *, exclude: str | None = None) -> list[PastRun]:
         return out
     for name in names:
         path = os.path.join(directory, name)
-        if not _RUN_DIR.match(name) or name == exclude or not os.path.isdir(path):
+        if not _RUN_DIR.match(name) or not os.path.isdir(path):
             continue
         try:
             logs = [f for f in os.listdir(path) if f.endswith(f"-{name}.log")]
@@ -112,14 +112,15 @@ def report_link(path: str) -> str:
 
 
 class HistoryPanel:
-    """The runs of a directory; a drop-down and a button to write and open one's report."""
+    """The runs of a directory (the one watched too: ``unfinished`` until it ends and
+    the panel is refreshed, which the dashboard does at the run's end); a drop-down and a
+    button to write and open one's report."""
 
     title = "History"
     HEADERS = ("date", "run", "script", "status", "tasks", "failed", "duration")
 
-    def __init__(self, directory: str, *, exclude: str | None = None) -> None:
+    def __init__(self, directory: str) -> None:
         self.directory = directory
-        self.exclude = exclude
         self.runs: list[PastRun] = []
         self.table = W.HTML(value="")
         self.choice = W.Dropdown(options=[], description="run")
@@ -134,9 +135,9 @@ class HistoryPanel:
 
     def refresh(self) -> None:
         """Read the directory again (new runs, runs that ended since)."""
-        self.runs = past_runs(self.directory, exclude=self.exclude)
+        self.runs = past_runs(self.directory)
         self.table.value = table(self.HEADERS, [r.row() for r in self.runs], cls="history") \
-            if self.runs else "<i>no earlier runs in this directory</i>"
+            if self.runs else "<i>no runs in this directory</i>"
         self.choice.options = [(f"{r.runid} {r.script} ({r.status})", r.runid)
                                for r in self.runs]
 
