@@ -319,9 +319,11 @@ def load_from_args(line: CommandLine, *, env: Mapping[str, str] = os.environ,
     for compatibility but without effect are listed in ``config.warnings``.
     """
     check_files(line, cwd)
+    options = {PROPERTIES[name].key: f"-{name}" for name in line.given
+               if PROPERTIES[name].key is not None}
     config = load_config(line.config_file, properties=line.conf, sites_file=line.sites_file,
                          tc_file=line.tc_file, properties_file=line.properties_file, env=env,
-                         cwd=cwd, configpath=line.configpath)
+                         cwd=cwd, configpath=line.configpath, options=options)
     for name in line.ignored:
         config.warnings.append(f"-{name}: {PROPERTIES[name].note}")
     return config

@@ -11,7 +11,10 @@ import json
 import logging
 import os
 import re
+import sys
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -19,10 +22,11 @@ from typing import Any, Mapping
 import pyparsing
 from pyhocon import ConfigFactory, ConfigTree
 from pyhocon.config_parser import ConfigParser
+from pyhocon.config_tree import ConfigSubstitution, ConfigValues
 from pyhocon.exceptions import ConfigException
 
-from swiftnb.config.locate import IncludeMissing, Origins, Scanner, text_problem
-from swiftnb.config.model import ConfigError
+from swiftnb.config.locate import Origin, Origins, Scanner, ScanError, text_problem
+from swiftnb.config.model import ConfigError, split_path
 
 # Includes are checked here (a missing one is an error with file and line); pyhocon's
 # own "Cannot include file" warnings would only be noise on the console.
@@ -83,7 +87,7 @@ def parse_hocon_text(text: str, path: str, display: str, tag: str, origins: Orig
     scanner = Scanner(origins, tag, expander(env))
     try:
         includes = scanner.scan_file(display, text, real_path=path)
-    except IncludeMissing as exc:
+    except ScanError as exc:
         raise ConfigError(str(exc)) from None
     # Swift expands ${...} in include paths itself; pyhocon does not, so hand it the
     # resolved absolute paths (same line count, so its positions stay right).
@@ -92,8 +96,9 @@ def parse_hocon_text(text: str, path: str, display: str, tag: str, origins: Orig
         rewritten = rewritten[:inc.start] + '"' + inc.path.replace("\\", "\\\\").replace(
             '"', '\\"') + '"' + rewritten[inc.end:]
     try:
-        tree = _parse_cached(rewritten, os.path.dirname(os.path.abspath(path)),
-                             [inc.path for inc in includes])
+        with _pyhocon_stack():
+            tree = _parse_cached(rewritten, os.path.dirname(os.path.abspath(path)),
+                                 [inc.path for inc in includes])
     except pyparsing.ParseBaseException as exc:
         raise ConfigError(f"{display}:{exc.lineno}:{exc.col}: syntax error: "
                           f"{_clean_parse_message(exc)}") from None
@@ -108,6 +113,19 @@ def parse_hocon_text(text: str, path: str, display: str, tag: str, origins: Orig
                           "not a list")
     sources = [(display, text)] + [(inc.path, _read(inc.path)) for inc in includes]
     return Layer(tag, display, tree, text, path, sources, list(scanner.nulls))
+
+
+@contextmanager
+def _pyhocon_stack() -> Iterator[None]:
+    """Room for pyhocon's recursion (pyparsing takes some 25 Python frames per level of
+    nesting, more per include), for the nesting the scanner lets through (locate's
+    MAX_NESTING, MAX_INCLUDE_DEPTH) even when called from deep in a notebook kernel."""
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, 10000))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(old)
 
 
 _PARSED: "OrderedDict[tuple, ConfigTree]" = OrderedDict()
@@ -254,14 +272,26 @@ def merge_and_resolve(layers: list[Layer], env: Mapping[str, str],
         for null_path in layer.nulls:
             _delete(merged, null_path)
         merged = ConfigTree.merge_configs(merged, layer.tree)
+    found = list(_substitutions(merged, ()))
+    if len(found) > MAX_SUBSTITUTIONS:
+        where = origins.get(found[MAX_SUBSTITUTIONS][0]) if origins is not None else None
+        raise ConfigError(f"{where.location() if where else '<configuration>'}: more than "
+                          f"{MAX_SUBSTITUTIONS} substitutions ${{...}} in the configuration "
+                          "(pyhocon resolves them in quadratic time)")
+    cycle = _substitution_cycle(found)
+    if cycle:
+        raise ConfigError(_cycle_error(cycle, origins))
     try:
-        ConfigParser.resolve_substitutions(merged)
+        with _pyhocon_stack():
+            ConfigParser.resolve_substitutions(merged)
     except ConfigException as exc:
         raise ConfigError(_substitution_error(str(exc), layers, origins)) from None
     except (AttributeError, TypeError, ValueError, KeyError, RecursionError) as exc:
-        where = ", ".join(layer.display for layer in layers if layer.tag != "[D]")
-        raise ConfigError(f"{where or '<configuration>'}: cannot resolve the configuration "
-                          f"({type(exc).__name__}: {exc}); check substitutions and +=") from None
+        # pyhocon tripped (``+=`` onto a value that is no list, say): name the first
+        # line that appends or substitutes, where such a problem starts
+        raise ConfigError(f"{_first_line_with(layers, ('+=', '${'))}: cannot resolve "
+                          f"the configuration ({type(exc).__name__}: {exc}): += appends "
+                          "to a list, ${...} needs a defined key") from None
     plain = _plain(merged)
     plain.pop("env", None)
     for name in props:
@@ -302,21 +332,136 @@ def _plain(value: Any) -> Any:
     return value
 
 
+Path = tuple[str, ...]
+
+#: substitutions a configuration may hold (all its files): pyhocon resolves one per pass
+#: over all of them, 40 s for 900; Swift configurations use a handful of ${env.X}
+MAX_SUBSTITUTIONS = 200
+
+
+def _first_line_with(layers: list[Layer], needles: tuple[str, ...]) -> str:
+    """``file:line`` of the first line (of the files given, not the built-in defaults)
+    holding one of ``needles``; the files' names when none does."""
+    for layer in layers:
+        if layer.tag == "[D]":
+            continue
+        for path, text in layer.sources:
+            for number, line in enumerate(text.splitlines(), 1):
+                if any(needle in line for needle in needles):
+                    return f"{path}:{number}"
+    names = ", ".join(layer.display for layer in layers if layer.tag != "[D]")
+    return names or "<configuration>"
+
+
+def _substitutions(value: Any, path: Path) -> Iterator[tuple[Path, Path]]:
+    """(where, what) for every ``${what}`` in the unresolved ``value`` at ``path``
+    (iterative: the tree may be as deep as the scanner allows)."""
+    stack: list[tuple[Any, Path]] = [(value, path)]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):  # pushed in reverse: yielded in the order written
+            stack.extend((sub, where + (_plain_key(key),))
+                         for key, sub in reversed(list(node.items())))
+        elif isinstance(node, list):
+            stack.extend((sub, where) for sub in reversed(node))
+        elif isinstance(node, ConfigValues):
+            for token in node.tokens:
+                if isinstance(token, ConfigSubstitution):
+                    yield where, tuple(split_path(token.variable))
+                else:
+                    stack.append((token, where))
+
+
+def _substitution_cycle(found: list[tuple[Path, Path]]) -> list[Path]:
+    """A cycle among the substitutions ``found`` (``(where, what)``, from
+    :func:`_substitutions`): ``a: ${b}``, ``b: ${a}`` -> [a, b, a]; or [].
+
+    ``a`` depends on ``b`` when ``a`` holds ``${X}`` and ``b`` is X, inside X or holds X
+    (``${site.x}`` depends on ``site.x.workDirectory: ${w}``); a value inside the object
+    it refers to (``a: {b: ${a}}``) is a cycle of its own.  A key referring to itself
+    (``path: ${path}":/bin"``) is HOCON's reference to its earlier value, no cycle.
+    """
+    refs: dict[Path, set[Path]] = {}
+    for where, what in found:
+        if len(what) < len(where) and where[:len(what)] == what:
+            return [where, what, where]  # a value inside what it refers to
+        refs.setdefault(where, set()).add(what)
+    if not refs:
+        return []
+    holders = list(refs)
+
+    def inside(inner: Path, outer: Path) -> bool:
+        return inner[:len(outer)] == outer
+
+    edges = {where: sorted({h for what in whats for h in holders
+                            if h != where and (inside(h, what) or inside(what, h))})
+             for where, whats in refs.items()}
+    state: dict[Path, int] = {}  # 1: on the current path, 2: done
+    for start in holders:
+        if start in state:
+            continue
+        trail = [start]
+        state[start] = 1
+        todo = [iter(edges[start])]
+        while todo:
+            nxt = next(todo[-1], None)
+            if nxt is None:
+                state[trail.pop()] = 2
+                todo.pop()
+            elif state.get(nxt) == 1:
+                return trail[trail.index(nxt):] + [nxt]
+            elif nxt not in state:
+                state[nxt] = 1
+                trail.append(nxt)
+                todo.append(iter(edges[nxt]))
+    return []
+
+
+def _cycle_error(cycle: list[Path], origins: Origins | None) -> str:
+    """``swift.conf:1: a: substitution cycle a -> b -> a (a at swift.conf:1, b at
+    swift.conf:2): a value cannot be built from itself``."""
+    def origin(path: Path) -> Origin | None:
+        return origins.get(path) if origins is not None else None
+
+    def where(path: Path) -> str:
+        found = origin(path)
+        return found.location() if found is not None else "<configuration>"
+
+    def place(path: Path) -> tuple[str, int]:
+        found = origin(path)
+        return (found.file or "", found.line or 0) if found is not None else ("~", 0)
+
+    first = min(range(len(cycle) - 1), key=lambda i: place(cycle[i]))
+    cycle = cycle[first:-1] + cycle[:first] + [cycle[first]]  # from the first written
+    names = [".".join(path) for path in cycle]
+
+    places = ", ".join(f"{name} at {where(path)}" for name, path in zip(names, cycle[:-1]))
+    return (f"{where(cycle[0])}: {names[0]}: substitution cycle {' -> '.join(names)} "
+            f"({places}): a value cannot be built from itself")
+
+
 def _substitution_error(message: str, layers: list[Layer], origins: Origins | None) -> str:
-    match = re.search(r"(\$\{[^}]*\})", message)
-    if match:
-        needle = match.group(1)
-        for layer in reversed(layers):
-            for path, text in layer.sources:
-                idx = text.find(needle)
-                if idx >= 0:
-                    line = text.count("\n", 0, idx) + 1
-                    name = needle[2:-1].lstrip("?")
-                    hint = (f"environment variable {name[4:]} is not set"
-                            if name.startswith("env.") else f"no key {name} is defined")
-                    key = ""
-                    for key_path, origin in (origins.leaves.items() if origins else ()):
-                        if origin.file == path and origin.line == line:
-                            key = ".".join(key_path) + ": "
-                    return f"{path}:{line}: {key}cannot resolve {needle}: {hint}"
+    """pyhocon's "cannot resolve ${X}" as ``file:line: key: cannot resolve ${X}: why``."""
+    match = re.search(r"\$\{\??([^}]*)\}", message)
+    if not match:
+        return message
+    name = match.group(1).strip()
+    for layer in reversed(layers):
+        for path, text in layer.sources:
+            found = re.search(r"\$\{\??" + re.escape(name) + r"\}", text)
+            if found is None:
+                continue
+            line = text.count("\n", 0, found.start()) + 1
+            key = next((key_path for key_path, origin in
+                        (origins.leaves.items() if origins else ())
+                        if origin.file == path and origin.line == line), None)
+            if name.startswith("env."):
+                hint = f"environment variable {name[4:]} is not set"
+            elif key is not None and ".".join(key) == name:
+                hint = (f"{name} refers to itself, and no earlier value of {name} is "
+                        "defined to build on")
+            else:
+                hint = f"no key {name} is defined"
+            shown = ".".join(key) + ": " if key is not None else ""
+            return f"{path}:{line}: {shown}cannot resolve {found.group(0)}: {hint}"
     return message

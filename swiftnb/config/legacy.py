@@ -20,7 +20,7 @@ from swiftnb.config import schema
 from swiftnb.config.hocon import Layer, system_properties, tree_from_dict
 from swiftnb.config.locate import Origin, Origins, text_problem
 from swiftnb.config.model import ConfigError
-from swiftnb.config.types import BadValue, ValueType, seconds_to_time
+from swiftnb.config.types import BadValue, T, ValueType, seconds_to_time
 from swiftnb.config.validate import PROPERTY_NAMES
 
 # TScore constants of the site scheduler (reference 6.1): T = 100, B = 2 ln T / pi, C = 0.2
@@ -74,20 +74,7 @@ def typed(path: tuple[str, ...], value: Any) -> Any:
     node = schema.node_at(path)
     if not isinstance(node, ValueType) or not isinstance(value, str):
         return value
-    if node.kind == "stringlist":
-        return [v.strip() for v in value.split(",") if v.strip()]
-    if node.kind in ("bool", "int", "nonneg", "posint", "float", "posfloat", "interval",
-                     "seconds"):
-        try:
-            return node.convert(value)
-        except BadValue:
-            return value  # validation reports it, with this file and line
-    if node.kind == "throttle":
-        try:
-            return "off" if value.strip().lower() == "off" else node.convert(value)
-        except BadValue:
-            return value
-    return value
+    return node.from_text(value)  # a bad one: validation names it, with file and line
 
 
 _BAD_NAME = re.compile(r'[\s"\\${}\[\],=;#/]')  # "/": pyhocon cannot hold it in a key
@@ -250,10 +237,10 @@ def _convert_pool(pool: _Element, name: str, tree: _Tree, display: str,
             if not key:
                 raise ConfigError(f"{display}:{line}: <{tag}>: missing the key attribute")
             if ns == "karajan" and key.lower() == "jobthrottle":
-                job_throttle = _number(value, display, line, key)
+                job_throttle = _number(value, display, line, "jobThrottle")
                 profile_lines["jobThrottle"] = line
             elif ns == "karajan" and key.lower() == "initialscore":
-                initial_score = _number(value, display, line, key)
+                initial_score = _number(value, display, line, "initialScore")
                 profile_lines["initialScore"] = line
             elif ns == "karajan" and key.lower() in _KARAJAN_NS:
                 tree.set(site + (_KARAJAN_NS[key.lower()],), value, line)
@@ -283,11 +270,17 @@ def _convert_pool(pool: _Element, name: str, tree: _Tree, display: str,
 
 
 def _number(value: str, display: str, line: int, key: str) -> float:
+    """A karajan profile's number, in the range of the site key it is kept as (so that
+    the parallel tasks derived from it stay Java ints)."""
     try:
-        return float(value)
-    except ValueError:
+        return schema.SITE[key].convert(value)
+    except BadValue as exc:
         raise ConfigError(f"{display}:{line}: profile karajan:{key}: invalid value "
-                          f"{value!r}, expected a number") from None
+                          f"{value!r}, {exc}") from None
+
+
+#: globus:maxtime, in seconds (0.96 held it in a Java int)
+_MAXTIME_SECONDS = T("nonneg")
 
 
 def _globus_profile(tree: _Tree, site: tuple[str, ...], key: str, value: str, line: int,
@@ -298,9 +291,9 @@ def _globus_profile(tree: _Tree, site: tuple[str, ...], key: str, value: str, li
         tree.set(site + ("app", "ALL", "maxWallTime"), value, line)
     elif lower == "maxtime" and coaster:
         try:
-            text = seconds_to_time(int(float(value)))
-        except ValueError:
-            text = value
+            text = seconds_to_time(_MAXTIME_SECONDS.convert(value))
+        except BadValue:
+            text = value  # the coaster provider's check of maxJobTime names it
         tree.set(site + ("execution", "options", "maxJobTime"), text, line)
     elif lower == "ppn" and coaster:
         tree.set(site + ("execution", "options", "jobOptions", "ppn"), value, line)

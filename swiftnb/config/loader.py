@@ -26,7 +26,7 @@ from swiftnb.config.model import (
     AppConfig, Config, ConfigError, ExecutionConfig, FilesystemConfig, SiteConfig,
     split_path,
 )
-from swiftnb.config.types import BadValue, ValueType
+from swiftnb.config.types import ValueType
 from swiftnb.config.validate import PROPERTY_NAMES, Checker, show
 
 DEFAULTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "etc", "swift.conf")
@@ -39,13 +39,15 @@ def load_config(path: str | os.PathLike | None = None, *,
                 properties_file: str | os.PathLike | None = None,
                 env: Mapping[str, str] = os.environ,
                 cwd: str | os.PathLike = ".",
-                configpath: list[str] | None = None) -> Config:
+                configpath: list[str] | None = None,
+                options: Mapping[str, str] | None = None) -> Config:
     """Load the configuration of a run; raise ``ConfigError`` with every problem.
 
     ``path`` is ``-config FILE``; ``properties`` the command-line settings by swift.conf
     key (``{"sites": "a,b", "lazyErrors": "true"}``); ``sites_file``/``tc_file``/
     ``properties_file`` the legacy files; ``configpath`` (``-configpath a:b``) replaces
-    the [D]..[R] search with the listed files.
+    the [D]..[R] search with the listed files; ``options`` the command-line option each
+    property was given as (``{"executionRetries": "-execution.retries"}``), for messages.
     """
     cwd = os.fspath(cwd)
     if path is not None and os.fspath(path).endswith(".properties") and \
@@ -108,7 +110,7 @@ def load_config(path: str | os.PathLike | None = None, *,
     elif not legacy and not configpath and os.path.isfile(os.path.join(cwd, "swift.conf")):
         add_file(os.path.join(cwd, "swift.conf"), "swift.conf", "[R]")
 
-    layers.append(command_line_layer(properties or {}, origins))
+    layers.append(command_line_layer(properties or {}, origins, options or {}))
     files.append(("[C]", "<Command Line>"))
 
     raw = merge_and_resolve(layers, env, origins)
@@ -154,31 +156,26 @@ def _defaults_layer(env: Mapping[str, str]) -> tuple[Layer, Origins]:
     return copy, snapshot
 
 
-def command_line_layer(properties: Mapping[str, Any], origins: Origins) -> Layer:
-    """The [C] layer: keys are swift.conf paths (legacy property names accepted)."""
+def command_line_layer(properties: Mapping[str, Any], origins: Origins,
+                       options: Mapping[str, str] | None = None) -> Layer:
+    """The [C] layer: keys are swift.conf paths (legacy property names accepted);
+    ``options`` names the option a key was given as, for messages."""
     data: dict[str, Any] = {}
     for key, value in properties.items():
         key = PROPERTY_NAMES.get(key, key)
         parts = split_path(key.lstrip("-"))
         node = schema.node_at(tuple(parts))
         if isinstance(node, ValueType) and isinstance(value, str):
-            if node.kind == "stringlist":
-                value = [v.strip() for v in value.split(",") if v.strip()]
-            elif node.kind in ("bool", "int", "nonneg", "posint", "float", "posfloat",
-                               "throttle", "interval"):
-                try:
-                    value = node.convert(value)
-                    if node.kind == "throttle" and value == schema.THROTTLE_OFF:
-                        value = "off"
-                except BadValue:
-                    pass  # validation reports it with its origin
+            value = node.from_text(value)  # a bad one: validation names it
         target = data
         for part in parts[:-1]:
             target = target.setdefault(part, {})
             if not isinstance(target, dict):
                 raise ConfigError(f"<Command Line>: {key}: conflicts with another option")
         target[parts[-1]] = value
-        origins.set_leaf(tuple(parts), Origin("[C]"))
+        option = (options or {}).get(key)
+        origins.set_leaf(tuple(parts), Origin(
+            "[C]", f"<Command Line> {option}" if option else None))
     return Layer("[C]", "<Command Line>", tree_from_dict(data))
 
 

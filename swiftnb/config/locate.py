@@ -87,22 +87,36 @@ class Origins:
         return below[0] if below else None
 
 
-class IncludeMissing(Exception):
-    def __init__(self, file: str, line: int, target: str, problem: str = "file not found") -> None:
-        super().__init__(f"{file}:{line}: include \"{target}\": {problem}")
-        self.file, self.line, self.target = file, line, target
+#: the limits of what a configuration may be.  A Swift configuration is a few hundred
+#: lines; past these pyhocon's parse takes minutes (it merges dotted keys in quadratic
+#: time) or its recursion overflows, so a larger or deeper file is refused, saying which
+#: limit it passed.
+MAX_CONFIG_BYTES = 256 * 1024
+MAX_KEYS = 1000           # key assignments in one file (with what it includes)
+MAX_LIST_ITEMS = 1000     # values inside lists, in one file
+MAX_NESTING = 32          # objects and lists inside each other, and parts of a key path
+MAX_INCLUDE_DEPTH = 16    # files including files
+
+
+class ScanError(Exception):
+    """A file the scanner refuses before pyhocon reads it (a missing or cyclic include,
+    too deep, too many keys); ``str()`` is the message, with file and line."""
 
 
 def text_problem(path: str) -> tuple[str | None, str | None]:
     """(text, None) or (None, why it cannot be read): a configuration file must be
-    readable UTF-8 text; a binary or Latin-1 file gets the place of its first bad byte."""
+    readable UTF-8 text of at most MAX_CONFIG_BYTES; a binary or Latin-1 file gets the
+    place of its first bad byte."""
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         return None, exc.strerror or str(exc)
-    try:
-        return data.decode("utf-8"), None
+    if len(data) > MAX_CONFIG_BYTES:
+        return None, (f"too large for a configuration file (more than {MAX_CONFIG_BYTES} "
+                      "bytes)")
+    try:  # a byte-order mark (Windows editors write one) is no part of the text
+        return data.decode("utf-8").removeprefix("\ufeff"), None
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         return None, (f"not a UTF-8 text file (line {line}: byte 0x{data[exc.start]:02x}); "
@@ -204,19 +218,26 @@ class Scanner:
         self.expand = expand  # expands ${env.X} etc. in include paths
 
     def scan_file(self, path: str, text: str, prefix: Path = (), primary: bool = True,
-                  _depth: int = 0, real_path: str | None = None) -> list[IncludeSite]:
+                  real_path: str | None = None) -> list[IncludeSite]:
         """Record the file's keys; return its include statements (resolved paths).
 
         ``path`` names the file in messages; ``real_path`` (default ``path``) is where
-        it is, for resolving relative includes.
+        it is, for resolving relative includes.  Raises ScanError for an include that
+        is missing, unreadable or cyclic, and for a file past the limits (MAX_*).
         """
-        self.file, self.primary, self.depth = path, primary, _depth
-        self.real = real_path or path
+        self.nulls: list[Path] = []  # paths set to null (they cut earlier files off)
+        self.keys = 0
+        self.trail: list[tuple[str, str]] = []  # (file:line of an include, real path)
+        self.top = os.path.realpath(real_path or path)
+        return self._scan(path, text, prefix, primary, self.top)
+
+    def _scan(self, path: str, text: str, prefix: Path, primary: bool,
+              real: str) -> list[IncludeSite]:
+        self.file, self.primary, self.real = path, primary, real
         self.toks = tokenize(text)
+        _check_shape(path, self.toks)
         self.pos = 0
         self.includes: list[IncludeSite] = []
-        if _depth == 0:
-            self.nulls: list[Path] = []  # paths set to null (they cut earlier files off)
         try:
             self._body(prefix, closing=False)
         except _Stop:
@@ -285,20 +306,29 @@ class Scanner:
         include_line = target_tok.line
         target = self.expand(target_tok.text)
         full = target if os.path.isabs(target) else os.path.join(
-            os.path.dirname(os.path.abspath(self.real)), target)
+            os.path.dirname(self.real), target)
+        here = f"{self.file}:{include_line}: include {json.dumps(target_tok.text)}"
         if not os.path.isfile(full):
-            raise IncludeMissing(self.file, include_line, target_tok.text)
+            raise ScanError(f"{here}: file not found")
         self.includes.append(IncludeSite(first.start, last.end, full))
-        if self.depth < 20:
-            state = (self.file, self.real, self.primary, self.toks, self.pos,
-                     self.includes, self.depth)
-            sub, problem = text_problem(full)
-            if sub is None:
-                raise IncludeMissing(self.file, include_line, target_tok.text,
-                                     f"cannot read {full}: {problem}")
-            self.scan_file(full, sub, prefix, primary=False, _depth=self.depth + 1)
-            (self.file, self.real, self.primary, self.toks, self.pos, self.includes,
-             self.depth) = state
+        real = os.path.realpath(full)
+        trail = self.trail + [(f"{self.file}:{include_line}", real)]
+        chain = " -> ".join(place for place, _ in trail) + f" -> {target_tok.text}"
+        if real in {self.top} | {r for _, r in self.trail}:
+            raise ScanError(f"{here}: include cycle {chain}: a file may not include "
+                            "itself, directly or through other files")
+        if len(trail) > MAX_INCLUDE_DEPTH:
+            raise ScanError(f"{here}: includes nested more than {MAX_INCLUDE_DEPTH} deep "
+                            f"({chain})")
+        sub, problem = text_problem(full)
+        if sub is None:
+            raise ScanError(f"{here}: cannot read {full}: {problem}")
+        state = (self.file, self.real, self.primary, self.toks, self.pos, self.includes,
+                 self.trail)
+        self.trail = trail
+        self._scan(full, sub, prefix, False, real)
+        (self.file, self.real, self.primary, self.toks, self.pos, self.includes,
+         self.trail) = state
         return True
 
     def _key(self) -> tuple[Path, int]:
@@ -332,6 +362,13 @@ class Scanner:
     def _field(self, prefix: Path) -> None:
         key, line = self._key()
         path = prefix + key
+        self.keys += 1
+        if self.keys > MAX_KEYS:
+            raise ScanError(f"{self.file}:{line}: more than {MAX_KEYS} keys in one "
+                            "configuration (with its includes); split it, or merge keys")
+        if len(path) > MAX_NESTING:
+            raise ScanError(f"{self.file}:{line}: {'.'.join(path[:3])}...: a key path of "
+                            f"more than {MAX_NESTING} parts")
         tok = self._peek()
         if tok.kind == "PUNCT" and tok.text in (":", "=", "+="):
             self._next()
@@ -393,6 +430,29 @@ class Scanner:
                 depth -= 1
                 if depth == 0:
                     return substituted
+
+
+def _check_shape(path: str, toks: list[Tok]) -> None:
+    """ScanError when objects and lists nest more than MAX_NESTING deep (pyhocon's
+    parse, and this scanner, recurse once per level) or lists hold more than
+    MAX_LIST_ITEMS values (pyhocon reads each slowly)."""
+    open_brackets: list[str] = []
+    items = 0
+    for tok in toks:
+        if tok.kind in ("STR", "UNQ", "SUBST") and "[" in open_brackets:
+            items += 1
+            if items > MAX_LIST_ITEMS:
+                raise ScanError(f"{path}:{tok.line}: more than {MAX_LIST_ITEMS} values in "
+                                "lists in one configuration file")
+        if tok.kind != "PUNCT":
+            continue
+        if tok.text in ("{", "["):
+            open_brackets.append(tok.text)
+            if len(open_brackets) > MAX_NESTING:
+                raise ScanError(f"{path}:{tok.line}: objects and lists nested more than "
+                                f"{MAX_NESTING} deep")
+        elif tok.text in ("}", "]") and open_brackets:
+            open_brackets.pop()
 
 
 class _Stop(Exception):

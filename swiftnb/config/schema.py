@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swiftnb.config.types import THROTTLE_OFF, T, ValueType, interval
+from swiftnb.config.types import THROTTLE_OFF, T, ValueType
 
 STAGING = ("swift", "wrapper", "local", "service-local", "shared-fs", "direct")
 
@@ -64,7 +64,9 @@ SITE: dict[str, Any] = {
     "OS": T("string"),
     "maxParallelTasks": T("posint"),
     "initialParallelTasks": T("posint"),
-    "delayBase": T("float"),
+    # a base below 1 would shorten the back-off as failures add up; above 100 the
+    # back-off (0.1 s * delayBase ** -score) overflows within a few failures
+    "delayBase": T("float", low=1, high=100),
     "maxSubmitRate": T("posfloat"),
     "staging": T("choice", *STAGING),
     "filesystem": {"type": T("string"), "URL": T("string"), "options": T("object")},
@@ -88,7 +90,8 @@ SITE: dict[str, Any] = {
     "statusMode": T("choice", "files", "provider"),
     # EXTENSION: sites.xml karajan profiles kept as site keys, and brokerage facts.
     "initialScore": T("float"),
-    "jobThrottle": T("posfloat"),
+    # maxParallelTasks = int(jobThrottle * 100 + 1) must stay a Java int
+    "jobThrottle": T("posfloat", high=(2**31 - 2) / 100),
     "resources": T("object"),
 }
 

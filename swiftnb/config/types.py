@@ -22,6 +22,15 @@ class BadValue(Exception):
     """A value of the wrong type; the message is the 'expected ...' part."""
 
 
+#: Java's int, which Swift 0.96 read most counts, throttles and times into
+JAVA_INT_MIN, JAVA_INT_MAX = -2**31, 2**31 - 1
+
+#: numbers as a configuration may write them (ASCII digits only: Python's int() and
+#: float() would also take "1_000", "\u0661" or "nan", which no Swift file meant)
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _java_bool(value: Any) -> bool:
     if isinstance(value, bool):
         return value
@@ -32,48 +41,98 @@ def _java_bool(value: Any) -> bool:
     raise BadValue("expected a boolean (true or false)")
 
 
-def _int(value: Any) -> int:
+def _number(value: Any) -> int | float | None:
+    """The number ``value`` holds (an int when it is whole), or None: not a finite
+    number (NaN, infinity, a word, a list...)."""
     if isinstance(value, bool):
-        raise BadValue("expected an integer")
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        if _INT_TEXT.fullmatch(text):
+            return int(text)
+        if not _FLOAT_TEXT.fullmatch(text):
+            return None
+        value = float(text)
     if isinstance(value, int):
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
-        try:
-            return int(value.strip())
-        except ValueError:
-            pass
-    raise BadValue("expected an integer")
+    if isinstance(value, float) and math.isfinite(value):
+        return int(value) if value.is_integer() and abs(value) < 2**63 else value
+    return None
 
 
-def _float(value: Any) -> float:
-    if isinstance(value, bool):
-        raise BadValue("expected a number")
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            pass
-    raise BadValue("expected a number")
+def _range(low: float, high: float, integer: bool) -> str:
+    """``an integer from 0 to 2147483647``, ``a number from 1 to 100``."""
+    return f"{'an integer' if integer else 'a number'} from {_shown(low)} to {_shown(high)}"
+
+
+def _shown(number: float) -> str:
+    return str(int(number)) if float(number).is_integer() else f"{number:.10g}"
+
+
+def _in_range(value: Any, low: float, high: float, integer: bool) -> int | float:
+    """``value`` as a number within [low, high] (an int if ``integer``), or BadValue
+    saying the range."""
+    number = _number(value)
+    if number is None or (integer and not isinstance(number, int)) or \
+            not low <= number <= high:
+        raise BadValue("expected " + _range(low, high, integer))
+    return number if integer else float(number)
+
+
+#: the kinds of numbers: whether whole, and the range a key of the kind takes unless
+#: its schema entry narrows it (Java's int for most, as 0.96 read them)
+_NUMERIC: dict[str, tuple[bool, float, float]] = {
+    "int": (True, JAVA_INT_MIN, JAVA_INT_MAX),
+    "nonneg": (True, 0, JAVA_INT_MAX),
+    "posint": (True, 1, JAVA_INT_MAX),
+    "throttle": (True, 1, JAVA_INT_MAX),
+    "float": (False, JAVA_INT_MIN, JAVA_INT_MAX),
+    "posfloat": (False, 0, JAVA_INT_MAX),
+}
 
 
 @dataclass(frozen=True)
 class ValueType:
-    """One schema type: ``name`` for messages, ``kind`` selects the conversion."""
+    """One schema type: ``kind`` selects the conversion; ``low``/``high`` bound a
+    number (the kind's range, narrowed where a key gives its own)."""
 
     kind: str
     choices: tuple[str, ...] = ()
     low: float | None = None
     high: float | None = None
 
+    def __post_init__(self) -> None:
+        """A number kind's range, narrowed by ``low``/``high`` where given."""
+        if self.kind in _NUMERIC:
+            _, kind_low, kind_high = _NUMERIC[self.kind]
+            object.__setattr__(self, "low", kind_low if self.low is None
+                               else max(self.low, kind_low))
+            object.__setattr__(self, "high", kind_high if self.high is None
+                               else min(self.high, kind_high))
+
     def describe(self) -> str:
-        return _DESCRIPTIONS.get(self.kind, self.kind) if self.kind not in (
-            "choice", "interval") else (
-            "one of " + ", ".join(self.choices) if self.kind == "choice"
-            else f"a number between {self.low:g} and {self.high:g}")
+        if self.kind == "choice":
+            return "one of " + ", ".join(self.choices)
+        if self.kind in _NUMERIC:
+            assert self.low is not None and self.high is not None
+            text = _range(self.low, self.high, _NUMERIC[self.kind][0])
+            return text + ' or "off"' if self.kind == "throttle" else text
+        return _DESCRIPTIONS.get(self.kind, self.kind)
+
+    def from_text(self, value: str) -> Any:
+        """A string from the command line or a legacy file as the key's value where it
+        reads as one (``"12"`` -> 12), else as given: validation then names the file,
+        line and what was expected."""
+        if self.kind == "stringlist":
+            return [v.strip() for v in value.split(",") if v.strip()]
+        if self.kind == "throttle" and value.strip().lower() == "off":
+            return "off"
+        if self.kind in _NUMERIC or self.kind == "bool":
+            try:
+                return self.convert(value)
+            except BadValue:
+                return value
+        return value
 
     def convert(self, value: Any) -> Any:
         kind = self.kind
@@ -83,78 +142,23 @@ class ValueType:
             if not isinstance(value, dict):
                 raise BadValue("expected an object ({ ... })")
             return value
-        if kind == "distribution" and isinstance(value, dict):
-            for app, one in value.items():  # per app: {ALL: 10, blast: "exp:60"}
-                try:
-                    parse_distribution(one)
-                except BadValue as exc:
-                    raise BadValue(f"{exc} (for app {app})") from None
-            return value
-        if isinstance(value, dict):
-            raise BadValue("expected " + self.describe() + ", not an object")
+        if isinstance(value, (dict, list)) and kind not in ("stringlist", "portrange"):
+            what = "an object" if isinstance(value, dict) else "a list"
+            raise BadValue(f"expected {self.describe()}, not {what}")
         if kind == "string":
-            if isinstance(value, list):
-                raise BadValue("expected a string, not a list")
             return _text(value)
         if kind == "bool":
             return _java_bool(value)
-        if kind == "int":
-            return _int(value)
-        if kind == "nonneg":
-            number = _int(value)
-            if number < 0:
-                raise BadValue("expected an integer greater than or equal to 0")
-            return number
-        if kind == "posint":
-            number = _int(value)
-            if number < 1:
-                raise BadValue("expected an integer greater than 0")
-            return number
-        if kind == "float":
-            return _float(value)
-        if kind == "gtzero":
-            number = _float(value)
-            if not number > 0:
-                raise BadValue("expected a number greater than 0")
-            return number
-        if kind == "autoint":
-            if isinstance(value, str) and value.strip().lower() == "auto":
-                return "auto"
-            try:
-                number = _int(value)
-            except BadValue:
-                number = -1
-            if number < 0:
-                raise BadValue("expected " + self.describe())
-            return number
-        if kind == "posfloat":
-            number = _float(value)
-            if number < 0:
-                raise BadValue("expected a positive number")
-            return number
-        if kind == "interval":
-            number = _float(value)
+        if kind == "throttle" and isinstance(value, str) and value.strip().lower() == "off":
+            return THROTTLE_OFF
+        if kind in _NUMERIC:
             assert self.low is not None and self.high is not None
-            if not self.low <= number <= self.high:
-                raise BadValue(f"expected a number between {self.low:g} and {self.high:g}")
-            return number
-        if kind == "throttle":
-            if isinstance(value, str) and value.strip().lower() == "off":
-                return THROTTLE_OFF
             try:
-                number = _int(value)
+                return _in_range(value, self.low, self.high, _NUMERIC[kind][0])
             except BadValue:
-                raise BadValue('expected a positive integer or "off"') from None
-            if number < 1:
-                raise BadValue('expected a positive integer or "off"')
-            return number
+                raise BadValue("expected " + self.describe()) from None
         if kind == "time":
             return time_to_seconds(value)
-        if kind == "seconds":
-            try:
-                return _int(value)
-            except BadValue:
-                raise BadValue("expected a number of seconds") from None
         if kind == "stringlist":
             return string_list(value)
         if kind == "choice":
@@ -164,11 +168,6 @@ class ValueType:
             return text
         if kind == "portrange":
             return port_range(value)
-        if kind == "distribution":
-            parse_distribution(value)
-            return value
-        if kind == "outages":
-            return parse_outages(value)
         raise AssertionError(f"unknown schema type {kind}")
 
 
@@ -177,16 +176,7 @@ _DESCRIPTIONS = {
     "object": "an object ({ ... })",
     "string": "a string",
     "bool": "a boolean (true or false)",
-    "int": "an integer",
-    "nonneg": "an integer greater than or equal to 0",
-    "posint": "an integer greater than 0",
-    "float": "a number",
-    "posfloat": "a positive number",
-    "gtzero": "a number greater than 0",
-    "autoint": 'an integer greater than or equal to 0, or "auto"',
-    "throttle": 'a positive integer or "off"',
-    "time": 'a time ("MM", "HH:MM" or "HH:MM:SS")',
-    "seconds": "a number of seconds",
+    "time": 'a time ("MM", "HH:MM" or "HH:MM:SS") of at most 596523:14:07',
     "stringlist": 'a list of strings or a comma-separated string',
     "portrange": 'a port range "low, high"',
     "distribution": 'a duration in seconds: N, "exp:MEAN", "uniform:A:B" or "normal:MEAN:SD"',
@@ -218,26 +208,32 @@ def string_list(value: Any) -> list[str]:
     return [part.strip() for part in _text(value).split(",") if part.strip()]
 
 
-_TIME = re.compile(r"^\s*(\d+)(?::(\d+))?(?::(\d+))?\s*$")
+_TIME = re.compile(r"^\s*([0-9]+)(?::([0-9]+))?(?::([0-9]+))?\s*$")
 
 
 def time_to_seconds(value: Any) -> int:
-    """Swift's Time: "MM", "HH:MM" or "HH:MM:SS"; a bare number means minutes."""
-    if isinstance(value, bool):
-        raise BadValue(_DESCRIPTIONS["time"])
+    """Swift's Time: "MM", "HH:MM" or "HH:MM:SS"; a bare number means minutes.  At most
+    Java's largest int of seconds (0.96 held times in one)."""
+    expected = BadValue("expected " + _DESCRIPTIONS["time"])
+    if isinstance(value, bool) or isinstance(value, (dict, list)):
+        raise expected
     if isinstance(value, (int, float)):
-        if not 0 <= value < 1e12:  # also NaN and infinity
-            raise BadValue("expected " + _DESCRIPTIONS["time"])
+        if not 0 <= value * 60 <= JAVA_INT_MAX:  # also NaN and infinity
+            raise expected
         return int(round(value * 60))
     match = _TIME.match(str(value))
     if not match:
-        raise BadValue("expected " + _DESCRIPTIONS["time"])
+        raise expected
     parts = [int(p) for p in match.groups() if p is not None]
     if len(parts) == 1:
-        return parts[0] * 60
-    if len(parts) == 2:
-        return parts[0] * 3600 + parts[1] * 60
-    return parts[0] * 3600 + parts[1] * 60 + parts[2]
+        seconds = parts[0] * 60
+    elif len(parts) == 2:
+        seconds = parts[0] * 3600 + parts[1] * 60
+    else:
+        seconds = parts[0] * 3600 + parts[1] * 60 + parts[2]
+    if seconds > JAVA_INT_MAX:
+        raise expected
+    return seconds
 
 
 def seconds_to_time(seconds: int) -> str:
@@ -249,10 +245,10 @@ def seconds_to_time(seconds: int) -> str:
 def port_range(value: Any) -> tuple[int, int]:
     """``"50000, 50100"`` (or a two-element list) -> (50000, 50100)."""
     parts = value if isinstance(value, list) else str(value).replace(" ", "").split(",")
-    try:
-        low, high = (int(str(p).strip()) for p in parts)
-    except ValueError:
-        raise BadValue('expected a port range "low, high"') from None
+    numbers = [_number(p) for p in parts]
+    if len(numbers) != 2 or not all(isinstance(n, int) for n in numbers):
+        raise BadValue('expected a port range "low, high"')
+    low, high = numbers
     if not (0 < low <= high < 65536):
         raise BadValue('expected a port range "low, high" with 0 < low <= high < 65536')
     return (low, high)
@@ -335,18 +331,16 @@ def parse_outages(value: Any) -> list[tuple[float, float]]:
                 start, duration = float(start_text), float(duration_text)
         except (KeyError, ValueError, TypeError):
             raise BadValue(expected) from None
-        if start < 0 or duration < 0:
-            raise BadValue(expected)
+        if not (0 <= start <= MAX_SIM_SECONDS and 0 <= duration <= MAX_SIM_SECONDS):
+            raise BadValue(expected + f" (each of at most {MAX_SIM_SECONDS:.0f} s)")
         result.append((start, duration))
     return result
 
 
-def T(kind: str, *choices: str) -> ValueType:
-    return ValueType(kind, tuple(choices))
-
-
-def interval(low: float, high: float) -> ValueType:
-    return ValueType("interval", (), low, high)
+def T(kind: str, *choices: str, low: float | None = None,
+      high: float | None = None) -> ValueType:
+    """A schema type; a number kind gets its kind's range, narrowed by ``low``/``high``."""
+    return ValueType(kind, tuple(choices), low, high)
 
 
 def flatten_options(options: Mapping[str, Any], prefix: str = "") -> dict[str, str]:

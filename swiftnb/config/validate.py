@@ -46,13 +46,21 @@ PROPERTY_NAMES = {
 
 
 def show(value: Any) -> str:
+    """A value as messages quote it: strings in JSON quotes, with control characters
+    escaped (never written raw to a terminal) and other characters as they are."""
     if isinstance(value, str):
-        return json.dumps(value)
+        return json.dumps(value, ensure_ascii=False)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, dict):
         return "{...}"
     return json.dumps(value) if isinstance(value, list) else str(value)
+
+
+def printable(text: str) -> str:
+    """``text`` for a message: as it is, or JSON-escaped if it holds control or other
+    unprintable characters (a key may be any string in HOCON)."""
+    return text if text.isprintable() else json.dumps(text, ensure_ascii=False)[1:-1]
 
 
 class Checker:
@@ -65,7 +73,7 @@ class Checker:
         return found.location() if found else "<configuration>"
 
     def error(self, path: tuple[str, ...], problem: str) -> None:
-        self.errors.append(f"{self.where(path)}: {'.'.join(path)}: {problem}")
+        self.errors.append(f"{self.where(path)}: {printable('.'.join(path))}: {problem}")
 
     # -- the walk
     def check(self, node: Any, value: Any, path: tuple[str, ...]) -> None:

@@ -71,7 +71,7 @@ def test_check_config_command(data, tmp_path, clean_env):
     assert bad.returncode == 1
     assert bad.stderr == (
         "two-errors.conf:2: keepSiteDirectory: unknown key, did you mean keepSiteDir?\n"
-        'two-errors.conf:3: hostJobSubmitThrottle: invalid value 0, expected a positive '
-        'integer or "off"\n')
+        'two-errors.conf:3: hostJobSubmitThrottle: invalid value 0, expected an integer '
+        'from 1 to 2147483647 or "off"\n')
     listed = run(["check-config", "-sitelist"], tmp_path, env)
     assert listed.stdout == "Defined sites:\n  local: local (enabled)\n"

@@ -83,7 +83,7 @@ def test_wrong_type_inside_user_home_file(tmp_path, clean_env):
     with pytest.raises(ConfigError) as info:
         load_config(cwd=tmp_path, env=clean_env)
     assert str(info.value) == (f"{user}:1: replicationLimit: invalid value \"none\", "
-                               "expected an integer")
+                               "expected an integer from 1 to 2147483647")
 
 
 PIECES = ["site", ".", "local", "{", "}", "[", "]", ":", "=", "+=", ",", "\n", '"x"',

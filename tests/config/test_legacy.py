@@ -172,7 +172,7 @@ def test_legacy_wrong_value_reported_at_its_line(tmp_path, clean_env):
     with pytest.raises(ConfigError) as info:
         load_config(properties_file="swift.properties", cwd=tmp_path, env=clean_env)
     assert str(info.value) == ('swift.properties:3: executionRetries: invalid value "many", '
-                               "expected an integer")
+                               "expected an integer from 0 to 2147483647")
 
 
 def test_selected_site_with_only_applications_is_an_error(tmp_path, clean_env):

@@ -292,7 +292,7 @@ def test_command_line_error_says_command_line(tmp_path, clean_env):
     with pytest.raises(ConfigError) as info:
         load_config(cwd=tmp_path, env=clean_env, properties={"maxForeachThreads": "many"})
     assert str(info.value) == ("<Command Line>: maxForeachThreads: invalid value \"many\", "
-                               "expected an integer")
+                               "expected an integer from 1 to 2147483647")
 
 
 # ------------------------------------------------------------------ app lookup
