@@ -7,14 +7,23 @@ the same VBox as the other panels: ``ColumnDataSource.stream`` on the kernel sid
 into one PATCH-DOC (a few comm messages) per flush, however many events the batch held.
 (``show(..., notebook_handle=True)`` + ``push_notebook`` would need the classic
 notebook's bokeh comm and cannot be composed into a widget layout.)
+
+``BokehModel``'s view needs BokehJS in the page and does not load it: the first chart
+of a kernel puts it there (:func:`swiftnb.bokehjs.load_once`, from the installed bokeh,
+no CDN), under the cell that builds the chart.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
+
+from swiftnb.bokehjs import load_once
+
+if TYPE_CHECKING:
+    from bokeh.models import LayoutDOM
 
 __all__ = ["ScoreChart", "BlockTimeline", "bokeh_widget"]
 
@@ -22,12 +31,11 @@ _PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#
             "#7f7f7f", "#bcbd22", "#17becf")
 
 
-def bokeh_widget(fig: Any) -> W.Widget:
-    """The figure as a widget (or a note when jupyter_bokeh is missing)."""
-    try:
-        from jupyter_bokeh import BokehModel
-    except ImportError:  # pragma: no cover - jupyter_bokeh is a dependency
-        return W.HTML("<i>install jupyter_bokeh for live charts</i>")
+def bokeh_widget(fig: LayoutDOM) -> W.Widget:
+    """The figure as a widget, with BokehJS loaded into the page first."""
+    from jupyter_bokeh import BokehModel
+
+    load_once()
     return BokehModel(fig)
 
 
