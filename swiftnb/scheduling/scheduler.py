@@ -44,9 +44,10 @@ from swiftnb.scheduling.policies import make_policy
 from swiftnb.scheduling.policy import Policy, PolicyContext, QueueStats
 from swiftnb.scheduling.provider import ProviderError, StatusReporter
 from swiftnb.scheduling.sites import MINWEIGHT, ScoreFactors, Site
-from swiftnb.scheduling.throttles import Throttle, parse_throttle
+from swiftnb.scheduling.throttles import (THROTTLE_ALIASES, THROTTLE_NAMES, Throttle,
+                                          parse_throttle, shown_limit, throttle_name)
 
-__all__ = ["Scheduler", "THROTTLE_NAMES", "SchedulerError"]
+__all__ = ["Scheduler", "THROTTLE_NAMES", "THROTTLE_ALIASES", "SchedulerError"]
 
 _SUBMITTING = int(TaskStatus.SUBMITTING)
 _SUBMITTED = int(TaskStatus.SUBMITTED)
@@ -57,25 +58,6 @@ _FAILED = int(TaskStatus.FAILED)
 _CANCELED = int(TaskStatus.CANCELED)
 #: failures Swift punished as "Connection refused" (-10 on top of the failure factor)
 _REFUSED = (FailureKind.CONNECTION_LOST, FailureKind.SUBMIT_REFUSED)
-
-#: the names :meth:`Scheduler.set_throttle` accepts (swift.conf spelling)
-THROTTLE_NAMES = (
-    "jobSubmitThrottle", "hostJobSubmitThrottle", "maxParallelTasks", "initialParallelTasks",
-    "fileTransfersThrottle", "fileOperationsThrottle", "replicationLimit",
-    "replicationMinQueueTime", "delayBase", "maxSubmitRate",
-)
-
-
-#: swift.properties spellings (Swift <= 0.95) accepted by set_throttle
-THROTTLE_ALIASES = {
-    "throttle.submit": "jobSubmitThrottle",
-    "throttle.host.submit": "hostJobSubmitThrottle",
-    "throttle.transfers": "fileTransfersThrottle",
-    "throttle.file.operations": "fileOperationsThrottle",
-    "replication.limit": "replicationLimit",
-    "replication.min.queue.time": "replicationMinQueueTime",
-}
-
 
 class SchedulerError(ValueError):
     """A request the scheduler cannot honour (unknown site or throttle name, bad value)."""
@@ -439,13 +421,10 @@ class Scheduler:
         delayBase) apply to ``site``, or to every site when ``site`` is None.  Every
         change is a ``THROTTLE name= host= old= new=`` event.
         """
-        name = THROTTLE_ALIASES.get(name, name)
-        if name not in THROTTLE_NAMES:
-            import difflib
-
-            near = difflib.get_close_matches(name, THROTTLE_NAMES, n=1)
-            hint = f"; did you mean {near[0]}?" if near else ""
-            raise SchedulerError(f"unknown throttle {name!r}{hint}")
+        try:
+            name = throttle_name(name)
+        except ValueError as exc:
+            raise SchedulerError(str(exc)) from None
         targets = self.sites if site is None else [self._site(site)]
         try:
             self._set_throttle(name, value, site, targets)
@@ -464,7 +443,8 @@ class Scheduler:
             new = parse_throttle(value, name)
             old = throttle.limit
             throttle.set_limit(new)
-            emit("THROTTLE", {"name": name, "host": None, "old": _num(old), "new": _num(new)})
+            emit("THROTTLE", {"name": name, "host": None, "old": shown_limit(old),
+                              "new": shown_limit(new)})
         elif name == "hostJobSubmitThrottle":
             new = parse_throttle(value, name)
             if site is None:
@@ -472,7 +452,8 @@ class Scheduler:
             for s in targets:
                 old = s.submit_throttle.limit
                 s.submit_throttle.set_limit(new)
-                emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old), "new": _num(new)})
+                emit("THROTTLE", {"name": name, "host": s.name, "old": shown_limit(old),
+                                  "new": shown_limit(new)})
         elif name in ("maxParallelTasks", "initialParallelTasks"):
             n = _positive(value, name)
             for s in targets:
@@ -491,21 +472,24 @@ class Scheduler:
                             f"initialParallelTasks ({n:g}) is greater than maxParallelTasks "
                             f"({mx:g}) for site '{s.name}'")
                     s.configure(mx, n, reset_score=True)
-                emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old), "new": _num(n)})
+                emit("THROTTLE", {"name": name, "host": s.name, "old": shown_limit(old),
+                                  "new": shown_limit(n)})
                 self._limit_changed(s, old_limit, s.limit)
         elif name == "delayBase":
             n = _positive(value, name)
             for s in targets:
                 old = s.delay_base
                 s.delay_base = n
-                emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old), "new": _num(n)})
+                emit("THROTTLE", {"name": name, "host": s.name, "old": shown_limit(old),
+                                  "new": shown_limit(n)})
         elif name == "maxSubmitRate":
             rate = None if str(value).lower() in ("off", "none") else _positive(value, name, low=0)
             for s in targets:
                 old = s.max_submit_rate
                 s.max_submit_rate = rate or None
-                emit("THROTTLE", {"name": name, "host": s.name, "old": _num(old) if old else "off",
-                                  "new": _num(rate) if rate else "off"})
+                emit("THROTTLE", {"name": name, "host": s.name,
+                                  "old": shown_limit(old) if old else "off",
+                                  "new": shown_limit(rate) if rate else "off"})
         elif name == "replicationLimit":
             old = self.replication_limit
             self.replication_limit = int(_positive(value, name, low=0))
@@ -513,22 +497,22 @@ class Scheduler:
         elif name == "replicationMinQueueTime":
             old = self.replication_min_queue_time
             self.replication_min_queue_time = _positive(value, name, low=0)
-            emit("THROTTLE", {"name": name, "host": None, "old": _num(old),
-                              "new": _num(self.replication_min_queue_time)})
+            emit("THROTTLE", {"name": name, "host": None, "old": shown_limit(old),
+                              "new": shown_limit(self.replication_min_queue_time)})
 
     def throttles(self) -> dict[str, Any]:
         """Current throttle values (global, and per site)."""
         return {
-            "jobSubmitThrottle": _num(self.job_submit.limit),
-            "fileTransfersThrottle": _num(self.file_transfers.limit),
-            "fileOperationsThrottle": _num(self.file_operations.limit),
+            "jobSubmitThrottle": shown_limit(self.job_submit.limit),
+            "fileTransfersThrottle": shown_limit(self.file_transfers.limit),
+            "fileOperationsThrottle": shown_limit(self.file_operations.limit),
             "replicationLimit": self.replication_limit,
             "replicationMinQueueTime": self.replication_min_queue_time,
             "sites": {
                 s.name: {
-                    "hostJobSubmitThrottle": _num(s.submit_throttle.limit),
-                    "maxParallelTasks": s.max_parallel_tasks,
-                    "initialParallelTasks": s.initial_parallel_tasks,
+                    "hostJobSubmitThrottle": shown_limit(s.submit_throttle.limit),
+                    "maxParallelTasks": shown_limit(s.max_parallel_tasks),
+                    "initialParallelTasks": shown_limit(s.initial_parallel_tasks),
                     "parallelTasks": s.limit,
                     "delayBase": s.delay_base,
                     "maxSubmitRate": s.max_submit_rate,
@@ -1006,17 +990,6 @@ def _find_group(sched: Scheduler, ref: _Ref) -> _Group | None:
 def _group_of(sched: Scheduler, ref: _Ref) -> str | None:
     group = _find_group(sched, ref)
     return group.id if group is not None else None
-
-
-def _num(value: float | int | None) -> Any:
-    if value is None:
-        return None
-    if isinstance(value, float):
-        if math.isinf(value) or value >= 2**31 - 1:
-            return "off"
-        if value.is_integer():
-            return int(value)
-    return value
 
 
 def _positive(value: Any, name: str, low: float = 1) -> float:

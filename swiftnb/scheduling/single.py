@@ -9,9 +9,20 @@ per-attempt scheduling events of a Swift 0.96 run on one site, in Swift's order:
     JOB_TASK jobid=J taskid=urn:... exec=... dir=... args=...
     TASK_STATUS_CHANGE taskid=urn:... status=8 / 1 / 2 / 7 (or 5 + message)
 
-The multi-site scheduler (sites, scores, throttles, replication) replaces it behind the
-same interface.  One ``submit`` is one attempt: the engine counts attempts
+The multi-site scheduler (sites, scores, replication) replaces it behind the same
+interface.  One ``submit`` is one attempt: the engine counts attempts
 (``executionRetries``) and sets ``Task.attempt``.
+
+Its throttles are live, with the scheduler's contract (``set_throttle``, ``throttles()``,
+``state()``: :class:`~swiftnb.scheduling.throttles.ThrottleControl`), so the notebook's
+sliders steer the default local site too: ``maxParallelTasks`` (jobs held at once, from
+the slot to the end), ``hostJobSubmitThrottle`` and ``jobSubmitThrottle`` (held while
+SUBMITTING, as the scheduler holds them), ``fileTransfersThrottle`` and
+``fileOperationsThrottle``.  Each change is a ``THROTTLE`` event, and a change of the
+site's limit a ``THROTTLE name=parallelTasks`` one, as on the scheduler.  The site has no
+score to keep: it is always the one chosen and holds ``maxParallelTasks`` jobs from the
+start, which is the scheduler's site whose initialParallelTasks equals maxParallelTasks
+(a saturated score, tscore T = 100); ``state()`` reports it so.
 """
 
 from __future__ import annotations
@@ -24,29 +35,46 @@ from typing import Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.scheduling.provider import Provider, ProviderError, ProviderState, StatusReporter
-from swiftnb.scheduling.throttles import Throttle
+from swiftnb.scheduling.provider import Provider, ProviderError, StatusReporter
+from swiftnb.scheduling.scheduler import SchedulerError
+from swiftnb.scheduling.sites import SATURATED, tscore
+from swiftnb.scheduling.throttles import (Throttle, parse_throttle, shown_limit,
+                                          throttle_name)
 
 __all__ = ["SingleSiteExecutor", "DryRunExecutor"]
 
 
-class _Report(StatusReporter):
-    """One attempt's statuses, straight to TASK_STATUS_CHANGE."""
+_SUBMITTING = int(TaskStatus.SUBMITTING)
 
-    __slots__ = ("executor", "taskid")
+
+class _Report(StatusReporter):
+    """One attempt's statuses, straight to TASK_STATUS_CHANGE; the submission throttles
+    are taken at SUBMITTING and given back at the next status (or the attempt's end)."""
+
+    __slots__ = ("executor", "taskid", "holds_submit")
 
     def __init__(self, executor: "SingleSiteExecutor", taskid: str) -> None:
         self.executor = executor
         self.taskid = taskid
+        self.holds_submit = False
 
     def status(self, status: TaskStatus | int, *, message: str | None = None,
                workerid: str | None = None) -> None:
-        payload: dict[str, Any] = {"taskid": self.taskid, "status": int(status)}
+        code = int(status)
+        payload: dict[str, Any] = {"taskid": self.taskid, "status": code}
         if workerid is not None:
             payload["workerid"] = workerid
-        if message is not None and int(status) == TaskStatus.FAILED:
+        if message is not None and code == TaskStatus.FAILED:
             payload["message"] = message
         self.executor.bus.emit("TASK_STATUS_CHANGE", payload)
+        if code != _SUBMITTING:
+            self.release_submit()
+
+    def release_submit(self) -> None:
+        if self.holds_submit:
+            self.holds_submit = False
+            self.executor.host_submit.release()
+            self.executor.job_submit.release()
 
     def file_transfer(self):
         return self.executor.file_transfers.slot()
@@ -56,7 +84,8 @@ class _Report(StatusReporter):
 
 
 class SingleSiteExecutor:
-    """Executor over a single provider with a concurrency limit (maxParallelTasks)."""
+    """Executor over a single provider with live throttles (maxParallelTasks and the
+    submission and file throttles)."""
 
     def __init__(
         self,
@@ -64,20 +93,28 @@ class SingleSiteExecutor:
         bus: EventBus,
         max_parallel: int = 2,
         *,
-        file_transfers: float = 4,
-        file_operations: float = 8,
+        job_submit: float | str | None = 4,
+        host_job_submit: float | str | None = 2,
+        file_transfers: float | str | None = 4,
+        file_operations: float | str | None = 8,
         app_lookup: Callable[[str], tuple[str, dict[str, str], float | None] | None] | None = None,
     ) -> None:
         """``app_lookup(tr)`` is the site's app catalogue: (executable, env, maxwalltime
         seconds) or None when the app is not available there (default: any app runs the
         program of its name, Swift's ``app.ALL { executable: "*" }``)."""
         self.provider = provider
+        self.name = provider.name
         self.app_lookup = app_lookup
         self.bus = bus
-        self.max_parallel = max(1, int(max_parallel))
-        self._slots = asyncio.Semaphore(self.max_parallel)
-        self.file_transfers = Throttle("fileTransfersThrottle", file_transfers)
-        self.file_operations = Throttle("fileOperationsThrottle", file_operations)
+        #: jobs the site holds at once (the site's parallel-task limit, maxParallelTasks)
+        self.parallel = Throttle("maxParallelTasks", max(1, int(max_parallel)), host=self.name)
+        self.job_submit = Throttle("jobSubmitThrottle", parse_throttle(job_submit))
+        self.host_submit = Throttle("hostJobSubmitThrottle", parse_throttle(host_job_submit),
+                                    host=self.name)
+        self.file_transfers = Throttle("fileTransfersThrottle", parse_throttle(file_transfers))
+        self.file_operations = Throttle("fileOperationsThrottle",
+                                        parse_throttle(file_operations))
+        self.counts = {"completed": 0, "failed": 0, "canceled": 0}
         self._started = False
         self._start_lock: asyncio.Lock | None = None
         self._ids = itertools.count(1)
@@ -105,8 +142,8 @@ class SingleSiteExecutor:
             app = self.app_lookup(task.tr)
             if app is None:
                 return TaskResult(
-                    ok=False, message=f'The application "{task.tr}" is not available on any of the sites',
-                    failure=FailureKind.NOT_EXECUTABLE)
+                    ok=False, failure=FailureKind.NOT_EXECUTABLE,
+                    message=f'The application "{task.tr}" is not available on any of the sites')
             executable, env, walltime = app
             task.executable = executable
             if env:
@@ -114,8 +151,10 @@ class SingleSiteExecutor:
             if task.maxwalltime is None and walltime is not None:
                 task.maxwalltime = float(walltime)
         await self._ensure_started()
-        async with self._slots:
-            host = self.provider.name
+        if not self.parallel.try_acquire():
+            await self.parallel.acquire()
+        try:
+            host = self.name
             if self.closed:  # the run stopped while this call waited for a slot
                 return TaskResult(ok=False, message="Canceled: the run was stopped", site=host,
                                   failure=FailureKind.CANCELED)
@@ -130,13 +169,113 @@ class SingleSiteExecutor:
             emit("JOB_TASK", {"jobid": jobid, "taskid": taskid,
                               "exec": task.executable or task.tr, "dir": tmpdir,
                               "args": " ".join(args)})
+            report = _Report(self, taskid)
             try:
-                result = await self.provider.execute(task, _Report(self, taskid))
+                await self._hold_submit(report)
+                result = await self.provider.execute(task, report)
             except ProviderError as exc:
                 result = TaskResult(ok=False, message=str(exc), failure=exc.kind)
+            finally:
+                report.release_submit()
+        finally:
+            self.parallel.release()
         if not result.site:
             result.site = host
+        self._count(result)
         return result
+
+    async def _hold_submit(self, report: _Report) -> None:
+        """hostJobSubmitThrottle, then jobSubmitThrottle, as the scheduler takes them."""
+        if not self.host_submit.try_acquire():
+            await self.host_submit.acquire()
+        try:
+            if not self.job_submit.try_acquire():
+                await self.job_submit.acquire()
+        except BaseException:
+            self.host_submit.release()
+            raise
+        report.holds_submit = True
+
+    def _count(self, result: TaskResult) -> None:
+        if result.ok:
+            self.counts["completed"] += 1
+        elif result.canceled:
+            self.counts["canceled"] += 1
+        else:
+            self.counts["failed"] += 1
+
+    # ------------------------------------------------------------ live throttles
+    def set_throttle(self, name: str, value: object, site: str | None = None) -> None:
+        """Change a throttle while the run goes (the notebook's sliders call this).
+
+        Raising a limit lets waiting jobs in at once; lowering one never preempts.  The
+        names are the scheduler's; those about choosing among sites or growing a score
+        (initialParallelTasks, delayBase, maxSubmitRate, replication*) are refused, since
+        this executor has one site and no score.
+        """
+        try:
+            name = throttle_name(name)
+        except ValueError as exc:
+            raise SchedulerError(str(exc)) from None
+        if site is not None and site != self.name:
+            raise SchedulerError(f"unknown site {site!r}; this run has one site, {self.name!r}")
+        throttle = {"jobSubmitThrottle": self.job_submit,
+                    "hostJobSubmitThrottle": self.host_submit,
+                    "fileTransfersThrottle": self.file_transfers,
+                    "fileOperationsThrottle": self.file_operations,
+                    "maxParallelTasks": self.parallel}.get(name)
+        if throttle is None:
+            raise SchedulerError(
+                f"{name} has no effect on a run whose only site is {self.name!r} (it has no "
+                "score and no other site; its limit is maxParallelTasks from the start): "
+                "change maxParallelTasks, or set it in the configuration of a run with "
+                "several sites")
+        try:
+            new = self._limit_value(name, value)
+        except ValueError as exc:
+            raise SchedulerError(str(exc)) from None
+        old = throttle.limit
+        throttle.set_limit(new)
+        self.bus.emit("THROTTLE", {"name": name, "host": throttle.host,
+                                   "old": shown_limit(old), "new": shown_limit(new)})
+        if name == "maxParallelTasks" and old != new:
+            self.bus.emit("THROTTLE", {"name": "parallelTasks", "host": self.name,
+                                       "old": shown_limit(old), "new": shown_limit(new)})
+
+    @staticmethod
+    def _limit_value(name: str, value: object) -> float:
+        limit = parse_throttle(value, name)
+        if name == "maxParallelTasks":
+            if limit == float("inf"):
+                raise ValueError(f'maxParallelTasks: expected a whole number, got {value!r}')
+            return float(int(limit))
+        return limit
+
+    def throttles(self) -> dict[str, Any]:
+        """Current throttle values, in the scheduler's shape (one site)."""
+        return {
+            "jobSubmitThrottle": shown_limit(self.job_submit.limit),
+            "fileTransfersThrottle": shown_limit(self.file_transfers.limit),
+            "fileOperationsThrottle": shown_limit(self.file_operations.limit),
+            "sites": {self.name: {
+                "hostJobSubmitThrottle": shown_limit(self.host_submit.limit),
+                "maxParallelTasks": shown_limit(self.parallel.limit),
+                "parallelTasks": shown_limit(self.parallel.limit),
+            }},
+        }
+
+    def state(self) -> dict[str, Any]:
+        """A snapshot in the scheduler's shape: the one site, always chosen, holding up to
+        maxParallelTasks jobs, is a saturated site (score effectively infinite, tscore
+        T = 100), as the scheduler's site with initialParallelTasks == maxParallelTasks."""
+        limit = shown_limit(self.parallel.limit)
+        return {
+            "policy": "single site",
+            "waiting": self.parallel.waiting,
+            "sites": [{"site": self.name, "score": SATURATED, "tscore": round(tscore(SATURATED), 3),
+                       "load": self.parallel.used, "limit": limit, "debt": 0.0,
+                       **self.counts}],
+        }
 
     async def close(self) -> None:
         """Shut the provider down (kills what still runs, removes site dirs)."""
@@ -145,8 +284,6 @@ class SingleSiteExecutor:
         self.closed = True
         await self.provider.shutdown()
 
-    def state(self) -> ProviderState:
-        return self.provider.state()
 
 
 class DryRunExecutor:

@@ -7,19 +7,90 @@ only while a task is being submitted (jobSubmitThrottle, hostJobSubmitThrottle).
 are a count with a limit and a FIFO of waiters; asyncio.Semaphore cannot change its
 limit, hence this small class.  Lowering a limit never preempts: holders finish, and no
 new holder enters until the count is under the new limit.
+
+The names an executor's ``set_throttle`` takes, and how their values are written in
+``THROTTLE`` events and ``throttles()``, live here too, so that the multi-site scheduler
+and the single local site speak to the notebook's throttles panel alike
+(:class:`ThrottleControl`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import difflib
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import Any, Protocol
 
-__all__ = ["Throttle", "parse_throttle", "UNLIMITED"]
+__all__ = ["Throttle", "parse_throttle", "UNLIMITED", "THROTTLE_NAMES", "THROTTLE_ALIASES",
+           "OFF_NAMES", "SWIFT_OFF", "throttle_name", "shown_limit", "ThrottleControl"]
 
 UNLIMITED = math.inf
+#: Swift/K's "off": the schema's Throttle type turns it into Integer.MAX_VALUE
+SWIFT_OFF = 2**31 - 1
+
+#: the names ``set_throttle`` accepts (swift.conf spelling)
+THROTTLE_NAMES = (
+    "jobSubmitThrottle", "hostJobSubmitThrottle", "maxParallelTasks", "initialParallelTasks",
+    "fileTransfersThrottle", "fileOperationsThrottle", "replicationLimit",
+    "replicationMinQueueTime", "delayBase", "maxSubmitRate",
+)
+
+#: swift.properties spellings (Swift <= 0.95) accepted by ``set_throttle``
+THROTTLE_ALIASES = {
+    "throttle.submit": "jobSubmitThrottle",
+    "throttle.host.submit": "hostJobSubmitThrottle",
+    "throttle.transfers": "fileTransfersThrottle",
+    "throttle.file.operations": "fileOperationsThrottle",
+    "replication.limit": "replicationLimit",
+    "replication.min.queue.time": "replicationMinQueueTime",
+}
+
+#: the names of Swift's Throttle type: a positive number or "off" (no limit); the
+#: parallel-task limits are plain counts
+OFF_NAMES = frozenset({"jobSubmitThrottle", "hostJobSubmitThrottle", "fileTransfersThrottle",
+                       "fileOperationsThrottle"})
+
+
+def throttle_name(name: str) -> str:
+    """The swift.conf name of a throttle; ValueError (naming the nearest) if unknown."""
+    name = THROTTLE_ALIASES.get(name, name)
+    if name not in THROTTLE_NAMES:
+        near = difflib.get_close_matches(name, THROTTLE_NAMES, n=1)
+        hint = f"; did you mean {near[0]}?" if near else ""
+        raise ValueError(f"unknown throttle {name!r}{hint}")
+    return name
+
+
+def shown_limit(value: float | int | None) -> int | float | str | None:
+    """A limit as THROTTLE events and ``throttles()`` carry it: "off" for no limit
+    (infinite, or Swift's Integer.MAX_VALUE), whole floats as ints."""
+    if value is None:
+        return None
+    if isinstance(value, float):
+        if math.isinf(value) or value >= SWIFT_OFF:
+            return "off"
+        if value.is_integer():
+            return int(value)
+    elif value >= SWIFT_OFF:
+        return "off"
+    return value
+
+
+class ThrottleControl(Protocol):
+    """What the notebook's throttles and sites panels steer and read: the multi-site
+    Scheduler and the single local site's executor both offer it."""
+
+    def throttles(self) -> dict[str, Any]:
+        """Global values by name, and ``"sites"``: site name -> per-site values."""
+
+    def set_throttle(self, name: str, value: object, site: str | None = None) -> None:
+        """Change a throttle now (one THROTTLE event per change); ValueError if refused."""
+
+    def state(self) -> dict[str, Any]:
+        """A snapshot; ``"sites"`` lists each site's score, tscore, load and limit."""
 
 
 def parse_throttle(value: object, key: str = "throttle") -> float:

@@ -2,9 +2,15 @@
 
 Counts come from the event stream (JOB_START gives a job's host, JOB_TASK ties the
 attempt's task id to the job, TASK_STATUS_CHANGE moves it between states), so a tailed
-Swift/K log shows the same table.  When the panel watches a live run its scheduler's
-snapshot (``Scheduler.state()``) supplies score, tscore and the parallel-task limit;
-from a log the score is the last ``CONTACT_SELECTED score=`` (Swift logged the tscore).
+Swift/K log shows the same table.  When the panel watches a live run its executor's
+snapshot (``state()``, the Scheduler's or the single local site's) supplies score, tscore
+and the parallel-task limit; from a log the score is the last ``CONTACT_SELECTED
+score=`` (Swift logged the tscore) and the limit the last ``THROTTLE name=parallelTasks``.
+
+A saturated site (initialParallelTasks == maxParallelTasks, the defaults included, and
+the single local site, which holds maxParallelTasks jobs from the start) has an
+effectively infinite score: it shows as ``∞`` (with its failure debt, if any), its
+tscore as T = 100.
 """
 
 from __future__ import annotations
@@ -15,6 +21,8 @@ from typing import Any
 import ipywidgets as W
 
 from swiftnb.events import Event
+from swiftnb.scheduling.sites import SATURATED
+from swiftnb.scheduling.throttles import ThrottleControl
 from swiftnb.widgets._util import num, table
 
 __all__ = ["SitesPanel"]
@@ -23,13 +31,20 @@ _QUEUED = {8, 1}
 _RUNNING = {16, 2, 17}
 
 
+def _score(score: float | None, debt: float | None) -> float | str | None:
+    """A score as shown: a saturated one is infinite (its debt said when it has one)."""
+    if score is None or score < SATURATED / 2:
+        return score
+    return f"∞, debt {debt:.2f}" if debt else "∞"
+
+
 class _Site:
     __slots__ = ("name", "score", "tscore", "limit", "queued", "running", "completed",
                  "failed", "set", "reason")
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.score: float | None = None
+        self.score: float | str | None = None
         self.tscore: float | None = None
         self.limit: Any = None
         self.queued = 0
@@ -48,7 +63,7 @@ class SitesPanel:
     HEADERS = ("site", "score", "tscore", "limit", "running", "queued", "completed",
                "failed", "set")
 
-    def __init__(self, scheduler: Any = None, *, chart: bool = True) -> None:
+    def __init__(self, scheduler: ThrottleControl | None = None, *, chart: bool = True) -> None:
         self.scheduler = scheduler
         self.sites: dict[str, _Site] = {}
         self.job_host: dict[str, str] = {}
@@ -148,7 +163,7 @@ class SitesPanel:
             return
         for snap in snaps:
             s = self._site(snap["site"])
-            s.score = num(snap.get("score"))
+            s.score = _score(num(snap.get("score")), num(snap.get("debt")))
             s.tscore = num(snap.get("tscore"))
             s.limit = snap.get("limit")
 

@@ -1,43 +1,147 @@
-"""Throttles: sliders bound to the live scheduler.
+"""Throttles: sliders bound to the live run's executor.
 
-Moving a slider calls ``Scheduler.set_throttle(name, value, site)`` on the running run;
-the scheduler logs every change as a ``THROTTLE name= host= old= new=`` event, which this
-panel lists (so a change made elsewhere shows too; ``parallelTasks``, the limit following
-a site's score, is the sites table's "limit" column instead).  Sliders send their value when released (``continuous_update=False``),
-so a drag is one change, not fifty.  ``off`` (no limit) shows as the slider's maximum.
+Moving a slider calls ``set_throttle(name, value, site)`` on the run's executor: the
+multi-site Scheduler, or the single local site's executor, which offer the same contract
+(:class:`~swiftnb.scheduling.throttles.ThrottleControl`).  Every change is a
+``THROTTLE name= host= old= new=`` event, which this panel lists (so a change made
+elsewhere shows too; ``parallelTasks``, the limit following a site's score, is the sites
+table's "limit" column instead).  Sliders send their value when released
+(``continuous_update=False``), so a drag is one change, not fifty.
 
-Watching a log, there is no scheduler to steer: the sliders are disabled and show the
-last THROTTLE values the log recorded.
+Each slider has a readout beside it that says the value as Swift means it: a number, or
+``off`` for no limit (Swift's ``"off"``, stored as Integer.MAX_VALUE).  For the names of
+Swift's Throttle type the slider's last stop, past its numbers, is ``off``; a value beyond
+the slider's range is shown in the readout with the slider at its end.
+
+Watching a log, there is nothing to steer: the sliders are disabled and the readouts show
+what the log states, the configuration it recorded at the start (``SWIFT_CONFIGURATION``,
+Swift/K's and ours) overridden by the ``THROTTLE`` changes that followed; a value the log
+does not state reads "not in the log", its slider hidden.
 """
 
 from __future__ import annotations
 
+import html
 from collections import deque
-from typing import Any
+from collections.abc import Iterable, Sequence
 
 import ipywidgets as W
 
+from swiftnb.config import ConfigError, load_config_text
 from swiftnb.events import Event
+from swiftnb.scheduling.throttles import OFF_NAMES, ThrottleControl, shown_limit
 from swiftnb.widgets._util import table
 
-__all__ = ["ThrottlesPanel", "GLOBAL", "PER_SITE"]
+__all__ = ["ThrottlesPanel", "GLOBAL", "PER_SITE", "OFF", "logged_throttles"]
 
-#: name -> slider maximum
+#: name -> the slider's largest number
 GLOBAL = {"jobSubmitThrottle": 256, "fileTransfersThrottle": 256, "fileOperationsThrottle": 256}
 PER_SITE = {"maxParallelTasks": 1024, "hostJobSubmitThrottle": 256}
 ALL_SITES = "(all sites)"
+OFF = "off"
+NOT_LOGGED = "not in the log"
+
+#: a throttle value as shown: a number, "off", or None (not known)
+Value = int | float | str | None
+#: (name, site or None for a global one) -> value
+Values = dict[tuple[str, str | None], Value]
 
 
-def _value(v: Any, hi: int) -> int:
-    if v is None or v == "off":
-        return hi
+def _normal(value: object) -> Value:
+    """A value from an event, a log or the executor, as shown ("off" for no limit)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("off", "none", "unlimited", "inf"):
+            return OFF
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+        return None
+    return shown_limit(float(value))
+
+
+def _text(value: Value) -> str:
+    if value is None:
+        return NOT_LOGGED
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:g}"
+    return str(value)
+
+
+def logged_throttles(dump: str) -> tuple[Values, list[str]]:
+    """The throttle values and enabled sites a log's configuration dump states.
+
+    The dump is the text after ``SWIFT_CONFIGURATION``: the files it came from, then the
+    resolved configuration in braces.  It is read by the configuration loader, so values
+    it leaves out are the defaults Swift used for them.  A dump that cannot be read gives
+    nothing (the panel then shows "not in the log").
+    """
+    start = dump.find("{")
+    if start < 0:
+        return {}, []
     try:
-        f = float(v)
-    except (TypeError, ValueError):
-        return hi
-    if f != f or f == float("inf"):
-        return hi
-    return int(min(hi, max(1, round(f))))
+        config = load_config_text(dump[start:], name="log")
+    except ConfigError:
+        return {}, []
+    values: Values = {
+        ("jobSubmitThrottle", None): _normal(config.job_submit_throttle),
+        ("fileTransfersThrottle", None): _normal(config.file_transfers_throttle),
+        ("fileOperationsThrottle", None): _normal(config.file_operations_throttle),
+    }
+    sites = []
+    for site in config.enabled_sites:
+        sites.append(site.name)
+        values[("maxParallelTasks", site.name)] = _normal(site.max_parallel_tasks)
+        values[("hostJobSubmitThrottle", site.name)] = _normal(config.host_job_submit_throttle)
+    return values, sites
+
+
+class _Row:
+    """One throttle: its slider (numbers 1..top, then "off" where Swift allows it) and
+    the readout that says the value."""
+
+    def __init__(self, name: str, top: int, live: bool) -> None:
+        self.name = name
+        self.top = top
+        self.off = name in OFF_NAMES
+        self.slider = W.IntSlider(value=1, min=1, max=top + 1 if self.off else top,
+                                  description=name, continuous_update=False, readout=False,
+                                  disabled=not live, style={"description_width": "170px"},
+                                  layout=W.Layout(width="420px"))
+        self.readout = W.HTML(value="", layout=W.Layout(width="110px"))
+        self.widget = W.HBox([self.slider, self.readout])
+
+    def position(self, value: Value) -> int:
+        """Where the slider stands for ``value``."""
+        if value == OFF or value is None:
+            return self.slider.max
+        assert not isinstance(value, str)
+        return int(min(self.top, max(1, round(value))))
+
+    def value_at(self, position: int) -> int | str:
+        """The value a slider position sets."""
+        return OFF if self.off and position > self.top else position
+
+    def show(self, value: Value) -> bool:
+        """Move the slider and the readout to ``value``; whether anything changed."""
+        changed = False
+        text = f"<code>{html.escape(_text(value))}</code>"
+        if self.readout.value != text:
+            self.readout.value = text
+            changed = True
+        position = self.position(value)
+        if self.slider.value != position:
+            self.slider.value = position
+            changed = True
+        visibility = "hidden" if value is None else "visible"
+        if self.slider.layout.visibility != visibility:
+            self.slider.layout.visibility = visibility
+            changed = True
+        return changed
 
 
 class ThrottlesPanel:
@@ -46,60 +150,64 @@ class ThrottlesPanel:
     title = "Throttles"
     HEADERS = ("time", "name", "host", "old", "new")
 
-    def __init__(self, scheduler: Any = None) -> None:
+    def __init__(self, scheduler: ThrottleControl | None = None) -> None:
         self.scheduler = scheduler
-        self.changes: deque[tuple] = deque(maxlen=8)
-        self.latest: dict[tuple[str, str | None], Any] = {}
+        self.changes: deque[tuple[float, str, str | None, Value, Value]] = deque(maxlen=8)
+        #: what a log states (no live executor): its configuration, then THROTTLE changes
+        self.latest: Values = {}
         self.errors: list[str] = []
         self.t0: float | None = None
         self._syncing = False
         live = scheduler is not None
-        names = [s.name for s in getattr(scheduler, "sites", ())] if live else []
+        names = list(scheduler.throttles().get("sites", {})) if scheduler is not None else []
         self.site = W.Dropdown(options=[ALL_SITES, *names], value=ALL_SITES,
                                description="site", disabled=not live)
-        self.sliders: dict[str, W.IntSlider] = {}
-        for name, hi in {**GLOBAL, **PER_SITE}.items():
-            slider = W.IntSlider(value=1, min=1, max=hi, description=name,
-                                 continuous_update=False, disabled=not live,
-                                 style={"description_width": "170px"},
-                                 layout=W.Layout(width="460px"))
-            slider.observe(self._moved, names="value")
-            self.sliders[name] = slider
+        self.rows = {name: _Row(name, top, live) for name, top in {**GLOBAL, **PER_SITE}.items()}
+        self.sliders: dict[str, W.IntSlider] = {n: r.slider for n, r in self.rows.items()}
+        self.readouts: dict[str, W.HTML] = {n: r.readout for n, r in self.rows.items()}
+        for row in self.rows.values():
+            row.slider.observe(self._moved, names="value")
         self.site.observe(lambda change: self._load(), names="value")
         self.status = W.HTML(value="")
         self.log = W.HTML(value=table(self.HEADERS, [], cls="throttles"))
-        self.widget = W.VBox([*(self.sliders[n] for n in GLOBAL), self.site,
-                              *(self.sliders[n] for n in PER_SITE), self.status, self.log])
+        self.widget = W.VBox([*(self.rows[n].widget for n in GLOBAL), self.site,
+                              *(self.rows[n].widget for n in PER_SITE), self.status, self.log])
         self._load()
 
     # ------------------------------------------------------------ kernel -> sliders
-    def _current(self) -> dict[str, Any]:
-        if self.scheduler is None:
-            out = {n: self.latest.get((n, None)) for n in GLOBAL}
-            for n in PER_SITE:
-                out[n] = next((v for (k, _h), v in reversed(list(self.latest.items()))
-                               if k == n), None)
-            return out
-        th = self.scheduler.throttles()
-        out = {n: th.get(n) for n in GLOBAL}
-        sites = th.get("sites", {})
+    def _chosen_site(self, sites: Sequence[str]) -> str | None:
         chosen = self.site.value
-        if chosen == ALL_SITES:
-            chosen = next(iter(sites), None)
+        if chosen == ALL_SITES or chosen not in sites:
+            return sites[0] if sites else None
+        return chosen
+
+    def _current(self) -> dict[str, Value]:
+        if self.scheduler is None:
+            return self._logged()
+        th = self.scheduler.throttles()
+        out: dict[str, Value] = {n: _normal(th.get(n)) for n in GLOBAL}
+        sites = th.get("sites", {})
+        chosen = self._chosen_site(list(sites))
         for n in PER_SITE:
-            out[n] = sites.get(chosen, {}).get(n) if chosen is not None else None
+            out[n] = _normal(sites.get(chosen, {}).get(n)) if chosen is not None else None
         return out
+
+    def _logged(self) -> dict[str, Value]:
+        out: dict[str, Value] = {n: self.latest.get((n, None)) for n in GLOBAL}
+        chosen = self._chosen_site(self._logged_sites())
+        for n in PER_SITE:
+            out[n] = self.latest.get((n, chosen)) if chosen is not None else None
+        return out
+
+    def _logged_sites(self) -> list[str]:
+        return list(dict.fromkeys(h for (_n, h) in self.latest if h is not None))
 
     def _load(self) -> bool:
         changed = False
         self._syncing = True
         try:
             for name, value in self._current().items():
-                slider = self.sliders[name]
-                v = _value(value, slider.max)
-                if slider.value != v:
-                    slider.value = v
-                    changed = True
+                changed = self.rows[name].show(value) or changed
         finally:
             self._syncing = False
         return changed
@@ -114,30 +222,53 @@ class ThrottlesPanel:
         if name in PER_SITE and self.site.value != ALL_SITES:
             site = self.site.value
         try:
-            self.scheduler.set_throttle(name, int(change["new"]), site=site)
+            self.scheduler.set_throttle(name, self.rows[name].value_at(int(change["new"])),
+                                        site=site)
             self.status.value = ""
-        except Exception as exc:  # noqa: BLE001 - shown to the person who moved it
+        except ValueError as exc:   # refused (SchedulerError): shown to the person who moved it
             self.errors.append(str(exc))
-            self.status.value = f"<span style='color:#b00'>{exc}</span>"
+            self.status.value = f"<span style='color:#b00'>{html.escape(str(exc))}</span>"
+        self._load()   # the readout follows (and a refused move springs back)
 
     # ------------------------------------------------------------ events
-    def apply(self, events: list[Event]) -> None:
-        if self.t0 is None and events:
-            self.t0 = events[0].time
+    def apply(self, events: Iterable[Event]) -> None:
         for e in events:
+            if self.t0 is None:
+                self.t0 = e.time
+            if e.kind == "CONFIG" and self.scheduler is None and e.text:
+                values, sites = logged_throttles(e.text)
+                self.latest.update(values)
+                self._add_sites(sites)
+                continue
             if e.kind != "THROTTLE":
                 continue
             f = e.fields
-            if f.get("name") == "parallelTasks":
+            name = f.get("name")
+            if name == "parallelTasks":
                 continue  # the limit following a site's score: the sites table shows it
-            self.changes.append((round(e.time - self.t0, 2), f.get("name"), f.get("host"),
-                                 f.get("old"), f.get("new")))
-            self.latest[(f.get("name"), f.get("host"))] = f.get("new")
+            host = f.get("host")
+            host = None if host in (None, "", "null") else str(host)   # a log writes null
+            new = _normal(f.get("new"))
+            self.changes.append((round(e.time - self.t0, 2), str(name), host,
+                                 _normal(f.get("old")), new))
+            self.latest[(str(name), host)] = new
+            if host is not None and self.scheduler is None:
+                self._add_sites([host])
+
+    def _add_sites(self, sites: Iterable[str]) -> None:
+        """Sites a log names become choices of the drop-down (it only selects what the
+        disabled sliders show)."""
+        new = [s for s in sites if s not in self.site.options]
+        if new:
+            chosen = self.site.value
+            self.site.options = [*self.site.options, *new]
+            self.site.value = chosen   # new options reset the choice to the first
+            self.site.disabled = False
 
     def render(self) -> bool:
         changed = self._load()
-        html = table(self.HEADERS, list(self.changes), cls="throttles")
-        if html != self.log.value:
-            self.log.value = html
+        html_ = table(self.HEADERS, list(self.changes), cls="throttles")
+        if html_ != self.log.value:
+            self.log.value = html_
             changed = True
         return changed
