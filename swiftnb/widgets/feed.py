@@ -53,7 +53,7 @@ class Feed:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.flushes = 0          # timer ticks that found events or ended the feed
-        self.busy = 0.0           # CPU seconds spent in flushes (the dashboard's own cost)
+        self.busy = 0.0           # CPU seconds in flushes and on_end (the dashboard's own cost)
         self.events_seen = 0
         self.renders: dict[int, int] = {}   # id(panel) -> renders that changed a trait
         self.stopped = False
@@ -143,7 +143,11 @@ class Feed:
                     self.renders[id(panel)] = self.renders.get(id(panel), 0) + 1
         self.stopped_at = time.monotonic()
         if self.on_end is not None:
-            self.on_end()
+            t = time.process_time()
+            try:
+                self.on_end()
+            finally:
+                self.busy += time.process_time() - t
 
     @property
     def running(self) -> bool:

@@ -124,7 +124,7 @@ class TaskStream:
         return PALETTE[self.apps.index(bar.app) % len(PALETTE)]
 
 
-_COLUMNS = ("row", "left", "right", "color", "app", "taskid", "state")
+_COLUMNS = ("row", "left", "right", "color", "app", "state")
 
 
 class TaskStreamPanel:
@@ -141,6 +141,7 @@ class TaskStreamPanel:
         self.t0: float | None = None
         self.now: float | None = None
         self.sent = 0                 # finished bars streamed to the chart
+        self.drawn: list[str] = []    # task ids of the finished bars the chart holds
         self.updates = 0
         self._at = -1e9
         self._chart = chart
@@ -167,21 +168,25 @@ class TaskStreamPanel:
             return t * 1000.0
         return t - self.t0
 
-    def _columns(self, bars: list, now: float) -> dict[str, list]:
+    def _columns(self, bars: list[Bar], now: float) -> dict[str, object]:
+        """Chart columns; times as numpy arrays, which bokeh sends as binary buffers
+        (a list of floats costs an encoding step per number)."""
+        import numpy as np
+
         s = self.stream
         return {"row": [s.row(b) for b in bars],
-                "left": [self._x(b.start) for b in bars],
-                "right": [self._x(b.end if b.end is not None else now) for b in bars],
+                "left": np.fromiter((self._x(b.start) for b in bars), float, len(bars)),
+                "right": np.fromiter((self._x(b.end if b.end is not None else now)
+                                      for b in bars), float, len(bars)),
                 "color": [s.color(b) for b in bars],
                 "app": [b.app for b in bars],
-                "taskid": [b.taskid for b in bars],
                 "state": [b.state for b in bars]}
 
     def data_rows(self) -> int:
         """Bars the chart holds now (finished ones streamed, running ones drawn)."""
         if self.done_source is None or self.live_source is None:
             return 0
-        return len(self.done_source.data["taskid"]) + len(self.live_source.data["taskid"])
+        return len(self.done_source.data["state"]) + len(self.live_source.data["state"])
 
     # ------------------------------------------------------------ chart
     def _make_chart(self) -> None:
@@ -204,7 +209,7 @@ class TaskStreamPanel:
         for source in (self.done_source, self.live_source):
             fig.hbar(y="row", left="left", right="right", height=0.8, color="color",
                      line_color=None, source=source)
-        fig.add_tools(HoverTool(tooltips=[("app", "@app"), ("task", "@taskid"),
+        fig.add_tools(HoverTool(tooltips=[("app", "@app"), ("slot", "@row"),
                                           ("state", "@state")]))
         fig.yaxis.major_label_text_font_size = "7pt"
         self.figure = fig
@@ -233,9 +238,11 @@ class TaskStreamPanel:
         if new:
             self.done_source.stream(self._columns(new, now), rollover=self.ROLLOVER)
             self.sent += len(new)
+            self.drawn.extend(b.taskid for b in new)
+            del self.drawn[:-self.ROLLOVER]
             s.done = []
         running = list(s.running.values())
-        if running or self.live_source.data["taskid"]:
+        if running or self.live_source.data["state"]:
             self.live_source.data = self._columns(running, now)
         self.updates += 1
         return True

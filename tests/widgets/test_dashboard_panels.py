@@ -107,7 +107,8 @@ def test_task_stream_has_one_bar_per_task(tmp_path, browser):
     assert len(tasks) == 6
     assert stream.data_rows() == len(tasks)
     data = stream.done_source.data
-    assert sorted(data["taskid"]) == sorted(tasks)
+    assert sorted(stream.drawn) == sorted(tasks)
+    assert len(data["left"]) == len(data["right"]) == len(data["row"]) == len(tasks)
     assert all(r > left for left, r in zip(data["left"], data["right"]))
     assert data["state"].count("failed") == 1 and data["state"].count("completed") == 5
     assert all(row.startswith("local ") for row in data["row"])
