@@ -15,14 +15,17 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from ipykernel.ipkernel import IPythonKernel
 
 from swiftnb import __version__
+from swiftnb.events import Event
 from swiftnb.kernel import assist
 from swiftnb.kernel.session import SwiftSession
 from swiftnb.kernel.settings import SettingsError, SwiftSettings
+from swiftnb.runner import RunHandle
 
 __all__ = ["SwiftKernel", "split_magics"]
 
@@ -178,8 +181,8 @@ class SwiftKernel(IPythonKernel):
             cell = self.swift.compile_cell(text, self.shell.user_ns)
         except lang.CompileError as exc:
             return self._error("CompileError", exc.render_short(), exc.render(), silent)
-        for warning in cell.warnings:
-            print(f"Warning: {warning}", file=sys.stderr)
+        for note in cell.notes:
+            print(note, file=sys.stderr)
         try:
             handle = start_run(cell, seed=cell.seed, base_dir=os.getcwd(),
                                stdout=sys.stdout, **self.swift_settings.run_kwargs())
@@ -187,9 +190,13 @@ class SwiftKernel(IPythonKernel):
             return self._error("RunSetupError", str(exc),
                                f"Could not start execution:\n\t{exc}", silent)
         self.current_run = handle
-        if not silent and self.swift_settings.dashboard:
-            _show_dashboard(handle)
-        await self._wait(handle)
+        stop_watching = (_dashboard_at_first_app(handle)
+                         if not silent and self.swift_settings.dashboard else None)
+        try:
+            await self._wait(handle)
+        finally:
+            if stop_watching is not None:
+                stop_watching()
         values = self.swift.commit(cell, handle)
         self.shell.user_ns.update(values)
         self.shell.user_ns["swift_run"] = handle
@@ -250,7 +257,19 @@ def _has_code(text: str) -> bool:
     return False
 
 
-def _show_dashboard(handle: Any) -> None:
+def _dashboard_at_first_app(handle: RunHandle) -> Callable[[], None]:
+    """Show the live panels under the cell when the run starts its first app (a cell
+    that only computes or traces gets none); returns what stops watching."""
+    def on_event(event: Event) -> None:
+        if event.kind == "JOB_INIT":
+            unsubscribe()
+            _show_dashboard(handle)   # it replays the events so far
+
+    unsubscribe = handle.bus.subscribe(on_event)
+    return unsubscribe
+
+
+def _show_dashboard(handle: RunHandle) -> None:
     """The live panels under the cell, when swiftnb.widgets is there."""
     try:
         from swiftnb.widgets import Dashboard

@@ -5,7 +5,8 @@
 kernel's event loop; the cell's value is the :class:`~swiftnb.runner.RunHandle`, at once,
 so widgets stay responsive.  ``await run`` (or, outside a running loop, ``run.wait()``)
 waits for it.  Errors are shown as messages (``cell:line:col`` and the source line),
-never as tracebacks.
+never as tracebacks; the handle under the cell shows the run's status live and, when
+the run fails, its errors (:mod:`swiftnb.kernel.livestatus`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import shlex
 import sys
 from typing import Any
 
+from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
+from swiftnb.kernel.session import located_warnings
 from swiftnb.kernel.settings import SettingsError, SwiftSettings
 
 __all__ = ["SwiftMagics", "load_ipython_extension", "parse_magic_line"]
@@ -118,8 +121,9 @@ class SwiftMagics(Magics):
         except lang.CompileError as exc:
             print(exc.render(), file=sys.stderr)
             return None
+        located = located_warnings(program.warnings, program.program, "\n" + cell)
         for warning in program.warnings:
-            print(f"Warning: {warning}", file=sys.stderr)
+            print(located.get(warning, f"Warning: {warning}"), file=sys.stderr)
         kwargs = self.settings.run_kwargs()
         if opts["config_file"]:
             kwargs["config_file"] = opts["config_file"]
@@ -152,5 +156,11 @@ class SwiftMagics(Magics):
             print(str(exc), file=sys.stderr)
 
 
-def load_ipython_extension(ipython: Any) -> None:
+def load_ipython_extension(ipython: InteractiveShell) -> None:
+    """``%load_ext swiftnb``: the magics, and run handles shown live (their status, and
+    a failed run's errors under the cell that started it: :mod:`.livestatus`)."""
+    from swiftnb.kernel.livestatus import show_run
+    from swiftnb.runner import RunHandle
+
     ipython.register_magics(SwiftMagics)
+    ipython.display_formatter.ipython_display_formatter.for_type(RunHandle, show_run)

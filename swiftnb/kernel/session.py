@@ -26,7 +26,7 @@ from typing import Any
 from swiftnb import lang
 from swiftnb.lang import ast as A
 
-__all__ = ["SwiftSession", "CellProgram", "CELL_FILE"]
+__all__ = ["SwiftSession", "CellProgram", "CELL_FILE", "located_warnings", "walk"]
 
 #: the file name of every cell in positions and messages (``cell:3:5: ...``)
 CELL_FILE = "cell"
@@ -57,6 +57,9 @@ class CellProgram:
     cell_ast: A.Program | None = None
     #: types and procedures of the modules the cell imports (kept for later cells)
     imported: tuple[tuple[A.TypeDecl, ...], tuple[A.Procedure, ...]] = ((), ())
+    #: the warnings to show under the cell, at their ``cell:line:col`` when the cell's
+    #: own text says them (:func:`located_warnings`)
+    notes: list[str] = field(default_factory=list)
 
     # what the engine reads of a checked program
     @property
@@ -68,7 +71,7 @@ class CellProgram:
         return self.checked.warnings
 
 
-def _walk(node: Any) -> Iterator[Any]:
+def walk(node: Any) -> Iterator[Any]:
     """Every AST node under ``node`` (dataclass fields, tuples)."""
     stack = [node]
     while stack:
@@ -83,6 +86,30 @@ def _walk(node: Any) -> Iterator[Any]:
             v = getattr(n, f.name, None)
             if isinstance(v, (A.Node, tuple)):
                 stack.append(v)
+
+
+def located_warnings(messages: list[str], program: A.Program, text: str) -> dict[str, str]:
+    """The checker's warnings that ``program`` (a cell's own AST) says, each at its first
+    call: ``cell:2:12: Warning: The @ syntax ...`` with the source line, as errors show.
+
+    The checker (like Swift 0.96) says each message once per run and without a place;
+    in a notebook the cell's line and column say which call to change."""
+    from swiftnb.lang.builtins import AT_SYNTAX_WARNING, deprecation_warning
+    from swiftnb.lang.errors import Diagnostic, source_line
+
+    wanted = set(messages)
+    found: dict[str, A.Pos] = {}
+    for node in walk(program):
+        if not isinstance(node, A.Call) or node.pos.file != program.filename:
+            continue
+        said = [AT_SYNTAX_WARNING] if node.at_syntax else []
+        said.append(deprecation_warning(node.name) or "")
+        for message in said:
+            if message in wanted and (message not in found or node.pos < found[message]):
+                found[message] = node.pos
+    return {message: Diagnostic(pos.file, pos.line, pos.column, f"Warning: {message}",
+                                source_line(text, pos.line)).render()
+            for message, pos in sorted(found.items(), key=lambda item: item[1])}
 
 
 def top_declared(program: A.Program) -> list[tuple[str, A.VarDecl]]:
@@ -104,7 +131,7 @@ def top_declared(program: A.Program) -> list[tuple[str, A.VarDecl]]:
 def _bound_names(program: A.Program) -> set[str]:
     """Every name a program binds anywhere (declarations, loop variables, formals)."""
     names: set[str] = set()
-    for n in _walk(program):
+    for n in walk(program):
         if isinstance(n, A.Declarator):
             names.add(n.name)
         elif isinstance(n, (A.Foreach,)):
@@ -195,7 +222,7 @@ class SwiftSession:
         if python_ns is not None:
             bound = _bound_names(cell) | set(self.vars) | own_types | own_procs
             known = {n for n in self.procs} | {p.name for p in cell.procedures}
-            for n in _walk(cell):
+            for n in walk(cell):
                 if not isinstance(n, A.Name) or n.name in bound or n.name in known \
                         or n.name in python_names or n.name not in python_ns:
                     continue
@@ -212,11 +239,13 @@ class SwiftSession:
                             tuple(prelude) + cell_stmts + cell.statements, CELL_FILE)
         sources = {CELL_FILE: text, **imports}
         checked = lang.check(program, sources, given)
-        fresh = [w for w in checked.warnings if w not in self._warned]
-        self._warned.update(checked.warnings)
-        checked.warnings[:] = fresh
+        # checked.warnings stay whole: the engine is seeded with them and says none twice
+        located = located_warnings(checked.warnings, cell, text)
+        unlocated = [w for w in checked.warnings if w not in located and w not in self._warned]
+        self._warned.update(unlocated)  # said by an earlier cell's procedure: once
+        notes = [*located.values(), *(f"Warning: {w}" for w in unlocated)]
         return CellProgram(checked, seed, text, sorted(own_types), sorted(own_procs),
-                           own_vars, python_names, cell, (cell_types, cell_procs))
+                           own_vars, python_names, cell, (cell_types, cell_procs), notes)
 
     def _imports(self, cell: A.Program, text: str) -> tuple[dict, tuple, tuple, tuple]:
         """The modules a cell imports, merged the way ``lang`` merges them."""
