@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from swiftnb.config import schema
 from swiftnb.config.hocon import Layer, system_properties, tree_from_dict
-from swiftnb.config.locate import Origin, Origins, text_problem
+from swiftnb.config.locate import MAX_LEGACY_BYTES, Origin, Origins, text_problem
 from swiftnb.config.model import ConfigError
 from swiftnb.config.types import BadValue, T, ValueType, seconds_to_time
 from swiftnb.config.validate import PROPERTY_NAMES
@@ -117,10 +117,19 @@ def _parse_xml(path: str, display: str) -> _Element:
         if stack:
             stack[-1].text += data
 
+    def entity(name: str, *_: object) -> None:
+        # a site catalog has no use for entities, and nested ones expand to gigabytes
+        raise ConfigError(f"{display}:{parser.CurrentLineNumber}: XML entity {name!r}: "
+                          "a site catalog may not declare entities")
+
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = chars
+    parser.EntityDeclHandler = entity
     try:
+        if os.path.getsize(path) > MAX_LEGACY_BYTES:
+            raise ConfigError(f"{display}: cannot read site catalog: too large for a "
+                              f"configuration file (more than {MAX_LEGACY_BYTES} bytes)")
         with open(path, "rb") as handle:
             parser.ParseFile(handle)
     except OSError as exc:
@@ -346,7 +355,7 @@ def guess_kind(text: str) -> str | None:
 
 def convert_tc_data(path: str, display: str, origins: Origins, site_names: list[str],
                     default_local: bool, warnings: list[str]) -> dict[str, Any]:
-    text, problem = text_problem(path)
+    text, problem = text_problem(path, MAX_LEGACY_BYTES)
     if text is None:
         raise ConfigError(f"{display}: cannot read transformation catalog: {problem}")
     lines = text.splitlines()
@@ -412,7 +421,7 @@ _VAR = re.compile(r"\$\{([^}]*)\}")
 
 def read_properties(path: str, display: str) -> list[tuple[int, str, str]]:
     """Java properties: key=value / key: value / key value, # and ! comments, \\ lines."""
-    text, problem = text_problem(path)
+    text, problem = text_problem(path, MAX_LEGACY_BYTES)
     if text is None:
         raise ConfigError(f"{display}: cannot read properties: {problem}")
     raw_lines = text.splitlines()

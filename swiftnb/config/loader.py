@@ -75,8 +75,7 @@ def load_config(path: str | os.PathLike | None = None, *,
             add_file(resolve(entry), os.fspath(entry), "[R]")
     else:
         layer, snapshot = _defaults_layer(env)
-        origins.leaves.update(snapshot.leaves)
-        origins.objects.update(snapshot.objects)
+        origins.update(snapshot)
         layers.append(layer)
         files.append(("[D]", DEFAULTS_FILE))
         site_conf = env.get("SWIFT_SITE_CONF")
@@ -127,8 +126,7 @@ def load_config_text(text: str, *, properties: Mapping[str, Any] | None = None,
     env = {} if env is None else env
     origins = Origins()
     layer, snapshot = _defaults_layer(env)
-    origins.leaves.update(snapshot.leaves)
-    origins.objects.update(snapshot.objects)
+    origins.update(snapshot)
     layers = [layer, parse_hocon_text(text, os.path.join(os.fspath(cwd), name), name, "[R]",
                                       origins, env)]
     files = [("[D]", DEFAULTS_FILE), ("[R]", name)]

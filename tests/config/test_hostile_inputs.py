@@ -44,6 +44,15 @@ def nested(opening: str, closing: str, depth: int) -> str:
     return "a: " + opening * depth + "1" + closing * depth + "\n"
 
 
+def nested_entities(levels: int) -> str:
+    """A sites.xml whose entities expand tenfold per level ("billion laughs" at 9)."""
+    lines = ['<?xml version="1.0"?>', "<!DOCTYPE config [", ' <!ENTITY lol0 "lol">']
+    lines += [f' <!ENTITY lol{n} "' + f"&lol{n - 1};" * 10 + '">' for n in range(1, levels)]
+    lines += ["]>", f'<config><pool handle="x"><workdirectory>&lol{levels - 1};'
+              "</workdirectory></pool></config>", ""]
+    return "\n".join(lines)
+
+
 def include_chain(length: int) -> dict[str, str]:
     files = {f"i{n}.conf": f'include "i{n + 1}.conf"\n' for n in range(1, length)}
     files[f"i{length}.conf"] = "sites: [local]\n"
@@ -180,6 +189,9 @@ CASES = [
                    '  <profile namespace="globus" key="maxtime">inf</profile>\n'
                    '  <workdirectory>/tmp</workdirectory>\n </pool>\n</config>\n'},
          ["-sites.file", "s.xml"], "s.xml:4:", "maxJobTime"),
+    Case("sites.xml entity expansion", {"s.xml": nested_entities(3)},
+         ["-sites.file", "s.xml"], "s.xml:3: XML entity 'lol0':",
+         "a site catalog may not declare entities"),
     Case("sites.xml binary garbage", {"s.xml": b"<config>\x00\xff</config>\n"},
          ["-sites.file", "s.xml"], "s.xml:", "not"),
     Case("tc.data count beyond 32 bits",
