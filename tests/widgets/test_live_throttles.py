@@ -2,11 +2,11 @@
 (recorded) browser changes the executor's limit, a THROTTLE event says so, and the tasks
 that start afterwards run at the new width.
 
-Concurrency is counted from the run's own events: a task runs from its ACTIVE status to its
-final one; at every ACTIVE the number of tasks running on the site is noted.  Raising a
-limit lets more in at once; lowering one never preempts, but no task gets the site while
-it holds as many as the new limit, so no task placed (JOB_START) after the lowering finds
-more than the new limit running.
+Concurrency is counted from the run's own events: a task's app runs from its ACTIVE status
+to the next one (stage-out or its end); at every ACTIVE the number of tasks running on the
+site is noted.  Raising a limit lets more in at once; lowering one never preempts, but no
+task gets the site while it holds as many as the new limit, so no task placed (JOB_START)
+after the lowering finds more than the new limit running.
 
 The panels are built on the run's executor as the dashboard builds them (the
 ThrottleControl contract: the Scheduler, or the single local site's executor) and fed by
@@ -107,24 +107,23 @@ def running_at_starts(events: list[Event], site: str | None = None) -> list[tupl
             host, placed = task_of[tid]
             if site is not None and host != site:
                 continue
-            status = int(e["status"])
-            if status == 2:
+            if int(e["status"]) == 2:
                 running.add(tid)
                 out.append((placed, i, len(running)))
-            elif status in (5, 6, 7):
+            else:   # the app ended (stage-out or a final status): its slot is free
                 running.discard(tid)
     return out
 
 
-def widths(moved: Moved, site: str | None = None) -> tuple[list[int], list[int], list[int]]:
-    """The running counts when tasks became active: before the first move; for the tasks
-    placed (JOB_START) between the moves; for those placed after the last (a task placed
-    before a move may become active after it: it held its slot already)."""
+def widths(moved: Moved, site: str | None = None) -> list[list[int]]:
+    """The running counts when tasks became active under each limit: before the first
+    move; then for the tasks placed (JOB_START) after each move that became active before
+    the next (a task placed before a move may become active after it: it held its slot
+    already)."""
     starts = running_at_starts(moved.handle.event_list, site)
-    first, last = moved.at
-    return ([n for _p, a, n in starts if a < first],
-            [n for p, _a, n in starts if first <= p < last],
-            [n for p, _a, n in starts if p >= last])
+    cuts = [*moved.at, len(moved.handle.event_list)]
+    return [[n for _p, a, n in starts if a < cuts[0]],
+            *([n for p, a, n in starts if lo <= p and a < hi] for lo, hi in zip(cuts, cuts[1:]))]
 
 
 def throttle_events(moved: Moved) -> list[tuple]:
@@ -132,21 +131,26 @@ def throttle_events(moved: Moved) -> list[tuple]:
             if e.kind == "THROTTLE"]
 
 
-def check_plan(moved: Moved, site: str, browser: Browser, *, first: int = 2) -> None:
-    """The widths moved with the slider, and the panel shows the last value."""
+def check_plan(moved: Moved, site: str, browser: Browser, widths_: tuple[int, ...] = (2, 6, 1)
+               ) -> None:
+    """The widths moved with the slider (``widths_``: the limit at the start, then after
+    each move), and the panel shows the last value."""
     assert moved.handle.ok, moved.handle.errors
-    assert len(moved.at) == 2
-    before, raised, lowered = widths(moved, site)
-    assert before and raised and lowered
-    assert max(before) <= first
-    assert first < max(raised) <= 6          # the raise let more tasks run at once
-    assert max(lowered) <= 1                 # from the lowering on, one at a time
+    assert len(moved.at) == len(widths_) - 1
+    seen = widths(moved, site)
+    assert all(seen), seen
+    for i, (limit, counts) in enumerate(zip(widths_, seen)):
+        assert max(counts) <= limit, (i, seen)
+        if i and limit > widths_[i - 1]:   # the raise let more in at once (two more:
+            # an app's end and the next one's start may be seen in either order)
+            assert max(counts) >= min(limit, widths_[i - 1] + 2), (i, seen)
     logged = throttle_events(moved)
-    assert ("maxParallelTasks", site, first, 6) in logged
-    assert ("maxParallelTasks", site, 6, 1) in logged
+    for old, new in zip(widths_, widths_[1:]):
+        assert ("maxParallelTasks", site, old, new) in logged
     panel = moved.throttles
-    assert browser.state(panel.sliders["maxParallelTasks"])["value"] == 1
-    assert browser.state(panel.readouts["maxParallelTasks"])["value"] == "<code>1</code>"
+    assert browser.state(panel.sliders["maxParallelTasks"])["value"] == widths_[-1]
+    readout = browser.state(panel.readouts["maxParallelTasks"])["value"]
+    assert readout == f"<code>{widths_[-1]}</code>"
     assert not panel.errors
 
 
