@@ -16,8 +16,9 @@ install: $(PY)
 	$(PIP) install --quiet -e .
 	$(PY) -m compileall -q swiftnb
 
+# the browser tests (tests/browser) need JupyterLab and its extensions: the lab extra
 install-test: $(PY)
-	$(PIP) install --quiet -e '.[test]'
+	$(PIP) install --quiet -e '.[test,lab]'
 	$(PY) -m compileall -q swiftnb
 
 demo: install

@@ -1,8 +1,10 @@
 """Bokeh plots of a run, each a function from a :class:`LogFrame` to a layout.
 
 They take the tables of :mod:`swiftnb.logs.frame`, so they draw a Swift/K 0.96 log, a
-swiftnb log and a live run alike.  In a notebook: ``bokeh.io.output_notebook()`` then
-``bokeh.io.show(task_timeline(lf))``; offline: :func:`swiftnb.logs.report.write_report`.
+swiftnb log and a live run alike.  In a notebook: :func:`swiftnb.bokehjs.output_notebook`
+(BokehJS from the installed bokeh: bokeh's own ``output_notebook()`` asks a CDN, which a
+machine without internet never reaches) then ``bokeh.io.show(task_timeline(lf))``; as a
+file: :func:`swiftnb.logs.report.write_report`.
 Large runs are thinned to ``max_rows`` entities (evenly spaced) so that a plot stays
 responsive; the thinning is said in the title.
 """

@@ -34,6 +34,10 @@ FAILED_RENDER = ("Javascript Error", "Loading widget", "Failed to create view",
                  "Error displaying widget", "BokehJS does not appear to have successfully",
                  "Could not create a view")
 
+#: what the browser console says when the page asks for a host other than 127.0.0.1
+#: (Chromium resolves no other: see CHROMIUM_FLAGS); a page that works offline asks none
+LEFT_LOCALHOST = "net::ERR_NAME_NOT_RESOLVED"
+
 #: the flags Chromium is known to work with here (machines/python.md), then ours: no host
 #: but 127.0.0.1 resolves, so a page asking a CDN for anything gets nothing
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -263,12 +267,13 @@ class NotebookPage:
     def problems(self) -> list[str]:
         """The failed-render phrases in the notebook, each with the line it is on, then the
         browser console's errors since the notebook was opened that carry one (a view
-        that could not be created leaves nothing in the page, only this)."""
+        that could not be created leaves nothing in the page, only this) or that say the
+        page asked for something beyond 127.0.0.1 (a CDN)."""
         self.console.extend(self.browser.drain_console())
         in_page = [line.strip() for line in self.text().splitlines()
                    if any(p in line for p in FAILED_RENDER)]
         logged = [str(e["message"]) for e in self.console if e.get("level") == "SEVERE"
-                  and any(p in str(e["message"]) for p in FAILED_RENDER)]
+                  and any(p in str(e["message"]) for p in (*FAILED_RENDER, LEFT_LOCALHOST))]
         return in_page + logged
 
     def charts(self) -> list[Chart]:
