@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import html
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
@@ -43,6 +43,9 @@ from swiftnb.widgets.progress import ProgressPanel
 from swiftnb.widgets.sites import SitesPanel
 from swiftnb.widgets.taskstream import TaskStreamPanel
 from swiftnb.widgets.throttles import ThrottlesPanel
+
+if TYPE_CHECKING:
+    from sidecar import Sidecar
 
 __all__ = ["Dashboard"]
 
@@ -105,7 +108,7 @@ class Dashboard:
         if live:
             self.feed.stop_on_end = False   # the handle says when it has ended
             run.add_done_callback(lambda _h: self._run_done())
-        self.sidecar: Any = None
+        self.sidecar: Sidecar | None = None
         if start:
             self.feed.start()
 
@@ -261,7 +264,8 @@ class Dashboard:
         self.link.value = report_link(path)
         return path
 
-    def dock(self, *, title: str | None = None, anchor: str = "split-right") -> Any:
+    def dock(self, *, title: str | None = None,
+             anchor: str = "split-right") -> Sidecar | None:
         """Show the dashboard in a JupyterLab side panel (the ``sidecar`` widget), so it
         stays in view while the notebook scrolls; the Sidecar (close it with
         ``.close()``).  ``anchor``: where JupyterLab puts it (``split-right``,
