@@ -22,9 +22,9 @@ class Diagnostic:
         head = f"{self.file}:{self.line}:{self.column}: {self.message}"
         if not self.source_line:
             return head
-        text = self.source_line.rstrip("\r\n").expandtabs(1)
-        caret = " " * max(self.column - 1, 0) + "^"
-        return f"{head}\n    {text}\n    {caret}"
+        text, column = _excerpt(self.source_line.rstrip("\r\n"), self.column)
+        caret = " " * max(column - 1, 0) + "^"
+        return f"{head}\n    {text.expandtabs(1)}\n    {caret}"
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}: {self.message}"
@@ -48,6 +48,23 @@ class CompileError(Exception):
 
     def render(self) -> str:
         return "\n".join(d.render() for d in self.diagnostics)
+
+
+#: a source line longer than this is shown as an excerpt around the column
+EXCERPT = 120
+
+
+def _excerpt(line: str, column: int) -> tuple[str, int]:
+    """At most EXCERPT characters of ``line`` around ``column`` (1-based), with '...'
+    where it was cut, and the column within that excerpt: a message about a
+    megabyte-long line shows where, not the megabyte."""
+    if len(line) <= EXCERPT:
+        return line, column
+    start = min(max(column - 1 - EXCERPT // 2, 0), len(line) - EXCERPT)
+    end = start + EXCERPT
+    head = "..." if start else ""
+    tail = "..." if end < len(line) else ""
+    return head + line[start:end] + tail, column - start + len(head)
 
 
 def source_line(text: str, line: int) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,37 +87,52 @@ class _Outputs(tuple):
     """The output formal list of an app (distinguished from the input list)."""
 
 
+# the valid prefix of a string body (the STRING token guarantees that a backslash is
+# followed by a character): where it stops, an invalid escape starts
+_VALID_BODY_RE = re.compile(r'(?:[^\\]++|\\[nrtbf"\\])*+')
+_SIMPLE_ESCAPES = tuple((f"\\{e}", v) for e, v in _ESCAPES.items() if e != "\\")
+
+
 def _unescape(raw: str, pos: ast.Pos) -> str:
+    """The value of a string literal token (quotes included), computed with str methods
+    (C loops), not a Python step per character or per escape."""
     body = raw[1:-1]
     if "\\" not in body:
         return body
-    out = []
-    i = 0
-    n = len(body)
-    while i < n:
-        c = body[i]
-        if c == "\\":
-            e = body[i + 1]
-            if e not in _ESCAPES:
-                raise _Problem(ast.Pos(pos.file, pos.line, pos.column + i + 1),
-                               f"invalid escape sequence '\\{e}' in string "
-                               "(valid: \\n \\r \\t \\b \\f \\\" \\\\)")
-            out.append(_ESCAPES[e])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
+    prefix = _VALID_BODY_RE.match(body)  # matches at least the empty string
+    valid = prefix.end() if prefix else 0
+    if valid < len(body):
+        e = body[valid + 1]
+        raise _Problem(ast.Pos(pos.file, pos.line, pos.column + valid + 1),
+                       f"invalid escape sequence '\\{e}' in string "
+                       "(valid: \\n \\r \\t \\b \\f \\\" \\\\)")
+    # Scanning left to right, the first pair of backslashes always starts an escape (an
+    # escaped backslash before it would have been found first): splitting at these
+    # pairs leaves parts whose backslashes each start one of the other escapes.
+    parts = body.split("\\\\")
+    for i, part in enumerate(parts):
+        if "\\" in part:
+            for escape, value in _SIMPLE_ESCAPES:
+                part = part.replace(escape, value)
+            parts[i] = part
+    return "\\".join(parts)
 
 
 def _describe_lv(lv: ast.Expr) -> str:
-    if isinstance(lv, ast.Name):
-        return lv.name
-    if isinstance(lv, ast.Member):
-        return f"{_describe_lv(lv.base)}.{lv.field}"
-    if isinstance(lv, (ast.Index, _EmptyIndex, ast.StarIndex)):
-        return f"{_describe_lv(lv.base)}[...]"
-    return "expression"
+    """``a.b[...].c`` for a message; a loop, since an lvalue may be nested arbitrarily."""
+    parts: list[str] = []
+    node = lv
+    while not isinstance(node, ast.Name):
+        if isinstance(node, ast.Member):
+            parts.append(f".{node.field}")
+        elif isinstance(node, (ast.Index, _EmptyIndex, ast.StarIndex)):
+            parts.append("[...]")
+        else:
+            return "expression"
+        node = node.base
+    if len(parts) > 8:  # a message names the shape, not a megabyte of it
+        parts = parts[:4] + ["..."] + parts[-4:]
+    return node.name + "".join(reversed(parts))
 
 
 class _Builder(Transformer):
@@ -437,7 +453,14 @@ class _Builder(Transformer):
         return ast.UnaryOp(self._pos(c[0]), str(c[0]), c[1])
 
     def int_lit(self, c: list) -> ast.IntLiteral:
-        return ast.IntLiteral(self._pos(c[0]), int(c[0]))
+        digits = c[0].lstrip("0") or "0"
+        if len(digits) > 19:
+            # beyond any machine integer; the checker reports the smaller ones.  (Python
+            # refuses to convert more than 4300 digits, and a message need not show them)
+            shown = f"{c[0][:12]}... ({len(c[0])} digits)"
+            raise _Problem(self._pos(c[0]), f"integer literal {shown} is too large "
+                                            "(int is 32-bit)")
+        return ast.IntLiteral(self._pos(c[0]), int(digits))
 
     def float_lit(self, c: list) -> ast.FloatLiteral:
         return ast.FloatLiteral(self._pos(c[0]), float(c[0]), str(c[0]))
@@ -586,14 +609,11 @@ def _prev_end(text: str, offset: int) -> tuple[int, int] | None:
 _COMPARISONS = {"LT", "GT", "LE", "GE", "EQ", "NE"}
 
 
-def _token_error(e: UnexpectedToken, filename: str, text: str) -> Diagnostic:
+def _token_error(e: UnexpectedToken, expected: set[str], filename: str,
+                 text: str) -> Diagnostic:
+    """The message for an unexpected token; ``expected``: the terminals that the parser
+    would have shifted there (:meth:`_Fast.accepts`)."""
     tok = e.token
-    expected: set[str]
-    try:
-        expected = set(e.interactive_parser.accepts()) - {"$END"} | (
-            {"$END"} if "$END" in e.interactive_parser.accepts() else set())
-    except Exception:  # accepts() replays the parser; fall back to lark's table set
-        expected = set(e.expected or ())
     if not expected:
         expected = set(e.expected or ())
     at_end = tok.type == "$END"
@@ -624,6 +644,11 @@ def _token_error(e: UnexpectedToken, filename: str, text: str) -> Diagnostic:
                "are arguments missing a ','?)")
     elif tok.type == "SLASH" and text.startswith("/*", tok.start_pos):
         msg = "unterminated comment: '/*' without '*/'"
+    elif tok.type == "STAR" and text.startswith("/*", tok.start_pos - 1) and \
+            not text.startswith("%/*", tok.start_pos - 2):
+        # after an operand, '/' was taken for a division: the comment starts there
+        msg = "unterminated comment: '/*' without '*/'"
+        col -= 1
     elif at_end:
         msg = f"unexpected end of file; expected {_expected_words(expected)}"
     elif tok.type == "ID" and str(tok) in KEYWORDS:
@@ -736,18 +761,22 @@ _PUNCT_TYPES = {"||": "OR", "&&": "AND", "==": "EQ", "!=": "NE", "<=": "LE", ">=
                 "[": "LSQB", "{": "LBRACE", ")": "RPAR", "]": "RSQB", "}": "RBRACE",
                 ";": "SEMICOLON", ",": "COMMA", ":": "COLON", "=": "EQUAL", ".": "DOT"}
 # Blanks before a token are part of its match (one regex step per token, not two);
-# a newline run is its own match so that lines can be counted.
+# a newline run is its own match so that lines can be counted.  Linear whatever the text:
+# no repeat keeps backtracking state per character (possessive ``*+``, lazy single
+# characters), and BAD matches any other character, so that ``finditer`` never searches
+# ahead (a search from each position of a line of unterminated strings is quadratic).
 _TOKEN_RE = re.compile(r"""
-[ \t\r\f]*
+[ \t\r\f]*+
 (?:
- (?P<NL>\n[ \t\r\n\f]*)
-|(?P<COMMENT>//[^\n]*|\#[^\n]*|/\*[\s\S]*?\*/)
+ (?P<NL>\n[ \t\r\n\f]*+)
+|(?P<COMMENT>//[^\n]*+|\#[^\n]*+|/\*[\s\S]*?\*/)
 |(?P<FLOAT>[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?)
-|(?P<INT>[0-9]+)
-|(?P<ID>[A-Za-z_][A-Za-z0-9_]*)
-|(?P<STRING>"(?:\\.|[^"\\\r\n])*")
+|(?P<INT>[0-9]++)
+|(?P<ID>[A-Za-z_][A-Za-z0-9_]*+)
+|(?P<STRING>"(?:[^"\\\r\n]++|\\.)*+")
 |(?P<OP>\|\||&&|==|!=|<=|>=|<<|%/|%%|[-+*/<>!@()\[\]{};,:=.])
-)""", re.X)
+|(?P<BAD>[\s\S])
+)?""", re.X)
 # filtered punctuation carries no position: one shared token each
 _SHARED = {";", ",", ")", "]", "}", ":", "=", ".", "<<"}
 
@@ -785,8 +814,73 @@ class _Fast:
                                        callbacks[arg])
             states[st] = row
         self.states = [states.get(i, {}) for i in range(max(states) + 1)]
+        # for accepts(): each state's terminals, and its reduction when it takes the
+        # same one (size, rule name) on every terminal
+        self.terminals = [{t for t in row if t.isupper()} for row in self.states]
+        self.uniform: list[tuple[int, str] | None] = []
+        for row in self.states:
+            acts = {(act[1], act[2]) if act[0] else None
+                    for t, act in row.items() if t.isupper()}
+            self.uniform.append(acts.pop() if len(acts) == 1 else None)
         self.start = table.start_states["start"]
         self.end = table.end_states["start"]
+
+    def accepts(self, state_stack: list[int]) -> set[str]:
+        """The terminals that the parser would shift on top of ``state_stack``.
+
+        Lark's ``InteractiveParser.accepts()`` answers the same but deep-copies the value
+        stack once per terminal (quadratic, and recursive, in the nesting at the error).
+        Here only the states are replayed, for all terminals at once: terminals that
+        take the same reduction go on together, so a chain of a million pending
+        reductions (``- - ... - 1)``) is replayed about once, not once per terminal."""
+        states = self.states
+        found: set[str] = set()
+        first = {t for t in states[state_stack[-1]] if t.isupper()}  # terminals only
+        # a job: the states pushed by the replay on top of state_stack[:base], and the
+        # terminals still being followed
+        jobs: list[tuple[list[int], int, set[str]]] = [([], len(state_stack), first)]
+        while jobs:
+            pushed, base, terms = jobs.pop()
+            while terms:
+                state = pushed[-1] if pushed else state_stack[base - 1]
+                if state == self.end:  # the whole program reduced: the text may end here
+                    found |= terms & {"$END"}
+                    break
+                uniform = self.uniform[state]
+                if uniform is not None:  # one reduction whatever the terminal
+                    terms &= self.terminals[state]
+                    base = self._reduce(pushed, base, uniform, state_stack)
+                    continue
+                by_reduction: dict[tuple[int, str], set[str]] = {}
+                for t in terms:
+                    act = states[state].get(t)
+                    if act is None:
+                        continue
+                    if act[0] == 0:
+                        found.add(t)
+                    else:
+                        by_reduction.setdefault((act[1], act[2]), set()).add(t)
+                if not by_reduction:
+                    break
+                reduction, terms = by_reduction.popitem()
+                for other, other_terms in by_reduction.items():
+                    copy = list(pushed)
+                    jobs.append((copy, self._reduce(copy, base, other, state_stack),
+                                 other_terms))
+                base = self._reduce(pushed, base, reduction, state_stack)
+        return found
+
+    def _reduce(self, pushed: list[int], base: int, reduction: tuple[int, str],
+                state_stack: list[int]) -> int:
+        """Replay one reduction (size, rule name) on the stack state_stack[:base] +
+        pushed, in place; return the new ``base``."""
+        size, origin = reduction
+        from_pushed = min(size, len(pushed))
+        del pushed[len(pushed) - from_pushed:]
+        base -= size - from_pushed
+        below = pushed[-1] if pushed else state_stack[base - 1]
+        pushed.append(self.states[below][origin][1])
+        return base
 
     def tokens(self, text: str):
         new = str.__new__
@@ -803,6 +897,8 @@ class _Fast:
             kind = m.lastgroup
             if kind is None:  # trailing blanks
                 continue
+            if kind == "BAD":  # an unterminated string or comment, a stray character
+                raise _FastPathMiss
             value = m.group(kind)
             if kind == "NL" or kind == "COMMENT":
                 nl = value.count("\n")
@@ -1000,8 +1096,9 @@ def _parse_items(text: str, builder: "_Builder", parser: Lark) -> Any:
     try:
         return _fast.parse(text)
     except _FastPathMiss:
-        builder.legacy = {}
-        return parser.parse(text)
+        pass  # (lark runs outside the handler: the traceback would keep the stacks alive)
+    builder.legacy = {}
+    return parser.parse(text)
 
 
 def parse(text: str, filename: str = "<string>") -> ast.Program:
@@ -1030,7 +1127,9 @@ def _parse_one(text: str, filename: str) -> ast.Program:
             raise CompileError(_missing_semicolon(text, filename, p) or Diagnostic(
                 filename, line, col, p.message, source_line(text, line))) from None
         except UnexpectedToken as e:
-            raise CompileError(_token_error(e, filename, text)) from None
+            assert _fast is not None  # the fast path always runs first
+            expected = _fast.accepts(e.interactive_parser.parser_state.state_stack)
+            raise CompileError(_token_error(e, expected, filename, text)) from None
         except UnexpectedCharacters as e:
             raise CompileError(_char_error(e, filename, text)) from None
         except UnexpectedInput as e:  # pragma: no cover - other lark input errors
@@ -1073,24 +1172,75 @@ def _parse_one(text: str, filename: str) -> ast.Program:
 
 MAX_SYNTAX_ERRORS = 10
 
-_SCAN_RE = re.compile(r"""
- (?P<SKIP>\s+|//[^\n]*|\#[^\n]*|/\*[\s\S]*?\*/)
-|(?P<STR>"(?:\\.|[^"\\\r\n])*")
-|(?P<WORD>[A-Za-z_][A-Za-z0-9_]*)
-|(?P<NUM>[0-9.]+(?:[eE][+-]?[0-9]+)?)
+# The scanners below are linear whatever the text, like _TOKEN_RE.  An unterminated '/*'
+# comments out the rest of the text (where 0.96's lexer stopped).  An unterminated string (OPEN) is a quote of its
+# own, and the rest of its line is scanned as code, but without strings: every later
+# quote of that line is unterminated too (after a quote, escapes pair up the same way
+# whichever earlier quote the string started at), and trying each of them would be
+# quadratic in the length of the line.
+_STRINGS = r"""
+ (?P<STR>"(?:[^"\\\r\n]++|\\.)*+")
+|(?P<OPEN>")
+"""
+_SCAN = r"""
+ (?P<SKIP>\s++|//[^\n]*+|\#[^\n]*+|/\*[\s\S]*?\*/)
+|(?P<UNCLOSED>/\*[\s\S]*+)
+|(?P<WORD>[A-Za-z_][A-Za-z0-9_]*+)
+|(?P<NUM>[0-9.]++(?:[eE][+-]?[0-9]+)?)
 |(?P<OP>\|\||&&|==|!=|<=|>=|<<|%/|%%|[\s\S])
-""", re.X)
+"""
+_SCAN_RE = re.compile(_STRINGS + "|" + _SCAN, re.X)
+_SCAN_NO_STRINGS_RE = re.compile(_SCAN, re.X)
+# What _resync needs to see: braces and ';' (P), outside strings and comments (matched
+# whole so that their insides are skipped; '%/' too, which is no comment start), and
+# '<name;' (a '<' left over after the '<<' pairs of a run), which opens a mapping's
+# parameters rather than ending a statement; the regex engine's own search passes over
+# anything else.
+_GAP = r"(?:\s++|//[^\n]*+|\#[^\n]*+|/\*[\s\S]*?\*/)*+"
+_MARKS = rf"""
+ //[^\n]*+|\#[^\n]*+|/\*[\s\S]*?(?:\*/|\Z)|%/
+|(?<!<)(?:<<)*+<{_GAP}[A-Za-z_][A-Za-z0-9_]*+{_GAP};
+|(?P<P>[{{}};])
+"""
+_MARKS_RE = re.compile(_STRINGS + "|" + _MARKS, re.X)
+_MARKS_NO_STRINGS_RE = re.compile(_MARKS, re.X)
 
 
-def _scan(text: str) -> list[tuple[str, str, int, int]]:
+def _matches(text: str, start: int, pattern: re.Pattern[str],
+             without_strings: re.Pattern[str]) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text, start)``, except after an unterminated string (OPEN):
+    from its quote to the end of its line, ``without_strings`` scans instead."""
+    pos = start
+    while pos <= len(text):
+        for m in pattern.finditer(text, pos):
+            yield m
+            if m.lastgroup == "OPEN":
+                break
+        else:
+            return
+        quote_end = m.end()
+        eol = text.find("\n", quote_end)
+        pos = len(text) if eol < 0 else eol
+        for rest in without_strings.finditer(text, quote_end, pos):
+            if text.startswith("/*", rest.start()):
+                # a block comment may go on past the line: ``pattern`` sees all of it
+                comment = pattern.match(text, rest.start())
+                assert comment is not None  # its catch-all takes at least '/'
+                yield comment
+                pos = comment.end()
+                break
+            yield rest
+
+
+def _scan(text: str, start: int = 0) -> Iterator[tuple[str, str, int, int]]:
     """A lexer that never fails (an unknown character is a token of its own):
-    (kind, text, start, end) of every significant token."""
-    out = []
-    for m in _SCAN_RE.finditer(text):
+    (kind, text, start, end) of each significant token from ``start`` on."""
+    for m in _matches(text, start, _SCAN_RE, _SCAN_NO_STRINGS_RE):
         kind = m.lastgroup
-        if kind != "SKIP":
-            out.append((kind, m.group(), m.start(), m.end()))
-    return out
+        if kind == "UNCLOSED":  # a token, so that a later error is found there
+            yield "OP", "/*", m.start(), m.end()
+        elif kind != "SKIP":
+            yield "OP" if kind == "OPEN" else kind, m.group(), m.start(), m.end()
 
 
 def _offset(text: str, line: int, column: int) -> int:
@@ -1103,50 +1253,45 @@ def _offset(text: str, line: int, column: int) -> int:
     return min(start + max(column - 1, 0), len(text))
 
 
-def _resync(tokens: list[tuple[str, str, int, int]], error_at: int) -> int | None:
+def _resync(text: str, error_at: int) -> int | None:
     """The offset where the top-level item after the one holding ``error_at`` starts,
     or None when nothing follows."""
     depth = 0
-    i = 0
-    n = len(tokens)
-    while i < n and tokens[i][2] < error_at:
-        v = tokens[i][1]
-        if v == "{":
-            depth += 1
-        elif v == "}":
-            depth = max(depth - 1, 0)
-        i += 1
-    while i < n:
-        kind, v, _, end = tokens[i]
-        boundary = False
-        if v == "{":
-            depth += 1
-        elif v == "}":
-            depth -= 1
-            if depth <= 0:
-                depth = 0
-                boundary = True
-        elif v == ";" and depth == 0:
-            # '<mapper;' separates a mapper from its parameters, it does not end anything
-            boundary = not (i >= 2 and tokens[i - 1][0] == "WORD" and tokens[i - 2][1] == "<")
-        i += 1
-        if not boundary:
+    passed = 0  # the marks before this offset were passed over by the look-ahead
+    for m in _matches(text, 0, _MARKS_RE, _MARKS_NO_STRINGS_RE):
+        v = m.group("P")
+        if v is None or m.start() < passed:
             continue
-        while i < n and tokens[i][1] in (";", "}"):  # 'type T {...};' and stray '}'
-            end = tokens[i][3]
-            i += 1
-        if i < n and tokens[i][1] in ("else", "until"):
-            continue  # the same if / iterate statement goes on
-        return end if i < n else None
+        if v == "{":
+            depth += 1
+            continue
+        if v == "}":
+            depth = max(depth - 1, 0)
+            if depth or m.start() < error_at:
+                continue
+        elif depth or m.start() < error_at:
+            continue
+        # the item ends here, with any ';' and '}' that follow ('type T {...};', a stray
+        # '}'), unless an 'else' or 'until' continues the same statement
+        resume = m.end()
+        for _, t, start, end in _scan(text, resume):
+            if t in (";", "}"):
+                resume = end
+                continue
+            if t not in ("else", "until"):
+                return resume
+            passed = start
+            break
+        else:
+            return None
     return None
 
 
-def _after_missing_semicolon(text: str, tokens: list[tuple[str, str, int, int]], at: int,
-                             resume: int) -> int:
+def _after_missing_semicolon(text: str, at: int, resume: int) -> int:
     """After ``expected ';'``, go on at the token that was found instead (the ';' was
     most likely forgotten) when the text from there to ``resume`` is a complete item on
     its own; otherwise keep ``resume``, which skips that item."""
-    start = next((t[2] for t in tokens if t[2] >= at), None)
+    start = next((t[2] for t in _scan(text, at)), None)
     if start is None or start >= resume:
         return resume
     try:
@@ -1157,22 +1302,25 @@ def _after_missing_semicolon(text: str, tokens: list[tuple[str, str, int, int]],
     return start
 
 
+_NOT_NEWLINE_RE = re.compile(r"[^\n]++")
+
+
 def _later_errors(text: str, filename: str, first: Diagnostic) -> list[Diagnostic]:
     """The syntax errors after ``first``, one per top-level item (see above)."""
     found: list[Diagnostic] = []
-    tokens = _scan(text)
     last = first
     while len(found) < MAX_SYNTAX_ERRORS - 1:
         at = _offset(text, last.line, last.column)
-        resume = _resync(tokens, at)
+        resume = _resync(text, at)
         if last.message.startswith("expected ';' after statement"):
-            resume = _after_missing_semicolon(text, tokens, at,
+            resume = _after_missing_semicolon(text, at,
                                               len(text) if resume is None else resume)
             if resume >= len(text):
                 resume = None
         if resume is None:
             break
-        rest = re.sub(r"[^\n]", " ", text[:resume]) + text[resume:]
+        rest = _NOT_NEWLINE_RE.sub(lambda m: " " * len(m.group()), text[:resume]) + \
+            text[resume:]
         try:
             _parse_one(rest, filename)
             break
