@@ -20,12 +20,13 @@ set); ``CoasterProvider.from_site`` fills them in.
 from __future__ import annotations
 
 import difflib
-import math
 from dataclasses import dataclass, fields
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["CoasterSettings", "CoasterConfigError", "parse_time", "format_hms"]
+from swiftnb.config.types import JAVA_INT_MAX, JAVA_INT_MIN, BadValue, in_range, time_to_seconds
+
+__all__ = ["CoasterSettings", "CoasterConfigError", "format_hms"]
 
 #: Integer.MAX_VALUE / 1024, the 0.96 code default for maxNodes ("unlimited").
 UNLIMITED_NODES = 2097151
@@ -42,31 +43,6 @@ class _BadSetting(CoasterConfigError):
     def __init__(self, key: str, message: str) -> None:
         super().__init__(message)
         self.key = key
-
-
-def parse_time(value: Any, key: str = "maxJobTime") -> int:
-    """Swift's ``Time`` type: ``"MM"``, ``"HH:MM"`` or ``"HH:MM:SS"`` -> seconds.
-
-    A bare number is minutes, as in Swift (``maxJobTime: 10`` is ten minutes).
-    """
-    if isinstance(value, bool):
-        raise CoasterConfigError(f"invalid value '{value}' for property '{key}'. Expected a time (HH:MM:SS)")
-    if isinstance(value, (int, float)):
-        return int(value * 60)
-    text = str(value).strip()
-    parts = text.split(":")
-    try:
-        nums = [int(p) for p in parts]
-    except ValueError:
-        raise CoasterConfigError(
-            f"invalid value '{value}' for property '{key}'. Expected a time (HH:MM:SS)") from None
-    if len(nums) == 1:
-        return nums[0] * 60
-    if len(nums) == 2:
-        return nums[0] * 3600 + nums[1] * 60
-    if len(nums) == 3:
-        return nums[0] * 3600 + nums[1] * 60 + nums[2]
-    raise CoasterConfigError(f"invalid value '{value}' for property '{key}'. Expected a time (HH:MM:SS)")
 
 
 def format_hms(seconds: float) -> str:
@@ -217,33 +193,25 @@ class CoasterSettings:
 
 
 def _convert(raw: Any, kind: str, key: str) -> Any:
+    """A written option value as its field's kind, by the configuration's own rules
+    (swiftnb.config.types: Java's int for counts, Swift's Time for times)."""
     try:
         if kind == "time":
-            return parse_time(raw, key)
-        if kind == "int":
-            if isinstance(raw, bool):
-                raise ValueError
-            value = float(raw)
-            if not math.isfinite(value) or value != int(value):
-                raise ValueError
-            return int(value)
-        if kind == "float":
-            if isinstance(raw, bool):
-                raise ValueError
-            value = float(raw)
-            if not math.isfinite(value):
-                raise ValueError
-            return value
+            return time_to_seconds(raw)
+        if kind in ("int", "float"):
+            return in_range(raw, JAVA_INT_MIN, JAVA_INT_MAX, integer=kind == "int")
         if kind == "str":
             return str(raw)
         if kind == "prefetch":
             if str(raw).strip().lower() == "auto":
                 return None
-            return _convert(raw, "int", key)
-    except (TypeError, ValueError):
-        expected = {"int": "an integer", "float": "a number", "time": "a time (HH:MM:SS)",
-                    "prefetch": 'an integer or "auto"'}.get(kind, kind)
-        raise CoasterConfigError(f"invalid value '{raw}' for property '{key}'. Expected {expected}") from None
+            try:
+                return in_range(raw, 0, JAVA_INT_MAX, integer=True)
+            except BadValue:
+                raise BadValue(f'expected an integer from 0 to {JAVA_INT_MAX} or "auto"') from None
+    except BadValue as exc:
+        shown = str(raw) if len(str(raw)) <= 40 else str(raw)[:37] + "..."
+        raise CoasterConfigError(f"invalid value '{shown}' for property '{key}': {exc}") from None
     raise AssertionError(kind)
 
 

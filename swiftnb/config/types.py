@@ -69,7 +69,7 @@ def _shown(number: float) -> str:
     return str(int(number)) if float(number).is_integer() else f"{number:.10g}"
 
 
-def _in_range(value: Any, low: float, high: float, integer: bool) -> int | float:
+def in_range(value: Any, low: float, high: float, integer: bool) -> int | float:
     """``value`` as a number within [low, high] (an int if ``integer``), or BadValue
     saying the range."""
     number = _number(value)
@@ -154,7 +154,7 @@ class ValueType:
         if kind in _NUMERIC:
             assert self.low is not None and self.high is not None
             try:
-                return _in_range(value, self.low, self.high, _NUMERIC[kind][0])
+                return in_range(value, self.low, self.high, _NUMERIC[kind][0])
             except BadValue:
                 raise BadValue("expected " + self.describe()) from None
         if kind == "time":

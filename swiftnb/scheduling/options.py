@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
 from swiftnb.config.schema import SWIFT_EXECUTION_OPTION_NAMES as COASTER_OPTION_NAMES
+from swiftnb.config.types import JAVA_INT_MAX, JAVA_INT_MIN, BadValue, in_range
 
 __all__ = ["ProviderOptions", "OptionsError", "BROKERAGE_KEYS", "option"]
 
@@ -43,6 +44,12 @@ class OptionsError(ValueError):
     """A site's execution options do not fit its provider; the message is for people."""
 
 
+def _shown_value(value: Any) -> str:
+    """A written value for a message: a huge number is not printed in full."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _convert(value: Any, kind: Any) -> Any:
     """A written value as the field's type (OptionsError: what was expected)."""
     origin = typing.get_origin(kind)
@@ -61,15 +68,11 @@ def _convert(value: Any, kind: Any) -> Any:
             return False
         raise OptionsError(f"invalid value {value!r}, expected true or false")
     if kind in (int, float):
+        # Java's int, as 0.96 read these options (and as every swift.conf count is)
         try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise OptionsError(f"invalid value {value!r}, expected a number") from None
-        if kind is int:
-            if not number.is_integer():
-                raise OptionsError(f"invalid value {value!r}, expected a whole number")
-            return int(number)
-        return number
+            return in_range(value, JAVA_INT_MIN, JAVA_INT_MAX, integer=kind is int)
+        except BadValue as exc:
+            raise OptionsError(f"invalid value {_shown_value(value)}, {exc}") from None
     if kind is str:
         return str(value)
     if origin in (tuple, list):

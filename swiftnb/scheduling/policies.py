@@ -22,6 +22,7 @@ from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.scheduling.policy import Policy
+from swiftnb.scheduling.sites import backoff
 
 if TYPE_CHECKING:
     from swiftnb.engine.task import Task
@@ -104,7 +105,7 @@ class WeightedScorePolicy(Policy):
                      else f"failure debt {site.debt:.3f} at a saturated score")
             self.ctx.emit("SITE_SET", {
                 "host": site.name, "set": "banned",
-                "reason": f"{cause}, back-off {0.1 * site.delay_base ** exponent:.2f}s per use",
+                "reason": f"{cause}, back-off {backoff(0.1, site.delay_base, exponent):.2f}s per use",
             })
         elif exponent <= 0 and site.name in self._banned:
             self._banned.discard(site.name)
@@ -223,7 +224,7 @@ class SiteSetPolicy(Policy):
             return
         self._move(site, HIBERNATED, reason)
         self.hibernation.append(site.name)
-        delay = min(self.max_hibernate_time, self.hibernate_time * site.delay_base ** (k - 1))
+        delay = min(self.max_hibernate_time, backoff(self.hibernate_time, site.delay_base, k - 1))
         self.wake_at[site.name] = self.ctx.clock.now() + delay
         self.ctx.set_score(site, 0.0)
 
@@ -485,7 +486,7 @@ class BrokeragePolicy(Policy):
         if site.consecutive_failures >= self.failure_threshold and \
                 self.offline_until.get(site.name, -math.inf) <= now:
             k = site.consecutive_failures - self.failure_threshold
-            delay = self.offline_time * site.delay_base ** min(k, 6)
+            delay = backoff(self.offline_time, site.delay_base, min(k, 6))
             self.offline_until[site.name] = now + delay
             self.ctx.emit("SITE_SET", {
                 "host": site.name, "set": "offline",

@@ -109,6 +109,15 @@ class ScoreFactors:
         return bias + factor * seconds
 
 
+def backoff(seconds: float, base: float, exponent: float) -> float:
+    """``seconds * base ** exponent``, infinite where the power leaves the floats (a site
+    that failed a thousand times in a row waits for ever, it does not crash the run)."""
+    try:
+        return seconds * base ** exponent
+    except OverflowError:
+        return math.inf
+
+
 @dataclass(eq=False)
 class Site:
     """One site: provider, Swift score state, live counters, and attributes for policies.
@@ -230,7 +239,7 @@ class Site:
         exponent = self.delay_exponent(with_debt)
         if exponent <= 0:
             return -math.inf
-        return self.last_used + 0.1 * self.delay_base ** exponent
+        return self.last_used + backoff(0.1, self.delay_base, exponent)
 
     def weight(self, now: float) -> float:
         """Swift's getTScore for weighting: tscore if >= 1, else 1 when usable, 0 when not."""

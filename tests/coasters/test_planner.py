@@ -21,7 +21,7 @@ from swiftnb.coasters.planner import (
     round_past,
     total_request,
 )
-from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings, parse_time
+from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
 
 
 def shapes(plans):
@@ -146,11 +146,16 @@ def test_settings_keys_and_errors():
     s = CoasterSettings.from_options({"maxJobs": "3", "maxJobTime": "01:00:00", "spread": 0.5,
                                       "jobQueue": "normal"})
     assert (s.slots, s.maxtime, s.spread) == (3, 3600, 0.5)
-    assert parse_time("10") == 600 and parse_time("1:30") == 5400
+    assert CoasterSettings.from_options({"maxJobTime": "10"}).maxtime == 600
+    assert CoasterSettings.from_options({"maxJobTime": "1:30"}).maxtime == 5400
     with pytest.raises(CoasterConfigError, match="'execution.options.maxJob'; did you mean 'maxJobs'"):
         CoasterSettings.from_options({"maxJob": 2})
-    with pytest.raises(CoasterConfigError, match="Expected an integer"):
+    with pytest.raises(CoasterConfigError, match="expected an integer from -2147483648"):
         CoasterSettings.from_options({"maxJobs": "many"})
+    with pytest.raises(CoasterConfigError, match="expected an integer from -2147483648"):
+        CoasterSettings.from_options({"maxJobs": 99999999999})
+    with pytest.raises(CoasterConfigError, match="expected a number from"):
+        CoasterSettings.from_options({"lowOverallocation": 1e308})
     with pytest.raises(CoasterConfigError, match="allocationStepSize"):
         CoasterSettings.from_options({"allocationStepSize": 0})
 

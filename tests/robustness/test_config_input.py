@@ -64,8 +64,8 @@ def test_coaster_prefetch_auto_in_swift_conf(tmp_path, write, cli):
                     ' options { prefetch: lots } }\n  workDirectory: w }\n')
     r = cli("check-config", "-config", "c.conf")
     assert r.returncode == 1  # the coaster provider's own check of its options
-    assert ("c.conf:2: invalid value 'lots' for property 'site.c.execution.options.prefetch'. "
-            'Expected an integer or "auto"') in r.stderr
+    assert ("c.conf:2: invalid value 'lots' for property 'site.c.execution.options.prefetch': "
+            'expected an integer from 0 to 2147483647 or "auto"') in r.stderr
 
 
 @pytest.mark.parametrize("value", ["1e12", "nan", '"exp:inf"', '"uniform:1:1e9"'])
