@@ -16,7 +16,7 @@ the slider's range is shown in the readout with the slider at its end.
 Watching a log, there is nothing to steer: the sliders are disabled and the readouts show
 what the log states, the configuration it recorded at the start (``SWIFT_CONFIGURATION``,
 Swift/K's and ours) overridden by the ``THROTTLE`` changes that followed; a value the log
-does not state reads "not in the log", its slider hidden.
+does not state reads "unknown", its slider hidden (as on a bare event bus).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ GLOBAL = {"jobSubmitThrottle": 256, "fileTransfersThrottle": 256, "fileOperation
 PER_SITE = {"maxParallelTasks": 1024, "hostJobSubmitThrottle": 256}
 ALL_SITES = "(all sites)"
 OFF = "off"
-NOT_LOGGED = "not in the log"
+UNKNOWN = "unknown"
 
 #: a throttle value as shown: a number, "off", or None (not known)
 Value = int | float | str | None
@@ -66,7 +66,7 @@ def _normal(value: object) -> Value:
 
 def _text(value: Value) -> str:
     if value is None:
-        return NOT_LOGGED
+        return UNKNOWN
     if isinstance(value, float) and not value.is_integer():
         return f"{value:g}"
     return str(value)
@@ -78,7 +78,7 @@ def logged_throttles(dump: str) -> tuple[Values, list[str]]:
     The dump is the text after ``SWIFT_CONFIGURATION``: the files it came from, then the
     resolved configuration in braces.  It is read by the configuration loader, so values
     it leaves out are the defaults Swift used for them.  A dump that cannot be read gives
-    nothing (the panel then shows "not in the log").
+    nothing (the panel then shows "unknown").
     """
     start = dump.find("{")
     if start < 0:
@@ -108,12 +108,13 @@ class _Row:
         self.name = name
         self.top = top
         self.off = name in OFF_NAMES
+        # the name is a label of its own: it stays when the slider is hidden
+        self.label = W.Label(value=name, layout=W.Layout(width="170px"))
         self.slider = W.IntSlider(value=1, min=1, max=top + 1 if self.off else top,
-                                  description=name, continuous_update=False, readout=False,
-                                  disabled=not live, style={"description_width": "170px"},
-                                  layout=W.Layout(width="420px"))
+                                  continuous_update=False, readout=False, disabled=not live,
+                                  layout=W.Layout(width="260px"))
         self.readout = W.HTML(value="", layout=W.Layout(width="110px"))
-        self.widget = W.HBox([self.slider, self.readout])
+        self.widget = W.HBox([self.label, self.slider, self.readout])
 
     def position(self, value: Value) -> int:
         """Where the slider stands for ``value``."""
@@ -165,6 +166,7 @@ class ThrottlesPanel:
         self.rows = {name: _Row(name, top, live) for name, top in {**GLOBAL, **PER_SITE}.items()}
         self.sliders: dict[str, W.IntSlider] = {n: r.slider for n, r in self.rows.items()}
         self.readouts: dict[str, W.HTML] = {n: r.readout for n, r in self.rows.items()}
+        self._names = {id(r.slider): n for n, r in self.rows.items()}
         for row in self.rows.values():
             row.slider.observe(self._moved, names="value")
         self.site.observe(lambda change: self._load(), names="value")
@@ -216,8 +218,7 @@ class ThrottlesPanel:
     def _moved(self, change: dict) -> None:
         if self._syncing or self.scheduler is None:
             return
-        slider = change["owner"]
-        name = slider.description
+        name = self._names[id(change["owner"])]
         site = None
         if name in PER_SITE and self.site.value != ALL_SITES:
             site = self.site.value

@@ -11,7 +11,7 @@ import pytest
 
 from swiftnb.widgets import Dashboard
 from swiftnb.widgets.feed import Feed
-from swiftnb.widgets.throttles import NOT_LOGGED, OFF, ThrottlesPanel
+from swiftnb.widgets.throttles import UNKNOWN, OFF, ThrottlesPanel
 from widget_helpers import Browser, run_async, start
 
 pytestmark = pytest.mark.timeout(120)
@@ -95,6 +95,6 @@ def test_a_log_without_its_configuration_says_so(tmp_path, browser):
     log.write_text(text[:line_start] + text[end_cfg:])
     dash = Dashboard.from_log(log, follow=False, charts=False)
     panel = dash.throttles
-    assert set(readouts(browser, panel).values()) == {NOT_LOGGED}
+    assert set(readouts(browser, panel).values()) == {UNKNOWN}
     for slider in panel.sliders.values():
         assert browser.state(slider.layout)["visibility"] == "hidden"
