@@ -496,9 +496,10 @@ class Checker:
                               ("stderr", cmd.stderr)):
                 if e is not None:
                     t = self.expr(e, scope)
-                    if not (t == T.STRING or t.is_any):
-                        self.error(e.pos, f"{stream} must be a string (a file name, e.g. "
-                                          f"@filename(x)), not {t}")
+                    # a bare file variable stands for its file name (Swift/K did so)
+                    if not (t == T.STRING or t.is_any or t.is_mapped):
+                        self.error(e.pos, f"{stream} must be a string or a file (e.g. o "
+                                          f"or @filename(o)), not {t}")
 
     # ================================================================== statements
     def stmt(self, st: ast.Stmt, scope: _Scope) -> None:

@@ -1151,9 +1151,6 @@ def _parse_one(text: str, filename: str) -> ast.Program:
             procs.append(item)
         else:
             stmts.append(item)
-    if not items:
-        raise CompileError(Diagnostic(filename, 1, 1, "the program is empty: expected a "
-                                      "declaration or a statement", source_line(text, 1)))
     return ast.Program(ast.Pos(filename, 1, 1), tuple(imports), tuple(types), tuple(procs),
                        tuple(stmts), filename)
 
@@ -1326,8 +1323,7 @@ def _later_errors(text: str, filename: str, first: Diagnostic) -> list[Diagnosti
             break
         except CompileError as exc:
             d = exc.diagnostics[0]
-        if d.message.startswith("the program is empty") or \
-                _offset(text, d.line, d.column) < resume:
+        if _offset(text, d.line, d.column) < resume:
             break
         d = Diagnostic(d.file, d.line, d.column, d.message, source_line(text, d.line))
         found.append(d)

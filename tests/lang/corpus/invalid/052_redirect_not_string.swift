@@ -1,3 +1,3 @@
-// expect: stdout must be a string
+// expect: stdout must be a string or a file
 type file;
-app (file o) f() { echo "x" stdout=o; }
+app (file o) f(file xs[]) { echo "x" stdout=xs; }

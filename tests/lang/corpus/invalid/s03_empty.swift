@@ -1,1 +1,0 @@
-// expect: the program is empty
