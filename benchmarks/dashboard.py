@@ -24,6 +24,7 @@ Run: ``.venv/bin/python benchmarks/dashboard.py [N] [REPEATS]``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 import tempfile
@@ -83,6 +84,7 @@ async def one(n: int, with_dashboard: bool) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         config = load_config_text(CONF, cwd=tmp)
         MESSAGES.clear()
+        gc.collect()   # the previous run's garbage is not this run's cost
         wall0, cpu0 = time.perf_counter(), time.process_time()
         handle = start_run(SCRIPT % n, config=config, base_dir=tmp, log=False)
         dash = None
