@@ -33,6 +33,7 @@ from swiftnb.runner import RunHandle
 from swiftnb.scheduling.provider import Provider
 from swiftnb.scheduling.scheduler import Scheduler
 from swiftnb.scheduling.single import SingleSiteExecutor
+from swiftnb.scheduling.throttles import ThrottleControl
 from swiftnb.widgets._util import when
 from swiftnb.widgets.blocks import BlocksPanel
 from swiftnb.widgets.failures import FailuresPanel
@@ -50,9 +51,10 @@ if TYPE_CHECKING:
 __all__ = ["Dashboard"]
 
 
-def _steering(run: RunHandle | None) -> Scheduler | None:
-    """The scheduler the throttle sliders and the sites' scores come from."""
-    if run is not None and isinstance(run.executor, Scheduler):
+def _steering(run: RunHandle | None) -> ThrottleControl | None:
+    """What the throttle sliders steer and the sites' scores come from: the multi-site
+    Scheduler or the single local site's executor (both a ThrottleControl)."""
+    if run is not None and isinstance(run.executor, (Scheduler, SingleSiteExecutor)):
         return run.executor
     return None
 
