@@ -17,10 +17,12 @@ Fixtures
     Chromium, headless, with a new empty profile, that cannot resolve any host but
     127.0.0.1 (so nothing can come from a CDN), with JupyterLab loaded once.  Stopped by
     PID at the end of the session.
-``notebook`` (function) -> a callable ``notebook(path) -> NotebookPage``
+``notebook`` (function) -> a callable ``notebook(path, kernel=None) -> NotebookPage``
     Opens ``path`` (relative to the lab's root, e.g. ``"02-swift-magic.ipynb"``, or a
-    notebook a test wrote there with ``lab.root / name``) in the browser; at the end of the
-    test its kernel is shut down and its tab closed without saving.
+    notebook a test wrote there with ``lab.root / name``) in the browser, with the kernel
+    its metadata names or the kernelspec ``kernel`` (``lab.add_python_kernel(name, env)``
+    makes one whose kernels get more environment); at the end of the test its kernel is
+    shut down and its tab closed without saving.
 ``artifacts`` (session) -> Path
     ``tests/browser/artifacts/`` (git-ignored): screenshots and browser console logs.
 
@@ -157,8 +159,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(
         "conftest.py", "sanitize.cfg", "__pycache__", ".ipynb_checkpoints"))
     env = {**os.environ, **_private_dirs(base / "home"), "PYTHONUNBUFFERED": "1"}
-    env.pop("JUPYTER_PATH", None)
-    env.pop("JUPYTER_TOKEN", None)
+    for key in ("JUPYTER_PATH", "JUPYTER_TOKEN", "SSH_AUTH_SOCK"):
+        env.pop(key, None)
     _write_lab_settings(env)
     subprocess.run([sys.executable, "-m", "swiftnb.kernel", "install", "--user"], env=env,
                    check=True, capture_output=True, timeout=60)
@@ -240,12 +242,13 @@ def browser(lab: LabServer, artifacts: Path,
 
 
 @pytest.fixture
-def notebook(browser: Browser) -> Iterator[Callable[[str], NotebookPage]]:
-    """``notebook(path)``: open a notebook of the lab's root (see the module docstring)."""
+def notebook(browser: Browser) -> Iterator[Callable[..., NotebookPage]]:
+    """``notebook(path, kernel=None)``: open a notebook of the lab's root, with its own
+    kernel or the named kernelspec (see the module docstring)."""
     opened: list[NotebookPage] = []
 
-    def open_notebook(path: str) -> NotebookPage:
-        page = NotebookPage(browser, path)
+    def open_notebook(path: str, kernel: str | None = None) -> NotebookPage:
+        page = NotebookPage(browser, path, kernel)
         page.open()
         opened.append(page)
         return page

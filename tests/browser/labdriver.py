@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -70,6 +71,17 @@ class LabServer:
                                          headers={"Authorization": f"token {self.token}"})
         with urllib.request.urlopen(request, timeout=10) as reply:
             return json.load(reply)
+
+    def add_python_kernel(self, name: str, env: dict[str, str]) -> str:
+        """A Python kernelspec ``name`` (in the lab's private data directory) whose kernels
+        get ``env`` on top of the lab's environment: how a notebook learns where a daemon
+        of the test session is (06 its sshd, 07 its Slurm), the server being older."""
+        d = self.home / "data" / "kernels" / name
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "kernel.json").write_text(json.dumps({
+            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": f"Python 3 ({name})", "language": "python", "env": env}))
+        return name
 
     def page_config(self) -> dict[str, object]:
         """The ``jupyter-config-data`` JupyterLab writes into its page."""
@@ -207,9 +219,10 @@ return Array.from(panel.content.node.querySelectorAll('[data-root-id]'))
 class NotebookPage:
     """One notebook open in the browser's JupyterLab."""
 
-    def __init__(self, browser: Browser, path: str) -> None:
+    def __init__(self, browser: Browser, path: str, kernel: str | None = None) -> None:
         self.browser = browser
         self.path = path
+        self.kernel = kernel  # a kernelspec name instead of the notebook's own
         self.console: list[dict[str, object]] = []  # the browser's, since it was opened
 
     def js(self, script: str, *args: object) -> object:
@@ -219,13 +232,16 @@ class NotebookPage:
 
     def open(self) -> None:
         self.browser.drain_console()
-        self.browser.driver.execute_async_script("""
-            const [path, done] = arguments;
+        opened = self.browser.driver.execute_async_script("""
+            const [path, kernel, done] = arguments;
             const app = window.jupyterapp;
             app.commands.execute('docmanager:open', {path: path, factory: 'Notebook'})
-              .then(panel => panel.sessionContext.ready.then(() => done(true)))
+              .then(panel => panel.sessionContext.ready.then(() => kernel === null ? null
+                : panel.sessionContext.changeKernel({name: kernel})))
+              .then(() => done(true))
               .catch(e => done(String(e)));
-        """, self.path)
+        """, self.path, self.kernel)
+        assert opened is True, f"{self.path} did not open: {opened}"
         self.browser.wait_for(_PANEL + "const k = panel.sessionContext.session?.kernel;"
                               "return !!k && k.status === 'idle';",
                               f"kernel of {self.path} idle", KERNEL_READY, self.path)
@@ -251,7 +267,9 @@ class NotebookPage:
                 pytest.fail(f"{self.path}: cells still running after {within:.0f} s "
                             f"({state}); screenshot: {shot}")
             time.sleep(0.5)
-        assert not state.errors, f"{self.path}: cells failed: {list(state.errors)}"
+        if state.errors:
+            shot = self.screenshot(f"failed-{Path(self.path).stem}")
+            pytest.fail(f"{self.path}: cells failed: {list(state.errors)}; screenshot: {shot}")
         return state
 
     def wait_idle(self, within: float = RUN_ALL) -> None:
