@@ -2,7 +2,10 @@
 
 ``python -m swiftnb.kernel install [--user|--sys-prefix|--prefix P] [--name N]`` writes
 ``kernel.json`` (this Python, ``-m swiftnb.kernel -f {connection_file}``) through
-jupyter_client's KernelSpecManager, so Jupyter finds it where it looks for kernels.
+jupyter_client's KernelSpecManager, so Jupyter finds it where it looks for kernels, and
+copies the ``swiftnb-highlight`` lab extension (``%%swift`` cells highlighted as Swift in
+JupyterLab 4 and Notebook 7: ``labextension/``) into the same Jupyter directory's
+``labextensions``, where JupyterLab looks for prebuilt extensions.
 """
 
 from __future__ import annotations
@@ -10,13 +13,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 
-__all__ = ["KERNEL_NAME", "kernel_json", "install", "main"]
+__all__ = ["KERNEL_NAME", "LAB_EXTENSION", "kernel_json", "install", "install_labextension",
+           "main"]
 
 KERNEL_NAME = "swiftnb"
 DISPLAY_NAME = "Swift (swiftnb)"
+#: the lab extension's name (its package.json) and where its files are in the package
+LAB_EXTENSION = "swiftnb-highlight"
+LAB_EXTENSION_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "labextension")
 
 
 def kernel_json(python: str | None = None) -> dict:
@@ -44,6 +52,28 @@ def install(*, user: bool = False, prefix: str | None = None, name: str = KERNEL
         return KernelSpecManager().install_kernel_spec(tmp, name, user=user, prefix=prefix)
 
 
+def install_labextension(*, user: bool = False, prefix: str | None = None) -> str:
+    """Copy the lab extension into ``labextensions`` of the Jupyter data directory the
+    kernelspec goes to (the user's, ``PREFIX/share/jupyter``, or the system's), replacing
+    an older copy; returns where it went."""
+    from jupyter_core.paths import SYSTEM_JUPYTER_PATH, jupyter_data_dir
+
+    if prefix is not None:
+        data = os.path.join(prefix, "share", "jupyter")
+    elif user:
+        data = jupyter_data_dir()
+    else:
+        data = SYSTEM_JUPYTER_PATH[0]
+    target = os.path.join(data, "labextensions", LAB_EXTENSION)
+    if os.path.islink(target) or os.path.isfile(target):
+        os.remove(target)
+    elif os.path.isdir(target):
+        shutil.rmtree(target)
+    shutil.copytree(LAB_EXTENSION_SOURCE, target,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    return target
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m swiftnb.kernel install",
                                      description="Install the Swift (swiftnb) kernelspec.")
@@ -64,6 +94,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"swiftnb: cannot install the kernelspec: {exc}", file=sys.stderr)
         return 1
     print(f"Installed kernelspec {args.name} in {path}")
+    try:
+        where = install_labextension(user=user, prefix=prefix)
+    except OSError as exc:
+        print(f"swiftnb: cannot install the lab extension {LAB_EXTENSION}: {exc}",
+              file=sys.stderr)
+        return 1
+    print(f"Installed lab extension {LAB_EXTENSION} in {where}")
     return 0
 
 
