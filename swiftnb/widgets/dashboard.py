@@ -77,10 +77,12 @@ class Dashboard:
     def __init__(self, run: RunHandle | None = None, *, bus: EventBus | None = None,
                  interval: float = DEFAULT_INTERVAL, charts: bool = True,
                  start: bool = True, history: str | None = None) -> None:
-        if run is None and bus is None:
-            raise TypeError("Dashboard needs a run (a swiftnb.runner.RunHandle) or bus=")
+        if bus is None:
+            if run is None:
+                raise TypeError("Dashboard needs a run (a swiftnb.runner.RunHandle) or bus=")
+            bus = run.bus
         self.run = run
-        self.bus: EventBus = bus if bus is not None else run.bus
+        self.bus: EventBus = bus
         live = run is not None
         clock = self.bus.clock if live else None
         self.scheduler = _steering(run)
@@ -143,7 +145,12 @@ class Dashboard:
         self.tabbed = tabbed
         self.tabs = W.Tab(children=[p.widget for p in tabbed],
                           titles=tuple(p.title for p in tabbed))
+        self.tabs.observe(self._tab_chosen, names="selected_index")
         self.widget = W.VBox([header, self.link, self.grid, self.tabs])
+
+    def _tab_chosen(self, change: dict[str, Any]) -> None:
+        if self.tabbed[change["new"] or 0] is self.history and not self.history.loaded:
+            self.history.refresh()
 
     @staticmethod
     def _boxed(widget: W.Widget) -> W.Box:
@@ -205,7 +212,8 @@ class Dashboard:
         self.stream.finish()
         self.graph.finish()
         self.cancel_button.disabled = True
-        self.history.refresh()
+        if self.history.loaded:
+            self.history.refresh()
         self._header()
 
     @classmethod

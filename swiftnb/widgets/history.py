@@ -113,8 +113,8 @@ def report_link(path: str) -> str:
 
 class HistoryPanel:
     """The runs of a directory (the one watched too: ``unfinished`` until it ends and
-    the panel is refreshed, which the dashboard does at the run's end); a drop-down and a
-    button to write and open one's report."""
+    the panel is refreshed, which the dashboard does at the run's end once the panel has
+    been shown); a drop-down and a button to write and open one's report."""
 
     title = "History"
     HEADERS = ("date", "run", "script", "status", "tasks", "failed", "duration")
@@ -122,7 +122,9 @@ class HistoryPanel:
     def __init__(self, directory: str) -> None:
         self.directory = directory
         self.runs: list[PastRun] = []
-        self.table = W.HTML(value="")
+        self.loaded = False     # read when first shown: a folder of big logs takes time
+        self.table = W.HTML(value="<i>the runs of this directory are read when this tab "
+                                  "is opened</i>")
         self.choice = W.Dropdown(options=[], description="run")
         self.open_button = W.Button(description="open report", icon="external-link")
         self.open_button.on_click(lambda _b: self.open_report())
@@ -131,10 +133,10 @@ class HistoryPanel:
         self.link = W.HTML(value="")
         self.widget = W.VBox([W.HBox([self.choice, self.open_button, self.refresh_button]),
                               self.link, self.table])
-        self.refresh()
 
     def refresh(self) -> None:
-        """Read the directory again (new runs, runs that ended since)."""
+        """Read the directory (again: new runs, runs that ended since)."""
+        self.loaded = True
         self.runs = past_runs(self.directory)
         self.table.value = table(self.HEADERS, [r.row() for r in self.runs], cls="history") \
             if self.runs else "<i>no runs in this directory</i>"

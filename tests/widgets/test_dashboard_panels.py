@@ -127,6 +127,8 @@ def test_history_lists_the_runs_of_the_directory(tmp_path, browser):
     run_async(earlier())
     handle, dash, _ = _run(tmp_path, browser)
     history = dash.history
+    assert history.runs == []                     # read when the tab is first opened
+    browser.send(dash.tabs, selected_index=dash.tabbed.index(history))
     assert [r.runid for r in history.runs] == ["run003", "run002", "run001"]
     assert [r.status for r in history.runs] == ["failed", "failed", "ok"]
     assert history.runs[0].tasks == 6 and history.runs[2].tasks == 0
