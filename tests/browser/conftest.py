@@ -16,7 +16,9 @@ Fixtures
 ``browser`` (session) -> :class:`Browser`
     Chromium, headless, with a new empty profile, that cannot resolve any host but
     127.0.0.1 (so nothing can come from a CDN), with JupyterLab loaded once.  Stopped by
-    PID at the end of the session.
+    PID at the end of the session.  ``browser.load("/notebooks/NAME.ipynb")`` goes to the
+    same server's Notebook 7 page (then ``NotebookPage(browser, NAME).wait_kernel_ready()``;
+    ``browser.load("/lab")`` after, for the tests that follow).
 ``notebook`` (function) -> a callable ``notebook(path, kernel=None) -> NotebookPage``
     Opens ``path`` (relative to the lab's root, e.g. ``"02-swift-magic.ipynb"``, or a
     notebook a test wrote there with ``lab.root / name``) in the browser, with the kernel
@@ -26,11 +28,13 @@ Fixtures
 ``artifacts`` (session) -> Path
     ``tests/browser/artifacts/`` (git-ignored): screenshots and browser console logs.
 
-:class:`NotebookPage` helpers: ``run_all()`` (runs every cell, waits until the kernel is
-idle and no cell is queued, bounded), ``wait_idle()``, ``wait_rendered()`` (no widget or
-chart left loading), ``text()`` (the notebook's visible text), ``problems()`` (the
-phrases of a failed render found in the page), ``charts()`` (every bokeh root: whether it
-holds a drawn canvas), ``widget_count()``, ``js(script)``, ``screenshot(name)``.
+:class:`NotebookPage` (tests/browser/labdriver.py) helpers: ``run_all()`` (runs every
+cell, waits until the kernel is idle and no cell is queued, bounded; a cell's error fails
+the test), ``wait_idle()``, ``wait_rendered()`` (no widget or chart left loading),
+``text()`` (the notebook's visible text), ``problems()`` (failed-render phrases in the
+page, and console errors that carry one or show a request beyond 127.0.0.1),
+``charts()`` (every bokeh root: whether it holds a drawn canvas), ``widget_count()``,
+``js(script)`` (``panel`` and ``app`` bound), ``screenshot(name)``.
 
 Without Chromium, chromedriver, selenium or JupyterLab the tests are skipped with the
 reason; under ``CI=true`` they fail instead (``.ci/run`` installs chromium and
@@ -57,8 +61,8 @@ import pytest
 import procs
 from clusters import free_ports
 from labdriver import (ARTIFACTS, CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS, KERNEL_READY,
-                       LAB_EXTENSIONS, NOTEBOOKS, PAGE_LOAD, SERVER_START, Browser,
-                       LabServer, NotebookPage)
+                       LAB_EXTENSIONS, NOTEBOOKS, SERVER_START, Browser, LabServer,
+                       NotebookPage)
 
 if TYPE_CHECKING:
     from selenium.webdriver.chrome.webdriver import WebDriver
@@ -112,6 +116,9 @@ def _write_lab_settings(env: dict[str, str]) -> None:
     tracker.mkdir(parents=True, exist_ok=True)
     (tracker / "tracker.jupyterlab-settings").write_text(
         json.dumps({"windowingMode": "none"}))
+    # Notebook 7 takes its options from here (the lab's are on its command line)
+    (Path(env["JUPYTER_CONFIG_DIR"]) / "jupyter_server_config.json").write_text(json.dumps(
+        {"JupyterNotebookApp": {"expose_app_in_browser": True}}))
     labconfig = Path(env["JUPYTER_CONFIG_DIR"]) / "labconfig"
     labconfig.mkdir(parents=True, exist_ok=True)
     (labconfig / "page_config.json").write_text(json.dumps(
@@ -223,10 +230,7 @@ def browser(lab: LabServer, artifacts: Path,
     b = Browser(driver=driver, lab=lab, artifacts=artifacts)
     try:
         driver.set_script_timeout(KERNEL_READY + 10)
-        driver.get(f"{lab.url}/lab?token={lab.token}")
-        b.wait_for("return !!(window.jupyterapp && window.jupyterapp.shell"
-                   " && document.querySelector('#jp-main-dock-panel'))",
-                   "JupyterLab's shell in the page", PAGE_LOAD)
+        b.load("/lab")
         yield b
     finally:
         started += procs.descendants(chromedriver)

@@ -107,6 +107,14 @@ class Browser:
     def js(self, script: str, *args: object) -> object:
         return self.driver.execute_script(script, *args)
 
+    def load(self, page: str) -> None:
+        """Go to ``page`` of the server (``/lab``, or ``/notebooks/NAME.ipynb`` for
+        Notebook 7) and wait for its application shell."""
+        self.driver.get(f"{self.lab.url}{page}?token={self.lab.token}")
+        self.wait_for("return !!(window.jupyterapp && window.jupyterapp.shell"
+                      " && document.querySelector('.jp-LabShell, #main-panel'))",
+                      f"the application shell of {page}", PAGE_LOAD)
+
     def wait_for(self, script: str, what: str, within: float, *args: object,
                  interval: float = 0.25) -> object:
         """Poll ``script`` until it returns something true; fail naming ``what``."""
@@ -242,6 +250,10 @@ class NotebookPage:
               .catch(e => done(String(e)));
         """, self.path, self.kernel)
         assert opened is True, f"{self.path} did not open: {opened}"
+        self.wait_kernel_ready()
+
+    def wait_kernel_ready(self) -> None:
+        """Until this notebook is the current one and its kernel has started."""
         self.browser.wait_for(_PANEL + "const k = panel.sessionContext.session?.kernel;"
                               "return !!k && k.status === 'idle';",
                               f"kernel of {self.path} idle", KERNEL_READY, self.path)

@@ -5,7 +5,7 @@ bokeh, not a CDN).  A screenshot of each is kept in tests/browser/artifacts/.
 06-ssh-site and 07-batch-and-coasters-on-slurm run against the test session's sshd and
 Slurm (tests/sshd.py, tests/slurm.py: skipped without them, failed under CI=true); their
 kernels learn where those are from a kernelspec with the environment notebooks/conftest.py
-gives them under nbval.
+gives them under nbval.  02 (the %%swift magic's dashboard) also runs in Notebook 7.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from labdriver import NOTEBOOKS, LabServer, NotebookPage
+from labdriver import NOTEBOOKS, Browser, LabServer, NotebookPage
 from slurm import Slurm
 from sshd import SSHD
 
@@ -50,12 +50,12 @@ def test_stored_outputs_hold_no_widget_reprs(name: str) -> None:
     assert "widgets" not in nb["metadata"], f"{name} stores widget state"
 
 
-def _renders(page: NotebookPage, name: str) -> None:
+def _renders(page: NotebookPage, name: str, shot_name: str | None = None) -> None:
     """Run every cell; then no failed view, every panel, a canvas in every chart."""
     assert page.problems() == [], "failed views before running"
     page.run_all()
     page.wait_rendered()
-    shot = page.screenshot(Path(name).stem)
+    shot = page.screenshot(shot_name or Path(name).stem)
     problems = page.problems()
     assert problems == [], f"{name}: {problems}; screenshot: {shot}"
     widgets_wanted, charts_wanted = SHIPPED[name]
@@ -87,3 +87,16 @@ def test_slurm_notebook_renders_in_jupyterlab(notebook: OpenNotebook, lab: LabSe
         "SWIFTNB_DEMO_SLURM_CONF": str(slurm.conf),
         "SWIFTNB_DEMO_SLURM_PARTITION": slurm.partition})
     _renders(notebook(name, kernel), name)
+
+
+def test_dashboard_renders_in_notebook_7(browser: Browser) -> None:
+    """The same server's Notebook 7 page (its own application, the same extensions)."""
+    name = "02-swift-magic.ipynb"
+    browser.load(f"/notebooks/{name}")
+    page = NotebookPage(browser, name)
+    try:
+        page.wait_kernel_ready()
+        _renders(page, name, f"{Path(name).stem}-notebook7")
+    finally:
+        page.close()
+        browser.load("/lab")
