@@ -83,14 +83,18 @@ def make_run_dir(
     cwd: str | None = None,
     runid: str | None = None,
     logfile: str | None = None,
+    parent: str | None = None,
 ) -> RunDir:
-    """Create the run directory (``runNNN`` unless ``runid`` is given) and name its files."""
+    """Create the run directory (``runNNN`` unless ``runid`` is given) and name its files.
+
+    It is made in ``parent`` (default: ``cwd``); ``-logfile`` is relative to ``cwd``."""
     base = os.path.abspath(cwd or os.getcwd())
+    where = os.path.abspath(os.path.join(base, parent)) if parent else base
     stem = script_stem(script)
     if runid:
         if runid in (".", "..") or "/" in runid or (os.altsep and os.altsep in runid):
             raise RunDirError(22, f"-runid {runid}: a run id is a name, not a path")
-        path = os.path.join(base, runid)
+        path = os.path.join(where, runid)
         created = not os.path.isdir(path)
         try:
             os.makedirs(path, exist_ok=True)
@@ -99,10 +103,10 @@ def make_run_dir(
                               f"directory {path}: {exc.strerror or exc}") from None
     else:
         created = True
-        n = next_run_number(base)
+        n = next_run_number(where)
         while True:
             runid = f"run{n:03d}"
-            path = os.path.join(base, runid)
+            path = os.path.join(where, runid)
             try:
                 os.mkdir(path)
                 break

@@ -491,10 +491,13 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
                 log_arguments: Sequence[str] | None = None, pgraph: str | None = None,
                 verbose: bool = False, seed: Mapping[str, Any] | None = None,
                 minimal_logging: bool = False, reduced_logging: bool = False,
-                keep_events: bool = True) -> RunHandle:
+                keep_events: bool = True, run_parent: str | None = None) -> RunHandle:
     """Everything of a run but starting it (see :func:`start_run`).
 
     ``keep_events=False``: the handle does not keep the events (see RunHandle).
+
+    ``run_parent``: where the run directory (``runNNN`` or ``runid``) is made, instead of
+    ``base_dir`` (the Swift kernel keeps a session's runs together there).
 
     ``minimal_logging``/``reduced_logging``: Swift's ``-minimalLogging`` (WARN lines
     only) and ``-reducedLogging`` (no task-level lines) for the log file."""
@@ -518,7 +521,8 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
         if script_name.startswith("<"):
             script_name = "swift"
     try:
-        run_dir = make_run_dir(script_name, cwd=base_dir, runid=runid, logfile=logfile)
+        run_dir = make_run_dir(script_name, cwd=base_dir, runid=runid, logfile=logfile,
+                               parent=run_parent)
     except OSError as exc:
         raise RunSetupError(f"cannot create the run directory: {exc}") from None
     try:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -27,7 +29,10 @@ from swiftnb.kernel.session import SwiftSession
 from swiftnb.kernel.settings import SettingsError, SwiftSettings
 from swiftnb.runner import RunHandle
 
-__all__ = ["SwiftKernel", "split_magics"]
+__all__ = ["SwiftKernel", "split_magics", "make_session_dir", "SESSIONS_DIR"]
+
+#: the directory, beside the notebook, that holds one directory per kernel session
+SESSIONS_DIR = ".swiftnb"
 
 BANNER = f"""swiftnb {__version__}: Swift (Swift/K 0.9x) parallel scripting.
 Cells are Swift; %python / %%python run Python; %swift_config shows the configuration."""
@@ -80,6 +85,8 @@ class SwiftKernel(IPythonKernel):
         self.swift = SwiftSession(os.getcwd())
         self.swift_settings = SwiftSettings()
         self.current_run: Any = None
+        #: where this session's runs go, made at its first run (:meth:`_session_dir`)
+        self.session_dir: str | None = None
         if self.shell is not None:
             self.shell.user_ns["swift_session"] = self.swift
             self._register_python_magics()
@@ -184,8 +191,14 @@ class SwiftKernel(IPythonKernel):
         for note in cell.notes:
             print(note, file=sys.stderr)
         try:
+            run_parent = self._session_dir()
+        except OSError as exc:
+            return self._error("RunSetupError", str(exc), "Could not start execution:\n\t"
+                               f"cannot create the session directory: {exc}", silent)
+        try:
             handle = start_run(cell, seed=cell.seed, base_dir=os.getcwd(),
-                               stdout=sys.stdout, **self.swift_settings.run_kwargs())
+                               run_parent=run_parent, stdout=sys.stdout,
+                               **self.swift_settings.run_kwargs())
         except RunSetupError as exc:
             return self._error("RunSetupError", str(exc),
                                f"Could not start execution:\n\t{exc}", silent)
@@ -210,6 +223,13 @@ class SwiftKernel(IPythonKernel):
                                "Execution interrupted: " + "\n".join(errors), silent)
         return self._error("ExecutionError", errors[0],
                            "Execution failed:\n" + "\n".join(errors), silent)
+
+    def _session_dir(self) -> str:
+        """``.swiftnb/session-DATE-ID`` in the working directory: the runs of one kernel
+        session (``run001``, ``run002``...) go there, not beside the notebook."""
+        if self.session_dir is None or not os.path.isdir(self.session_dir):
+            self.session_dir = make_session_dir(os.getcwd())
+        return self.session_dir
 
     async def _wait(self, handle: Any) -> None:
         """Wait for the run; SIGINT (the interrupt button) cancels it cleanly."""
@@ -255,6 +275,21 @@ def _has_code(text: str) -> bool:
         if s and not s.startswith("//") and not s.startswith("#"):
             return True
     return False
+
+
+def make_session_dir(base: str) -> str:
+    """A new ``BASE/.swiftnb/session-YYYYmmdd-HHMMSS-XXXX`` (XXXX: random hex, so two
+    kernels started in the same second never share one)."""
+    parent = os.path.join(base, SESSIONS_DIR)
+    os.makedirs(parent, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    while True:
+        path = os.path.join(parent, f"session-{stamp}-{secrets.token_hex(2)}")
+        try:
+            os.mkdir(path)
+            return path
+        except FileExistsError:
+            continue
 
 
 def _dashboard_at_first_app(handle: RunHandle) -> Callable[[], None]:
