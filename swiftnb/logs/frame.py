@@ -55,9 +55,11 @@ WORKER_STATES = {"WORKER_ACTIVE": "active", "WORKER_LOST": "lost",
 #: name -> (entity table, start column, end column, description)
 TIMINGS: dict[str, tuple[str, str, str, str]] = {
     "TTC": ("run", "start", "finish", "time to completion of the whole run"),
-    "Tss": ("jobs", "init", "task", "Swift setting up the job"),
+    "Tss": ("jobs", "init", "task", "from the app call to its submission: setting up, "
+            "and waiting for a free slot (throttles)"),
     "Tse": ("jobs", "task", "end", "the job executing, as Swift saw it"),
-    "Tw": ("jobs", "task", "active", "waiting: submission, block queue, until active"),
+    "Tw": ("jobs", "task", "active", "from submission until active: the provider's queue "
+           "(and the block queue)"),
     "Te": ("tasks", "active", "completed", "the task executing on a worker"),
     "Tsi": ("tasks", "stage_in", "active", "staging in on the worker"),
     "Tso": ("tasks", "stage_out", "completed", "staging out"),

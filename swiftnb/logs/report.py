@@ -35,11 +35,7 @@ __all__ = ["report_html", "report_layout", "tidy", "timing_label", "write_report
 #: what each timing measures, as the report says it.  Tss ends at the job's first task,
 #: which a job gets only when a throttle slot is free: on a busy site Tss is mostly that
 #: wait, not Swift's set-up.  Tw starts there.
-_WHAT = {name: spec[3] for name, spec in TIMINGS.items()} | {
-    "Tss": "from the app call to its submission: setting up, and waiting for a free "
-           "slot (throttles)",
-    "Tw": "from submission until active: the provider's queue (and the block queue)",
-}
+_WHAT = {name: spec[3] for name, spec in TIMINGS.items()}
 
 
 
