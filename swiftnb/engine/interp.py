@@ -996,7 +996,7 @@ class MapExec(Exec):
 
     def _eval(self, f: list, node: Node, pending: Cell, done: Done) -> None:
         try:
-            params = {name: self.rt.mapper_param(self.mapper_name, ev(f), self.is_input)
+            params = {name: self.rt.mapper_param(self.mapper_name, name, ev(f), self.is_input)
                       for name, ev in self.params}
         except NotReady as nr:
             nr.wait(lambda: self._eval(f, node, pending, done))

@@ -24,6 +24,7 @@ from swiftnb.engine import values as V
 from swiftnb.engine.formatting import app_arg_str
 from swiftnb.engine.interp import CompileError, Exec, _set_binding
 from swiftnb.engine.mapcheck import MappingChecker
+from swiftnb.engine.mappers import MapperContext, create_mapper, reads_file
 from swiftnb.engine.task import Task
 from swiftnb.engine.typeinfo import to_data_type
 from swiftnb.engine.values import (
@@ -185,6 +186,9 @@ class Run:
         self._uid = itertools.count(int(time.time() * 1000) % (35**6))
         self._temp = itertools.count(1)
         self._made_dirs: set[str] = set()
+        #: mapped inputs whose file was missing when they were mapped: the error is
+        #: raised only when something needs the file (see demand)
+        self._missing: dict[FileNode, tuple[SwiftError, A.Pos | None]] = {}
         self._thread = itertools.count(1)
         self.compiler: Any = None
         self.top_frame: list = []
@@ -263,10 +267,17 @@ class Run:
                 pass
             if self._done_fut.done():
                 break
+            if self._missing:
+                self._demand_awaited()
             if (not self.tasks and not self.tramp.ready and self.active == 0
                     and self.busy == 0):
                 idle += 1
                 if idle >= 2:
+                    if self._missing:
+                        # nothing else can run: what waits may wait for a missing input
+                        self._demand_all()
+                        idle = 0
+                        continue
                     self._hang()
             else:
                 idle = 0
@@ -511,14 +522,22 @@ class Run:
                                   if not isinstance(x, Cell)})
         return n
 
-    def mapper_param(self, mapper: str, v: Any, is_input: bool = False) -> Any:
+    def mapper_param(self, mapper: str, param: str, v: Any, is_input: bool = False) -> Any:
         """A mapper parameter: primitives as they are, files and composites as their
-        mapping (paths, without waiting for the files).  A structured_regexp_mapper
-        source that is still being written is passed as a live view, so the mapper can
-        name each element as it arrives (the outputs of the same foreach)."""
+        mapping (paths).  A file the mapper reads is waited for (Swift waited for every
+        open parameter): ``<csv_mapper; file=t>`` reads ``t`` once the app making it
+        has run; a file whose name is all the mapper takes (regexp's ``source``) is not,
+        so it need not exist.  A structured_regexp_mapper source that is still being
+        written is passed as a live view, so the mapper can name each element as it
+        arrives (the outputs of the same foreach)."""
         if isinstance(v, ArrayNode) and not v.closed and not is_input and (
                 mapper.lower().replace("_", "") == "structuredregexpmapper"):
             return _LiveArray(self, v)
+        if v.__class__ is FileNode and v.state != V.CLOSED and reads_file(mapper, param):
+            self.demand(v)
+            if v.state == V.FAILED:
+                raise Failed(v.error)  # type: ignore[arg-type]
+            raise NotReady(v)
         return self.mapping_data(v)
 
     @staticmethod
@@ -582,16 +601,6 @@ class Run:
 
     def bind_mapper(self, mexec: Any, node: Node, sym: Any, name: str, params: dict,
                     pending: Cell, done: Any) -> None:
-        try:
-            from swiftnb.engine.mappers.base import MapperContext, create_mapper
-            import swiftnb.engine.mappers  # noqa: F401  (registers the mappers)
-        except ImportError as e:  # pragma: no cover
-            err = SwiftError(f"mappers unavailable: {e}")
-            self.runtime_error(err, mexec.pos)
-            node.fail(SwiftError(err.message, dependency=True))
-            pending.fail(err)
-            done()
-            return
         mctx = MapperContext(base_dir=self.base_dir, run_dir=self.run_dir, var_name=sym.name,
                              type=to_data_type(sym.ltype),
                              where=f"{os.path.basename(sym.pos.file)}:{sym.pos.line}",
@@ -628,7 +637,7 @@ class Run:
         _set_binding(node, m)
         try:
             if mexec.is_input:
-                self._populate_input(node, sym, m)
+                self._populate_input(node, sym, m, mexec.pos)
             elif isinstance(node, Composite) and getattr(m, "fixed", False):
                 # the mapper fixes the elements of an output array: they exist (open)
                 # now, so an app producing the whole array stages every one back
@@ -657,7 +666,7 @@ class Run:
         found = self.settings.found_on_site
         return found is not None and found(path)
 
-    def _populate_input(self, node: Node, sym: Any, m: Any) -> None:
+    def _populate_input(self, node: Node, sym: Any, m: Any, pos: A.Pos | None) -> None:
         if isinstance(node, FileNode):
             try:
                 path = m.map(())
@@ -666,10 +675,7 @@ class Run:
             if self.mapcheck is not None:
                 self.mapcheck.claim(node, path, m)
             node.path = path
-            if self.dry_run or os.path.exists(self.local(path)) or self._found_on_site(path):
-                node.set()
-            else:
-                raise SwiftError(f"File not found for variable {sym.name}: {path}")
+            self._input_found(node, sym.name, pos)
             return
         if isinstance(node, ArrayNode) or isinstance(node, StructNode):
             try:
@@ -690,12 +696,44 @@ class Run:
                 # struct members not listed: map them individually
                 for leaf in V.file_leaves(node):
                     if not leaf.state:
-                        p = self.path_of(leaf)
-                        if os.path.exists(self.local(p)) or self.dry_run or \
-                                self._found_on_site(p):
-                            leaf.set()
-                        else:
-                            raise SwiftError(f"File not found for variable {leaf.name}: {p}")
+                        self.path_of(leaf)
+                        self._input_found(leaf, leaf.name, pos)
+
+    def _input_found(self, leaf: FileNode, name: str, pos: A.Pos | None) -> None:
+        """Close a mapped input whose file exists.  A missing one stays open and is
+        remembered: Swift/K said ``File not found for variable`` only for an input
+        something used, so one that only names a file (``@f`` as a mapper's source, an
+        app argument string) need not exist."""
+        path = leaf.path or ""
+        if self.dry_run or os.path.exists(self.local(path)) or self._found_on_site(path):
+            leaf.set()
+        else:
+            self._missing[leaf] = (SwiftError(f"File not found for variable {name}: {path}"), pos)
+
+    def demand(self, leaf: FileNode) -> None:
+        """Something needs the file of ``leaf``: if it is a missing input, fail it now
+        with its ``File not found`` error (and whatever waits on it, as dependants)."""
+        missing = self._missing.pop(leaf, None)
+        if missing is None:
+            return
+        err, pos = missing
+        self.runtime_error(err, pos)
+        leaf.fail(SwiftError(err.message, dependency=True))
+
+    def _demand_awaited(self) -> None:
+        """Fail the missing inputs that something waits on (an app's input, a
+        builtin's argument, a struct that holds one)."""
+        for leaf in list(self._missing):
+            n: Any = leaf
+            while n is not None and n.__class__ is not str:
+                if n.waiters or (isinstance(n, Composite) and n.key_waiters):
+                    self.demand(leaf)
+                    break
+                n = n.parent
+
+    def _demand_all(self) -> None:
+        for leaf in list(self._missing):
+            self.demand(leaf)
 
     # ------------------------------------------------------------------ apps
 

@@ -12,6 +12,7 @@ from swiftnb.engine.mappers.base import (  # noqa: F401
     MapperError,
     create_mapper,
     mapper_names,
+    reads_file,
     register_mapper,
 )
 from swiftnb.engine.mappers import ext, files, lists  # noqa: F401,E402  (registers)
@@ -44,7 +45,7 @@ def default_mapper(ctx: MapperContext) -> ConcurrentMapper:
 
 __all__ = [
     "MAPPERS", "Mapper", "MapperContext", "MapperError", "create_mapper", "mapper_names",
-    "register_mapper", "single_file", "default_mapper", "SingleFileMapper", "SimpleMapper",
+    "reads_file", "register_mapper", "single_file", "default_mapper", "SingleFileMapper", "SimpleMapper",
     "ConcurrentMapper", "FilesysMapper", "FixedArrayMapper", "ArrayMapper", "RegexpMapper",
     "StructuredRegexpMapper", "CSVMapper", "ExtMapper", "TestMapper",
 ]

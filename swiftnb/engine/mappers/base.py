@@ -41,7 +41,7 @@ from swiftnb.engine.data import (
 from swiftnb.engine.formatting import java_str
 
 __all__ = ["Mapper", "MapperContext", "MapperError", "MAPPERS", "register_mapper", "create_mapper",
-           "mapper_names"]
+           "mapper_names", "reads_file"]
 
 
 class MapperError(BuiltinError):
@@ -85,6 +85,10 @@ class Mapper:
     required: ClassVar[tuple[str, ...]] = ()
     fixed: ClassVar[bool] = False
     needs_prepare: ClassVar[bool] = False
+    #: parameters whose *file* the mapper reads (csv_mapper's ``file``): a file variable
+    #: given there is waited for until an app has made it; ``None``: every parameter
+    #: (ext passes them to a script).  Others take only the name (regexp's ``source``)
+    reads_files: ClassVar[frozenset[str] | None] = frozenset()
     #: the files are temporaries: deleted when the scope of the variable ends and
     #: nothing else refers to them (Swift's ``isPersistent() == false``)
     temp: bool = False
@@ -201,6 +205,14 @@ def register_mapper(cls: type[Mapper]) -> type[Mapper]:
 
 def mapper_names() -> list[str]:
     return sorted(MAPPERS)
+
+
+def reads_file(mapper: str, param: str) -> bool:
+    """Whether mapper ``mapper`` (any spelling) reads the file given as ``param``."""
+    cls = MAPPERS.get(mapper)
+    if cls is None:
+        return False
+    return cls.reads_files is None or param in cls.reads_files
 
 
 def create_mapper(name: str, params: dict[str, Any], ctx: MapperContext) -> Mapper:

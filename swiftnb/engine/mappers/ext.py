@@ -44,6 +44,7 @@ class ExtMapper(Mapper):
     required = ("exec",)
     fixed = True
     needs_prepare = True
+    reads_files = None  # the script may read any file it is given
 
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)

@@ -8,7 +8,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from swiftnb.engine.builtins.jregex import compile_java
-from swiftnb.engine.data import ArrayType, Field, FileValue, Index, StructType, as_data_type, sorted_items
+from swiftnb.engine.data import (
+    ArrayType,
+    Field,
+    FileValue,
+    Index,
+    StructType,
+    as_data_type,
+    leaf_files,
+    sorted_items,
+)
 from swiftnb.engine.formatting import java_str
 from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
 
@@ -54,18 +63,50 @@ class FixedArrayMapper(_ListMapper):
 
 
 @register_mapper
-class ArrayMapper(_ListMapper):
-    """``array_mapper; files=s`` with ``s`` a string or file array: element i is the
-    name of the i-th element in key order."""
+class ArrayMapper(Mapper):
+    """``array_mapper; files=s`` with ``s`` a string or file array: element ``[k]`` is the
+    name held by ``s[k]``, for every key of ``s`` (Swift's ArrayFileMapper lists the
+    source's own keys, so ``s[1]``, ``s[2]`` map ``f[1]``, ``f[2]``, and string keys
+    stay strings).  A plain string is split as fixed_array_mapper splits it."""
 
     name = "ArrayMapper"
     aliases = ("array_mapper",)
     params = frozenset({"files"})
     required = ("files",)
+    fixed = True
 
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
-        self.names = self.list_param("files")
+        src = self.p["files"]
+        if isinstance(src, Mapping):
+            self.entries: dict[Any, str] = {k: self._name(v) for k, v in sorted_items(dict(src.items()))}
+        else:
+            self.entries = dict(enumerate(self.list_param("files")))
+
+    @staticmethod
+    def _name(v: Any) -> str:
+        if isinstance(v, FileValue):
+            return v.path or ""
+        if isinstance(v, Mapping):
+            return " ".join(f.path or "" for f in leaf_files(v))
+        return java_str(v)
+
+    def describe(self) -> str:
+        return f"an array of {len(self.entries)} files"
+
+    def map(self, path: tuple = ()) -> str:
+        if not path:
+            return " ".join(self.entries.values())
+        if len(path) == 1 and isinstance(path[0], Index):
+            name = self.entries.get(path[0].key)
+            if name is not None:
+                return name
+            raise MapperError(f"{self.spelled}: the files array has no element "
+                              f"[{java_str(path[0].key)}]")
+        raise self.invalid(path)
+
+    def existing(self) -> list[tuple[tuple, str]]:
+        return [((Index(k),), n) for k, n in self.entries.items()]
 
 
 def regexp_transform(source: str, match: str, transform: str, who: str) -> str:
@@ -181,6 +222,7 @@ class CSVMapper(Mapper):
     params = frozenset({"file", "header", "skip", "hdelim", "delim"})
     required = ("file",)
     fixed = True
+    reads_files = frozenset({"file"})
 
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
