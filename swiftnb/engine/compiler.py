@@ -6,6 +6,7 @@ procedure calls out of expressions happen here, once per program.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from typing import Any
 
@@ -116,11 +117,15 @@ class Compiler:
         the program's nesting.  Procedures are compiled here, not at their first call,
         so that a deep body never compiles on the event loop's stack."""
         self._held = []
+        was_enabled = gc.isenabled()
+        gc.disable()  # compiling allocates closures that live as long as the run
         try:
             block = run_deep(self._compile_all)
         except TooDeep:
             raise CompileError(TOO_DEEP, self.program.pos) from None
         finally:
+            if was_enabled:
+                gc.enable()
             held, self._held = self._held, None
             for msg in held:
                 self.warn(msg)
