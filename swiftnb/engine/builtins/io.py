@@ -381,4 +381,17 @@ async def system(ctx: Any, cmd: str) -> dict[int, str]:
         if tail:
             msg += "\n" + tail
         raise BuiltinError(msg)
-    return dict(enumerate(out.decode("utf-8", "replace").splitlines()))
+    return dict(enumerate(_reader_lines(out.decode("utf-8", "replace"))))
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def _reader_lines(text: str) -> list[str]:
+    """The lines Java's ``BufferedReader.readLine`` gives (Swift read system's output
+    so): split at ``\\n``, ``\\r`` or ``\\r\\n`` only (``str.splitlines`` also splits at
+    form feeds and Unicode separators), a final terminator adding no empty line."""
+    lines = _LINE_END.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
