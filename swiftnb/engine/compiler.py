@@ -6,6 +6,8 @@ procedure calls out of expressions happen here, once per program.
 
 from __future__ import annotations
 
+import math
+
 import gc
 from collections.abc import Callable
 from typing import Any
@@ -57,6 +59,11 @@ _INT_MAX = 2**31 - 1
 SPLIT_DEPTH = 64
 
 
+#: the values of trunk's library v2 constants (``import "stdlib.v2";``)
+V2_CONSTANT_VALUES: dict[str, float] = {"PI": math.pi, "E": math.e}
+_NO_KWARGS: dict[str, Any] = {}
+
+
 def _builtin_lookup(name: str):
     try:
         from swiftnb.engine import builtins as _b  # noqa: F401  (registers the library)
@@ -95,8 +102,13 @@ class Compiler:
         self.program = program
         self.rt = rt
         self.types = TypeTable(program)
-        self.procs: dict[str, A.Procedure] = {p.name: p for p in program.procedures}
-        self.compiled_procs: dict[str, Any] = {}
+        self.procs: dict[str, A.Procedure] = {}
+        for p in program.procedures:
+            self.procs.setdefault(p.name, p)
+        #: ``import "stdlib.v2";``: trunk's library v2 (constants, v2 assert)
+        self.stdlib_v2 = any(i.path == "stdlib.v2" for i in program.imports)
+        #: compiled procedures by declaration (overloads share a name)
+        self.compiled_procs: dict[A.Procedure, Any] = {}
         self.top = Scope(None)
         self.top_frame: list = []
         self.warned: set[str] = set()
@@ -154,6 +166,21 @@ class Compiler:
         if msg not in self.warned:
             self.warned.add(msg)
             self.rt.warn(msg)
+
+    def user_proc(self, call: A.Call) -> A.Procedure | None:
+        """The user procedure a call runs: the checker's choice among overloads (a call
+        may also resolve to the builtin of that name); None for a builtin."""
+        proc = self.procs.get(call.name)
+        if proc is None:
+            return None
+        checked = self.rt.checked
+        if not isinstance(checked, CheckedProgram):
+            return proc
+        try:
+            sig = checked.binding(call).signature
+        except KeyError:  # a call the checker did not see (none today)
+            return proc
+        return sig.decl if sig.kind != "builtin" else None
 
     def lookup(self, scope: Scope, name: str, pos: A.Pos) -> tuple[Sym, int]:
         depth = 0
@@ -426,7 +453,7 @@ class Compiler:
         return {sym}
 
     def assign(self, target: A.Expr, value: A.Expr, scope: Scope, pos: A.Pos) -> Exec:
-        if isinstance(value, A.Call) and value.name in self.procs:
+        if isinstance(value, A.Call) and self.user_proc(value) is not None:
             return self.call_stmt(value, [(target, None)], scope, pos)
         tt = self.static_type(target, scope)
         ev = self.expr(value, scope, return_type=tt)
@@ -439,7 +466,7 @@ class Compiler:
             ex: Exec = IndexAssignExec(self.rt, pos, arr, key, ev, tt == T.FLOAT, lv)
         else:
             # builtins that need the target (readData's type, writeData's file)
-            if isinstance(value, A.Call) and value.name not in self.procs:
+            if isinstance(value, A.Call) and self.user_proc(value) is None:
                 b = _builtin_lookup(value.name)
                 if b is not None and b.is_async:
                     args = [self.expr(a.value, scope) for a in value.args]
@@ -453,7 +480,7 @@ class Compiler:
         return ex
 
     def multi(self, st: A.MultiAssign, scope: Scope) -> Exec:
-        proc = self.procs.get(st.call.name)
+        proc = self.user_proc(st.call)
         if proc is None:
             raise CompileError(f"No function or procedure '{st.call.name}' found.", st.pos)
         outs: list[tuple[A.Expr, str | None]] = []
@@ -463,10 +490,10 @@ class Compiler:
 
     def call_stmt(self, call: A.Call, outs: list[tuple[A.Expr, str | None]], scope: Scope,
                   pos: A.Pos) -> Exec:
-        if call.name in self.procs:
+        proc = self.user_proc(call)
+        if proc is not None:
             from swiftnb.engine.procedures import CallExec
 
-            proc = self.procs[call.name]
             info = self.proc_info(proc)
             # outputs: by position, or by formal name
             out_lvs: list[Callable | None] = [None] * len(proc.outputs)
@@ -567,12 +594,12 @@ class Compiler:
         return ("value", ev, ft == T.FLOAT)
 
     def proc_info(self, proc: A.Procedure) -> Any:
-        info = self.compiled_procs.get(proc.name)
+        info = self.compiled_procs.get(proc)
         if info is None:
             from swiftnb.engine.procedures import ProcInfo
 
             info = ProcInfo(self, proc)
-            self.compiled_procs[proc.name] = info
+            self.compiled_procs[proc] = info
         return info
 
     # ------------------------------------------------------------------ types
@@ -617,8 +644,8 @@ class Compiler:
                 return T.ANY
             if isinstance(e, A.UnaryOp):
                 return T.BOOLEAN if e.op == "!" else self.static_type(e.operand, scope)
-            if isinstance(e, A.Call) and e.name in self.procs:
-                p = self.procs[e.name]
+            p = self.user_proc(e) if isinstance(e, A.Call) else None
+            if p is not None:
                 if p.outputs:
                     return self.ltype_of(p.outputs[0].type, p.outputs[0].dims)
         except CompileError:
@@ -647,7 +674,7 @@ class Compiler:
         operation (not a leaf) with a primitive result the checker has recorded."""
         if not isinstance(e, (A.BinaryOp, A.UnaryOp, A.Call, A.Index)):
             return None
-        if isinstance(e, A.Call) and e.name in self.procs:
+        if isinstance(e, A.Call) and self.user_proc(e) is not None:
             return None  # hoisted anyway
         checked = self.rt.checked
         if not isinstance(checked, CheckedProgram):
@@ -684,6 +711,12 @@ class Compiler:
     x_BoolLiteral = x_IntLiteral
 
     def x_Name(self, e: A.Name, scope: Scope) -> Callable:
+        if self.stdlib_v2 and e.name in V2_CONSTANT_VALUES:
+            try:
+                self.lookup(scope, e.name, e.pos)
+            except CompileError:  # not a variable of the script: trunk's constant
+                value = V2_CONSTANT_VALUES[e.name]
+                return lambda f: value
         sym, depth = self.lookup(scope, e.name, e.pos)
         slot = sym.slot
         if depth == 0:
@@ -961,9 +994,9 @@ class Compiler:
         return ev
 
     def x_Call(self, e: A.Call, scope: Scope, return_type: T.SwiftType | None = None) -> Callable:
-        if e.name in self.procs:
+        proc = self.user_proc(e)
+        if proc is not None:
             # hoist: tmp = p(args); the expression reads tmp
-            proc = self.procs[e.name]
             if len(proc.outputs) != 1:
                 raise CompileError(
                     f"procedure '{e.name}' must have exactly one return value to be used "
@@ -1027,7 +1060,10 @@ class Compiler:
                 except D.BuiltinError as err:
                     raise SwiftError(err.message, where=where) from None
             return mapped_call
-        args = [self.expr(a.value, scope) for a in e.args]
+        if name == "assert" and self.stdlib_v2:
+            from swiftnb.engine.builtins.v2 import assert_v2 as fn
+        args = [self.expr(a.value, scope) for a in e.args if a.name is None]
+        kwargs = {a.name: self.expr(a.value, scope) for a in e.args if a.name is not None}
         dtype = None
         if b.needs_return_type:
             rtype = return_type
@@ -1047,13 +1083,14 @@ class Compiler:
 
         def call(f: list) -> Any:
             vals = [plain(a(f)) for a in args]
+            kw = {k: plain(a(f)) for k, a in kwargs.items()} if kwargs else _NO_KWARGS
             ctx.return_type = dtype
             ctx.arg_names = arg_names
             ctx.line = line
             if target is not None:
                 ctx.return_file = rt.mapping_data(target(f))
             try:
-                return fn(ctx, *vals)
+                return fn(ctx, *vals, **kw)
             except D.BuiltinError as err:
                 raise SwiftError(err.message, where=where,
                                  fatal=isinstance(err, D.AssertionFailed)) from None

@@ -13,9 +13,17 @@ only says how a call is typed.  One row per name:
   arguments (``min``, ``max``, ``abs``), ``"element"`` for the element type of the array
   argument (``sum``).
 * ``params``: a tuple of parameter spellings; a trailing ``"?"`` makes it optional, a
-  leading ``"..."`` makes the last one variadic (zero or more).  Parameter types:
-  a type spelling, ``"any"``, ``"any[]"`` (any array), ``"numeric"`` (int or float),
-  ``"string|file"`` (a string or a mapped value), ``"boolean|int"``.
+  leading ``"..."`` makes the last one variadic (zero or more); a leading ``"name:"``
+  names it, so that calls may pass it by keyword (``read(f, format="CSV")``).  Parameter
+  types: a type spelling, ``"any"``, ``"any[]"`` (any array), ``"numeric"`` (int or
+  float), ``"string|file"`` (a string or a mapped value), ``"boolean|int"``,
+  ``"scalar"`` (int, float, string or boolean; every ``"scalar"`` of one call must agree,
+  int widening to float: trunk's ``assertEqual`` overloads), ``"ordered"`` (the same for
+  int or float: ``assertLT``).
+
+Trunk's library v2 (reference 1.8.2) is always available; ``import "stdlib.v2";`` adds
+the constants :data:`V2_CONSTANTS` (``PI``, ``E``) and switches the names whose meaning
+changes (:data:`V2_CHANGES`).
 
 Deprecated lowercase aliases (reference 1.7.3) are in :data:`DEPRECATED_ALIASES`; using
 one gives the 0.96 warning ``Function toint is deprecated`` / ``Procedure readdata is
@@ -36,7 +44,17 @@ BUILTINS: dict[str, Signature] = {
     "tracef": (P, None, ("string", "...any")),
     "printf": (P, None, ("string", "...any")),
     "fprintf": (P, None, ("string", "string", "...any")),
-    "assert": (P, None, ("boolean|int", "string?")),
+    "assert": (P, None, ("boolean|int", "msg:string?")),
+    # --- assertions (trunk library v2; messages as trunk's Assertions.java)
+    "assertEqual": (P, None, ("scalar", "scalar", "msg:string?")),
+    "assertAlmostEqual": (P, None, ("numeric", "numeric", "numeric", "msg:string?")),
+    "assertLT": (P, None, ("ordered", "ordered", "msg:string?")),
+    "assertLTE": (P, None, ("ordered", "ordered", "msg:string?")),
+    "assertGT": (P, None, ("ordered", "ordered", "msg:string?")),
+    "assertGTE": (P, None, ("ordered", "ordered", "msg:string?")),
+    # --- trunk's serialization: read(f, format, options) / write(v, format, options)
+    "read": (F, "any", ("string|file", "format:string?", "options:any[]?")),
+    "write": (F, "any", ("any", "format:string?", "options:any[]?")),
     # --- data files
     "readData": (F, "any", ("string|file",)),
     "readData2": (F, "any", ("string|file",)),
@@ -64,7 +82,7 @@ BUILTINS: dict[str, Signature] = {
     "toInt": (F, "int", ("any",)),
     "toFloat": (F, "float", ("any",)),
     "toString": (F, "string", ("any",)),
-    "parseInt": (F, "int", ("string", "int?")),
+    "parseInt": (F, "int", ("string", "base:int?")),
     "parseFloat": (F, "float", ("string",)),
     # --- strings (v1)
     "strcat": (F, "string", ("...any",)),
@@ -125,6 +143,15 @@ _PROCEDURE_LIKE = frozenset({"readData", "readData2", "readStructured", "writeDa
 #: functions whose first argument only needs its *mapping*, not its value
 MAPPING_ONLY = frozenset({"filename", "filenames", "dirname"})
 
+#: globals ``import "stdlib.v2";`` declares (trunk's StandardLibrary.New constants)
+V2_CONSTANTS: dict[str, str] = {"PI": "float", "E": "float"}
+
+#: builtins whose meaning differs under ``import "stdlib.v2";`` (name -> what changes)
+V2_CHANGES: dict[str, str] = {
+    "assert": "takes a boolean only; default message 'assertion failed'; fails the run "
+              "without the 'swift: assert failed:' line",
+}
+
 AT_SYNTAX_WARNING = "The @ syntax for function invocation is deprecated"
 
 
@@ -145,4 +172,5 @@ def deprecation_warning(name: str) -> str | None:
 
 
 __all__ = ["BUILTINS", "DEPRECATED_ALIASES", "MAPPING_ONLY", "AT_SYNTAX_WARNING", "lookup",
+           "V2_CONSTANTS", "V2_CHANGES",
            "deprecation_warning", "Signature"]

@@ -93,6 +93,8 @@ class Param:
     decl: ast.Formal | None = None
     #: builtins: the parameter spelling of the table (``"numeric"``, ``"string|file"``...)
     spec: str = ""
+    #: builtins: whether a call may pass it by keyword (``format="CSV"``)
+    keyword: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -113,6 +115,19 @@ class Signature:
     @property
     def is_app(self) -> bool:
         return self.kind == "app"
+
+    def describe(self) -> str:
+        """``(int r) f(int x, float y = ...)`` with its file:line, for error messages."""
+        def one(p: Param) -> str:
+            t = p.spec.replace("|", " or ") if self.kind == "builtin" else str(p.type)
+            return f"{t} {p.name}" + (" = ..." if p.optional else "")
+        outs = ", ".join(f"{p.type} {p.name}" for p in self.outputs)
+        text = f"({outs}) {self.name}({', '.join(one(p) for p in self.inputs)})"
+        if self.kind == "builtin":
+            return text + " (builtin)"
+        if self.decl is not None:
+            text += f" at {self.decl.pos.file}:{self.decl.pos.line}"
+        return text
 
 
 @dataclass(slots=True, eq=False)

@@ -67,6 +67,10 @@ class Checker:
         self.types: dict[str, T.SwiftType] = dict(T.BUILTIN_TYPES)
         self.type_decls: dict[str, ast.TypeDecl] = {}
         self.procs: dict[str, Signature] = {}
+        #: every user signature of a name, in declaration order (overloading)
+        self.overloads: dict[str, list[Signature]] = {}
+        #: ``import "stdlib.v2";``: trunk's library v2 (constants, changed meanings)
+        self.stdlib_v2 = any(i.path == "stdlib.v2" for i in program.imports)
         self.builtins_used: dict[str, Signature] = {}
         self.node_types: dict = {}
         self.node_symbols: dict = {}
@@ -198,20 +202,30 @@ class Checker:
 
     def _declare_procedures(self) -> None:
         for proc in self.program.procedures:
-            if proc.name in self.procs:
+            sig = self._procedure_signature(proc)
+            same = next((o for o in self.overloads.get(proc.name, ())
+                         if _positional_types(o) == _positional_types(sig)), None)
+            if same is not None:
+                # trunk overloads by input types; the same types twice stay an error
                 self.error(proc.pos, "Illegal redefinition of procedure attempted for "
-                                     f"{proc.name}")
+                                     f"{proc.name} (the same input types as "
+                                     f"{same.describe()})")
                 continue
-            kind = "app" if isinstance(proc, ast.AppProcedure) else "compound"
-            outs = self._formal_params(proc.outputs, proc, True)
-            ins = self._formal_params(proc.inputs, proc, False)
-            names = {p.name: p for p in outs}
-            for p in ins:
-                if p.name in names and p.decl is not None:
-                    self.error(p.decl.pos, f"Variable {p.name}, on line {p.decl.pos.line}, "
-                                           "was already defined on line "
-                                           f"{names[p.name].decl.pos.line}")
-            self.procs[proc.name] = Signature(proc.name, kind, outs, ins, proc)
+            self.overloads.setdefault(proc.name, []).append(sig)
+            self.procs.setdefault(proc.name, sig)
+
+    def _procedure_signature(self, proc: ast.Procedure) -> Signature:
+        """The signature of one user procedure (its formals checked for duplicates)."""
+        kind = "app" if isinstance(proc, ast.AppProcedure) else "compound"
+        outs = self._formal_params(proc.outputs, proc, True)
+        ins = self._formal_params(proc.inputs, proc, False)
+        names = {p.name: p for p in outs}
+        for p in ins:
+            if p.name in names and p.decl is not None:
+                self.error(p.decl.pos, f"Variable {p.name}, on line {p.decl.pos.line}, "
+                                       "was already defined on line "
+                                       f"{names[p.name].decl.pos.line}")
+        return Signature(proc.name, kind, outs, ins, proc)
 
     def builtin_signature(self, name: str) -> tuple[str, Signature] | None:
         found = B.lookup(name)
@@ -227,9 +241,9 @@ class Checker:
                 if spec.startswith("..."):
                     variadic = True
                     spec = spec[3:]
-                spec = spec.rstrip("?")
-                inputs.append(Param(f"arg{i + 1}", _SPEC_TYPES.get(spec, T.ANY), None,
-                                    optional, None, spec))
+                name, named, spec = spec.rstrip("?").rpartition(":")
+                inputs.append(Param(name or f"arg{i + 1}", _SPEC_TYPES.get(spec, T.ANY),
+                                    None, optional, None, spec, bool(named)))
             outputs: tuple[Param, ...] = ()
             if returns is not None:
                 outputs = (Param("result", _SPEC_TYPES.get(returns, T.ANY)),)
@@ -407,9 +421,9 @@ class Checker:
         self._declare_types()
         self._declare_procedures()
         self._predeclare(self.program.statements, self.root)
-        for proc in self.program.procedures:
-            if self.procs.get(proc.name) is not None and self.procs[proc.name].decl is proc:
-                self._check_procedure(proc)
+        for sigs in self.overloads.values():
+            for sig in sigs:
+                self._check_procedure(sig)
         for st in self.program.statements:
             self.stmt(st, self.root)
         self._check_single_assignment()
@@ -448,8 +462,9 @@ class Checker:
                 self.error(sym.decl.pos, f"Uninitalized variable: {sym.name}")
 
     # ================================================================== procedures
-    def _check_procedure(self, proc: ast.Procedure) -> None:
-        sig = self.procs[proc.name]
+    def _check_procedure(self, sig: Signature) -> None:
+        proc = sig.decl
+        assert proc is not None
         scope = _Scope(self.globals, owner=proc)
         for p in sig.outputs:
             self.declare(scope, p.name, p.type, p.decl, "output")
@@ -570,7 +585,11 @@ class Checker:
                 self.warn(f"{m.pos}: {m.mapper} requires a '{r}' parameter")
 
     def _is_proc_call(self, e: ast.Expr) -> bool:
-        return isinstance(e, ast.Call) and e.name in self.procs
+        """A call of a user procedure (not of the builtin an overloaded name resolved to)."""
+        if not isinstance(e, ast.Call) or e.name not in self.procs:
+            return False
+        b = self.bindings.get(e)
+        return b is None or b.signature.kind != "builtin"
 
     def st_Assign(self, st: ast.Assign, scope: _Scope) -> None:
         tt = self.lvalue(st.target, scope)
@@ -745,6 +764,8 @@ class Checker:
         if cls is ast.Name:
             sym = scope.lookup(e.name)
             if sym is None:
+                if self.stdlib_v2 and e.name in B.V2_CONSTANTS and reading:
+                    return _SPEC_TYPES[B.V2_CONSTANTS[e.name]]
                 self.error(e.pos, f"Variable {e.name} was not declared in this scope.")
                 return T.ANY
             self.node_symbols[e] = sym
@@ -984,10 +1005,13 @@ class Checker:
     def call(self, e: ast.Call, scope: _Scope, statement: bool,
              multi: bool = False) -> Signature | None:
         arg_types = [self.expr(a.value, scope) for a in e.args]
-        sig = self.procs.get(e.name)
+        users = self.overloads.get(e.name, [])
+        found = self.builtin_signature(e.name)
+        sig = self._choose(e, users, found, arg_types) if users else None
+        if users and sig is None:
+            return None  # reported: ambiguous, or no candidate fits
         canonical = e.name
-        if sig is None:
-            found = self.builtin_signature(e.name)
+        if sig is None or sig.kind == "builtin":
             if found is None:
                 self.error(e.pos, f"No function or procedure '{e.name}' found.")
                 return None
@@ -1003,6 +1027,76 @@ class Checker:
             self.warn(B.AT_SYNTAX_WARNING)
         self._bind(e, sig, arg_types, canonical)
         return sig
+
+    # ------------------------------------------------------------------ overloading
+    def _choose(self, e: ast.Call, users: list[Signature],
+                builtin: tuple[str, Signature] | None,
+                arg_types: list[T.SwiftType]) -> Signature | None:
+        """The signature a call of an overloaded name resolves to (trunk's rule, made
+        deterministic): a user signature whose input types match exactly, else the one
+        that matches with int -> float widening (two of them: ambiguous), else the
+        builtin of that name if the arguments fit it.  A single user signature with no
+        builtin is taken as is (its argument errors are reported by the binding)."""
+        if len(users) == 1 and builtin is None:
+            return users[0]
+        exact = [u for u in users if self._fits(e, u, arg_types, exact=True)]
+        if exact:
+            return exact[0]
+        widened = [u for u in users if self._fits(e, u, arg_types, exact=False)]
+        if len(widened) == 1:
+            return widened[0]
+        if widened:
+            self.error(e.pos, f"Ambiguous call {e.name}({_arg_text(e, arg_types)}): it "
+                              "matches, with int widened to float, each of:\n\t"
+                              + "\n\t".join(w.describe() for w in widened))
+            return None
+        if builtin is not None and self._builtin_fits(e, builtin, arg_types):
+            return builtin[1]
+        if len(users) == 1:
+            return users[0]  # Swift 0.96: the user's procedure hides the builtin
+        cands = users + ([builtin[1]] if builtin is not None else [])
+        self.error(e.pos, f"No function or procedure {e.name} matches the argument types "
+                          f"{e.name}({_arg_text(e, arg_types)}). Candidates:\n\t"
+                          + "\n\t".join(c.describe() for c in cands))
+        return None
+
+    def _fits(self, e: ast.Call, sig: Signature, arg_types: list[T.SwiftType],
+              exact: bool) -> bool:
+        """Whether a call's arguments fit a user signature: count, keywords, types."""
+        formals = list(sig.inputs)
+        by_name = {f.name: f for f in formals}
+        free = [f for f in formals if not f.optional] + [f for f in formals if f.optional]
+        given: dict[str, T.SwiftType] = {}
+        positional = [t for a, t in zip(e.args, arg_types) if a.name is None]
+        for a, t in zip(e.args, arg_types):
+            if a.name is not None:
+                if a.name not in by_name or a.name in given:
+                    return False
+                given[a.name] = t
+        free = [f for f in free if f.name not in given]
+        if len(positional) > len(free):
+            return False
+        for f, t in zip(free, positional):
+            given[f.name] = t
+        if any(not f.optional and f.name not in given for f in formals):
+            return False
+        for name, t in given.items():
+            ft = by_name[name].type
+            if t.is_any or ft.is_any or (t == T.AUTO and ft == T.INT):
+                continue
+            if not (T.same_type(ft, t) if exact else T.assignable(ft, t)):
+                return False
+        return True
+
+    def _builtin_fits(self, e: ast.Call, builtin: tuple[str, Signature],
+                      arg_types: list[T.SwiftType]) -> bool:
+        """Whether a call binds to the builtin without an error (tried silently)."""
+        saved, self.errors = self.errors, []
+        try:
+            self._bind(e, builtin[1], arg_types, builtin[0])
+            return not self.errors
+        finally:
+            self.errors = saved
 
     def _bind(self, e: ast.Call, sig: Signature, arg_types: list[T.SwiftType],
               canonical: str) -> None:
@@ -1029,9 +1123,13 @@ class Checker:
                 positional += 1
             else:
                 seen_kw = True
-                if sig.kind == "builtin":
+                if sig.kind == "builtin" and not any(f.keyword and f.name == a.name
+                                                     for f in formals):
+                    named = [f.name for f in formals if f.keyword]
+                    takes = (f"takes {', '.join(named)} by keyword" if named
+                             else "takes positional arguments")
                     self.error(a.pos, f"Illegal keyword argument: '{a.name}' (builtin "
-                                      f"{e.name} takes positional arguments)")
+                                      f"{e.name} {takes})")
                     ok = False
                     continue
                 if a.name in actual:
@@ -1067,6 +1165,8 @@ class Checker:
             if sig.variadic:
                 for a in extra:
                     self._check_arg(e, formals[-1], a, sig, None)
+            if sig.kind == "builtin":
+                self._check_alike(e, sig, actual)
         pairs = []
         for i, f in enumerate(formals):
             if sig.variadic and i == len(formals) - 1:
@@ -1091,8 +1191,15 @@ class Checker:
                 ok = at.is_array
             elif spec == "string|file":
                 ok = at == T.STRING or at.is_mapped
+            elif spec == "boolean|int" and self.stdlib_v2 and sig.name == "assert":
+                ok = at == T.BOOLEAN  # trunk's v2 assert
+                spec = "boolean (the assert of stdlib.v2)"
             elif spec == "boolean|int":
                 ok = at in (T.BOOLEAN, T.INT)
+            elif spec == "scalar":
+                ok = at in (T.INT, T.FLOAT, T.STRING, T.BOOLEAN)
+            elif spec == "ordered":
+                ok = at.is_numeric
             elif spec in _SPEC_TYPES and spec != "any":
                 ok = T.assignable(_SPEC_TYPES[spec], at) or (at == T.AUTO and spec == "int")
             if not ok:
@@ -1107,6 +1214,37 @@ class Checker:
                      else f"parameter {f.name}")
             self.error(a.pos, f"Wrong type for {where}, expected {f.type}, got {at} "
                               f"(in call to {e.name})")
+
+
+    def _check_alike(self, e: ast.Call, sig: Signature, actual: dict[str, ast.Expr]) -> None:
+        """The ``scalar``/``ordered`` arguments of one builtin call are of one type (int
+        widening to float): trunk declares ``assertEqual(int, int)``,
+        ``assertEqual(float, float)``... and no mixed pair but int with float."""
+        seen: list[tuple[int, T.SwiftType]] = []
+        for n, f in enumerate(sig.inputs):
+            a = actual.get(f.name)
+            if f.spec not in ("scalar", "ordered") or a is None:
+                continue
+            at = self.node_types.get(a, T.ANY)
+            if at.is_any:
+                continue
+            for m, other in seen:
+                if not (T.same_type(at, other) or (at.is_numeric and other.is_numeric)):
+                    self.error(a.pos, f"Wrong type for parameter {n} of {e.name}; expected "
+                                      f"{other} like parameter {m}, got {at}")
+                    return
+            seen.append((n, at))
+
+
+def _positional_types(sig: Signature) -> tuple[str, ...]:
+    """The types of a signature's mandatory inputs: two declarations of one name with
+    the same ones are a redefinition (trunk's FunctionsMap.checkAmbiguous)."""
+    return tuple(str(p.type) for p in sig.inputs if not p.optional)
+
+
+def _arg_text(e: ast.Call, arg_types: list[T.SwiftType]) -> str:
+    return ", ".join((f"{a.name}=" if a.name else "") + str(t)
+                     for a, t in zip(e.args, arg_types))
 
 
 class _Nested:

@@ -13,6 +13,6 @@ from swiftnb.engine.builtins.registry import (  # noqa: F401
     lookup,
     register,
 )
-from swiftnb.engine.builtins import io, numbers, strings  # noqa: F401,E402  (registers)
+from swiftnb.engine.builtins import io, numbers, strings, v2  # noqa: F401,E402  (registers)
 
 __all__ = ["AT_SYNTAX_WARNING", "REGISTRY", "Builtin", "deprecation_warning", "lookup", "register"]

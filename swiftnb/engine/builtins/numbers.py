@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import random
 import re
@@ -237,29 +238,76 @@ def moment(ctx: Any, array: dict, n: int, center: Any = 0.0) -> float:
     return sum((v - _f(center)) ** n for v in vals) / len(vals) if vals else math.nan
 
 
-def _rng(seed: int, seq: int) -> random.Random:
-    return random.Random(f"{seed}:{seq}")
+def _jint(n: int) -> int:
+    """Java int overflow: wrap to 32 bits, signed."""
+    n &= 0xFFFFFFFF
+    return n - (1 << 32) if n >= 1 << 31 else n
+
+
+def _jrem(a: int, b: int) -> int:
+    """Java ``%``: the remainder takes the sign of the dividend."""
+    r = abs(a) % b
+    return -r if a < 0 else r
+
+
+def _digest(seed: int, seq: int) -> bytes:
+    """SHA-1 of (seed, seq), four bytes each, as trunk's v2 Random hashes them (each byte
+    is Java's ``(byte) (n % 0xff)``, then ``n >>= 8``)."""
+    out = bytearray()
+    for n in (_jint(seed), _jint(seq)):
+        for _ in range(4):
+            out.append(_jrem(n, 0xFF) & 0xFF)
+            n >>= 8
+    return hashlib.sha1(bytes(out)).digest()
+
+
+def _unit(buf: bytes, start: int) -> float:
+    """7 bytes from ``start``, their low 52 bits scaled to [0, 1] (trunk's toDouble)."""
+    n = int.from_bytes(buf[start:start + 7], "big")
+    return (n & 0xFFFFFFFFFFFFF) / 0xFFFFFFFFFFFFF
 
 
 @register("randomInt")
 def random_int(ctx: Any, seed: int, seq: int, lo: int, hi: int) -> int:
-    """randomInt(int seed, int seq, int min, int max) -> int in [min, max), deterministic
-    for (seed, seq)."""
-    if hi <= lo:
-        raise BuiltinError("randomInt: max must be greater than min")
-    return _rng(seed, seq).randrange(lo, hi)
+    """randomInt(int seed, int seq, int min, int max) -> int in [min, max), the same
+    number for the same (seed, seq) as trunk (SHA-1 based, rejection sampling)."""
+    span = _jint(hi - lo)
+    if span <= 0:
+        raise BuiltinError(f"randomInt: max ({hi}) must be greater than min ({lo})")
+    mask = 1
+    while mask < span:
+        mask = (mask << 1) + 1
+    h = int.from_bytes(_digest(seed, seq)[:8], "big")
+    step = 0
+    while (h & mask) >= span:
+        step += 1
+        h ^= int.from_bytes(_digest(seed, _jint(seq + step))[:8], "big")
+    return (h & mask) + lo
 
 
 @register("randomFloat")
 def random_float(ctx: Any, seed: int, seq: int, lo: Any, hi: Any) -> float:
-    """randomFloat(int seed, int seq, float min, float max) -> float in [min, max)."""
-    return _f(lo) + _rng(seed, seq).random() * (_f(hi) - _f(lo))
+    """randomFloat(int seed, int seq, float min, float max) -> float in [min, max],
+    trunk's number for (seed, seq)."""
+    return _f(lo) + (_f(hi) - _f(lo)) * _unit(_digest(seed, seq), 0)
 
 
 @register("randomGaussian")
 def random_gaussian(ctx: Any, seed: int, seq: int) -> float:
-    """randomGaussian(int seed, int seq) -> float, standard normal, deterministic."""
-    return _rng(seed, seq).gauss(0.0, 1.0)
+    """randomGaussian(int seed, int seq) -> float, standard normal (Box-Muller over the
+    pair of sequence numbers seq, seq+1 as trunk pairs them)."""
+    mseq = seq - _jrem(seq, 2)
+    buf = bytearray(_digest(seed, mseq))
+    step = 0
+    while True:
+        u1, u2 = _unit(buf, 0), _unit(buf, 8)
+        if u1 > 0:
+            break
+        other = _digest(seed, _jint(mseq + step))
+        step += 1
+        buf = bytearray(a ^ b for a, b in zip(buf, other))
+    d = math.cos(2 * math.pi * u2) if _jrem(seq, 2) == 0 else math.sin(2 * math.pi * u2)
+    return d * math.sqrt(-2.0 * math.log(u1))
 
 
 # ------------------------------------------------------------------ java()

@@ -108,18 +108,21 @@ def substring(ctx: Any, s: str, start: int, end: int | None = None) -> str:
 
 @register("indexOf")
 def index_of(ctx: Any, s: str, find: str, start: int = 0, end: int | None = None) -> int:
-    """indexOf(string s, string find[, int start[, int end]]) -> int. -1 if absent."""
-    e = len(s) if end is None or end < 0 else end
-    return s.find(find, max(start, 0), e)
+    """indexOf(string s, string find, int start[, int end]) -> int. Java ``indexOf``
+    from ``start``; with ``end``, a match must begin before ``end`` (trunk's IndexOf2).
+    -1 if absent."""
+    i = s.find(find, max(start, 0))
+    return i if end is None or i < end else -1
 
 
 @register("lastIndexOf")
 def last_index_of(ctx: Any, s: str, find: str, start: int = -1, end: int | None = None) -> int:
-    """lastIndexOf(string s, string find[, int start[, int end]]) -> int. Searches
-    backwards from ``start`` (-1 = the end); -1 if absent."""
-    stop = len(s) if start < 0 else start + len(find)
-    lo = 0 if end is None or end < 0 else end
-    return s.rfind(find, lo, stop)
+    """lastIndexOf(string s, string find, int start[, int end]) -> int. Java
+    ``lastIndexOf`` searching backwards from ``start`` (-1 = the end); with ``end``, a
+    match must begin after ``end`` (trunk's LastIndexOf2).  -1 if absent."""
+    frm = len(s) if start == -1 else start
+    i = s.rfind(find, 0, max(frm, -1) + len(find)) if frm >= 0 else -1
+    return -1 if end is not None and i <= end else i
 
 
 @register("toUpper")

@@ -1,0 +1,1 @@
+diff s.fv 005-read-write-fv.fv.expected
