@@ -176,6 +176,22 @@ class Exec:
         raise NotImplementedError
 
 
+def _adopt_hidden(hidden: list[Exec]) -> list[Exec]:
+    """Writer counts and holds for hidden statements that write a temporary array of
+    the block (a procedure returning ``string[]``), as the block's own statements get
+    them, so that the array stays open until they are done."""
+    for ex in hidden:
+        arrays = [sym for sym in ex.writes if sym.composite]
+        for sym in arrays:
+            sym.nwriters += 1
+        ex.holds = tuple(_slot_reader(sym.slot) for sym in arrays)
+    return hidden
+
+
+def _slot_reader(slot: int) -> Callable[[list], Any]:
+    return lambda f: f[slot]
+
+
 def _noop() -> None:
     pass
 
@@ -188,6 +204,12 @@ class BlockExec(Exec):
     def __init__(self, rt: Any, pos: A.Pos, scope: Scope, stmts: list[Exec]) -> None:
         Exec.__init__(self, rt, pos)
         self.scope = scope
+        if scope.hidden:
+            # hoisted out of the mapping parameters of this scope's declarations
+            # (``<array_mapper; files=system("find ...")>``), which are compiled after
+            # the block's statements: they run with the block, feeding the mapping
+            stmts = _adopt_hidden(scope.hidden) + stmts
+            scope.hidden = []
         self.stmts = stmts
         self.decls: list[Sym] = list(scope.decls)
         self.single = len(stmts) == 1 and not self.decls and not stmts[0].holds
