@@ -286,6 +286,8 @@ def _single_local_site(config: Config) -> SiteConfig | None:
     if (len(sites) != 1 or sites[0].type != "local" or config.clustering_enabled
             or config.replication_enabled):
         return None
+    if sites[0].initial_parallel_tasks < sites[0].max_parallel_tasks:
+        return None  # it starts lower and grows with its score: the scheduler's job
     return sites[0]
 
 
@@ -327,6 +329,8 @@ def build_executor(
         ctx = BuildContext(config, bus, clock or RealClock(), site_run, keep_site_dir, cdm)
         return SingleSiteExecutor(
             _make_provider(local, ctx), bus, max_parallel=local.max_parallel_tasks,
+            job_submit=config.job_submit_throttle,
+            host_job_submit=config.host_job_submit_throttle,
             file_transfers=config.file_transfers_throttle,
             file_operations=config.file_operations_throttle,
             app_lookup=_app_lookup(config, local.name))
