@@ -16,7 +16,8 @@ scripts and their data files were written against:
 * ``writeData`` — primitives with ``toString``; primitive arrays one value per line in key
   order; structs and struct arrays: a header line of field names in *Java HashMap order*
   each followed by a space, then one row per element with each value followed by a
-  space (``r c l `` / ``Baz BAZ baz ``), as 0.96 wrote them.
+  space (``r c l `` / ``Baz BAZ baz ``), as 0.96 wrote them.  A member that is a struct
+  or an array (0.96: a null pointer failure) is refused with its name.
 
 All functions work on text and plain data (:mod:`swiftnb.engine.data`); the builtins
 do the file I/O.
@@ -259,8 +260,7 @@ def write_data(value: Any, type_: Any = None) -> str:
     t = as_data_type(type_) if type_ is not None else None
     if isinstance(value, StructValue):
         names = java_hash_order(_struct_field_names(value, t))
-        return "".join(n + " " for n in names) + "\n" + "".join(
-            trace_str(value.fields.get(n)) + " " for n in names) + "\n"
+        return "".join(n + " " for n in names) + "\n" + _struct_row(value, names)
     if isinstance(value, dict):
         items = sorted_items(value)
         if items and isinstance(items[0][1], StructValue):
@@ -268,12 +268,28 @@ def write_data(value: Any, type_: Any = None) -> str:
             names = java_hash_order(_struct_field_names(items[0][1], et))
             out = ["".join(n + " " for n in names) + "\n"]
             for _, sv in items:
-                out.append("".join(trace_str(sv.fields.get(n)) + " " for n in names) + "\n")
+                out.append(_struct_row(sv, names))
             return "".join(out)
         if items and isinstance(items[0][1], dict):
             raise BuiltinError("writeData: cannot write an array of arrays")
         return "".join(_leaf_str(v) + "\n" for _, v in items)
     return _leaf_str(value)
+
+
+def _struct_row(v: StructValue, names: list[str]) -> str:
+    """One row: each field's value and a space.  0.96 wrote ``getValue().toString()``
+    of each member, which for a struct or array member was a null pointer failure: a
+    member that is not a single value is refused here with its name instead."""
+    cells = []
+    for n in names:
+        x = v.fields.get(n)
+        if isinstance(x, (dict, StructValue)):
+            raise BuiltinError(
+                f"writeData: {v.name}.{n} is {'an array' if isinstance(x, dict) else 'a struct'}; "
+                "a struct is written as one row of single values (int, float, string, "
+                "boolean, file)")
+        cells.append(_leaf_str(x) + " ")
+    return "".join(cells) + "\n"
 
 
 def _leaf_str(v: Any) -> str:
