@@ -12,7 +12,6 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import pytest
@@ -139,7 +138,7 @@ class Browser:
         side bar folded, as a PNG in the artifacts directory."""
         height = self.js("""
             const app = window.jupyterapp;
-            app.shell.collapseLeft();
+            if (app.shell.collapseLeft) { app.shell.collapseLeft(); }  // JupyterLab only
             const panel = app.shell.currentWidget;
             const outer = panel && panel.content && panel.content.outerNode;
             if (!outer) { return 1000; }
