@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
 
 from swiftnb.lang import ast, types
 from swiftnb.lang.checked import (Binding, CheckedProgram, Param, Signature, Symbol,

@@ -467,7 +467,7 @@ class LogFrame:
 
     def plot(self) -> Any:
         """The report as one bokeh layout (``bokeh.io.show(lf.plot())`` in a notebook)."""
-        from swiftnb.logs.plots import report_layout
+        from swiftnb.logs.report import report_layout
 
         return report_layout(self)
 

@@ -23,7 +23,7 @@ from bokeh.plotting import figure
 from swiftnb.logs.frame import TIMINGS, LogFrame
 
 __all__ = ["task_timeline", "block_timeline", "state_counts", "timing_histograms",
-           "jobs_per_site", "site_scores", "report_layout"]
+           "jobs_per_site", "site_scores"]
 
 #: phase of a task -> (start state, end state, colour)
 TASK_PHASES = {
@@ -240,54 +240,3 @@ def site_scores(lf: LogFrame) -> Any:
         p.legend.click_policy = "hide"
         plots.append(p)
     return column(*plots)
-
-
-def _summary_html(lf: LogFrame) -> str:
-    import html
-
-    run = lf.run
-
-    def when(t: Any) -> str:
-        return "-" if t is None else str(pd.Timestamp(t, unit="s", tz="UTC"))
-
-    rows = [("run", run["run_id"] or "-"), ("outcome", run["outcome"] or "incomplete"),
-            ("start (UTC)", when(run["start"])), ("finish (UTC)", when(run["finish"])),
-            ("time to completion", f"{run.get('ttc', 0):.3f} s"),
-            ("jobs", f"{run['njobs']} ({run['jobs_succeeded']} succeeded, "
-                     f"{run['jobs_failed']} failed)"),
-            ("tasks", f"{run['ntasks']} ({run['tasks_completed']} completed, "
-                      f"{run['tasks_failed']} failed)"),
-            ("coaster blocks / workers", f"{run['nblocks']} / {run['nworkers']}"),
-            ("sites", ", ".join(run["hosts"]) or "-")]
-    table = "".join(f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
-                    f"<td>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    summary = lf.summary()
-    stats = ""
-    if len(summary):
-        head = "".join(f"<th>{h}</th>" for h in
-                       ("timing", "what", "start event", "end event", "count", "mean s",
-                        "min s", "median s", "max s"))
-        body = ""
-        for name, r in summary.iterrows():
-            entity, s, e, what = TIMINGS[name]
-            body += (f"<tr><td>{name}</td><td>{html.escape(what)}</td><td>{entity}.{s}</td>"
-                     f"<td>{entity}.{e}</td><td>{int(r['count'])}</td><td>{r['mean']:.3f}</td>"
-                     f"<td>{r['min']:.3f}</td><td>{r['50%']:.3f}</td><td>{r['max']:.3f}</td></tr>")
-        stats = f"<h3>Timings</h3><table border='1' cellpadding='3'><tr>{head}</tr>{body}</table>"
-    return f"<table>{table}</table>{stats}"
-
-
-def report_layout(lf: LogFrame, *, title: str | None = None) -> Any:
-    """Everything in one column: summary, task and block timelines, counts, histograms."""
-    import html
-
-    heading = html.escape(title or f"Swift run {lf.run['run_id'] or lf.name or ''}")
-    return column(
-        Div(text=f"<h1>{heading}</h1>{_summary_html(lf)}", width=WIDTH),
-        state_counts(lf),
-        task_timeline(lf),
-        block_timeline(lf),
-        timing_histograms(lf),
-        jobs_per_site(lf),
-        site_scores(lf),
-    )

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
+from swiftnb.bokehjs import load_once
 from swiftnb.events import EventBus
 from swiftnb.lang.checked import CheckedProgram
 from swiftnb.runner import RunHandle
@@ -310,9 +311,11 @@ class Dashboard:
         return [self.widget]
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        load_once()  # BokehJS before any chart of the panels, however late they come
         return self.widget._repr_mimebundle_(**kwargs)
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
+        load_once()
         display(self.widget)

@@ -107,8 +107,7 @@ def test_plot_log_writes_an_offline_report(tmp_path):
 
 
 @pytest.mark.parametrize("fn", ["task_timeline", "block_timeline", "state_counts",
-                                "timing_histograms", "jobs_per_site", "site_scores",
-                                "report_layout"])
+                                "timing_histograms", "jobs_per_site", "site_scores"])
 def test_each_plot_is_a_layout(fn, frames):
     from bokeh.model import Model
 
