@@ -12,8 +12,9 @@ Knows nothing of execution (imports nothing of swiftnb outside ``swiftnb.lang``)
 
 Imports: ``import "name";`` loads ``name.swift`` from, in order, each directory of
 ``$SWIFT_LIB`` (as the User Guide says), the importing file's folder, the main script's
-folder and the current directory; each module is loaded once (cycles are fine).  ``stdlib.v1`` and
-``stdlib.v2`` are accepted and ignored (every builtin is always available).
+folder and the current directory; each module is loaded once (cycles are fine).  ``stdlib.v1`` is
+accepted and ignored (every builtin is always available); ``stdlib.v2`` declares ``PI``
+and ``E`` and makes ``assert`` trunk's (docs/language.md).
 """
 
 from __future__ import annotations
