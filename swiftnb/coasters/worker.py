@@ -17,6 +17,8 @@ Protocol: one JSON object per line (``\\n``-terminated UTF-8), worker first::
                                                    its process group id)
     worker -> service  {"op": "done", "n": K, "result": {wrapper result dict}}
     service -> worker  {"op": "cancel", "n": K}   (kill that app's process group)
+    service -> worker  {"op": "cores", "n": N}    (run up to N apps at once: the SSH
+                                                   site's maxParallelTasks was raised)
     service -> worker  {"op": "shutdown"}         (kill what runs, exit)
 
 Two transports carry it (:class:`TcpTransport`, :class:`StdioTransport`; one
@@ -63,6 +65,8 @@ from collections.abc import Iterator
 from typing import Any
 
 PROTOCOL_VERSION = 1
+#: the most slot threads a ``cores`` message may ask for (the widest throttle slider)
+MAX_CORES = 1024
 SECRET_ENV = "SWIFTNB_COASTER_SECRET"
 
 #: where a launcher puts the rank of the process it started (``--id auto``): swiftnb's
@@ -392,14 +396,22 @@ class Worker:
             print(f"worker {self.transport.name}: {exc}", file=sys.stderr)
             return exc.code
         self._open = True
-        threads = [threading.Thread(target=self._slot, daemon=True) for _ in range(self.cores)]
-        for t in threads:
-            t.start()
+        self._slots: list[threading.Thread] = []
+        self._grow(self.cores)
         try:
             self._serve()
         finally:
-            self._stop(threads)
+            self._stop(self._slots)
         return 0
+
+    def _grow(self, cores: int) -> None:
+        """Run up to ``cores`` apps at once: start the slot threads missing (slots are
+        never taken away: the sender keeps fewer tasks in flight to lower the width)."""
+        while len(self._slots) < cores:
+            thread = threading.Thread(target=self._slot, daemon=True)
+            self._slots.append(thread)
+            thread.start()
+        self.cores = len(self._slots)
 
     def _serve(self) -> None:
         """Read messages until EOF, ``shutdown`` or a line that is not JSON."""
@@ -415,6 +427,8 @@ class Worker:
                     self._jobs.put((int(message["n"]), message["spec"]))
                 elif op == "cancel":
                     self._cancel(int(message["n"]))
+                elif op == "cores":
+                    self._grow(min(int(message["n"]), MAX_CORES))
                 elif op == "shutdown":
                     log.info("the service said shutdown")
                     return

@@ -263,6 +263,16 @@ class SSHProvider(Provider):
         self.limiter.succeeded()
         return result
 
+    def allow_parallel(self, n: int) -> None:
+        """More slots on the host: the running worker starts more slot threads (it was
+        started with ``--cores`` of the configured maxParallelTasks), a later one starts
+        with them."""
+        if n <= self.max_parallel:
+            return
+        self.max_parallel = n
+        if self._worker is not None and self._worker.alive:
+            self._worker.send({"op": "cores", "n": n})
+
     async def _start_worker(self) -> None:
         if self._worker is not None:  # the connection was lost: wait for the host
             self._connection = "reconnecting"

@@ -158,6 +158,11 @@ class Provider(abc.ABC):
     def state(self) -> ProviderState:
         """A snapshot for people and panels."""
 
+    def allow_parallel(self, n: int) -> None:
+        """The site may now run ``n`` tasks at once (a throttle moved, or its score grew
+        its limit).  A provider that sized something for fewer (the slots of the worker
+        on an SSH host) grows it; the default has nothing to grow."""
+
     async def execute_cluster(self, tasks: list[Task], attempt: StatusReporter) -> list[TaskResult]:
         """Run a cluster of short tasks as one job (clustering.enabled), where
         ``runs_clusters`` says the provider can; otherwise the scheduler runs the members

@@ -849,6 +849,7 @@ class Scheduler:
         self.bus.emit("THROTTLE", {"name": "parallelTasks", "host": site.name,
                                    "old": old, "new": new})
         if new > old:
+            site.provider.allow_parallel(new)
             self._pump()
 
     # ================================================================ replication

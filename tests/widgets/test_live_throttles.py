@@ -118,12 +118,29 @@ def running_at_starts(events: list[Event], site: str | None = None) -> list[tupl
 def widths(moved: Moved, site: str | None = None) -> list[list[int]]:
     """The running counts when tasks became active under each limit: before the first
     move; then for the tasks placed (JOB_START) after each move that became active before
-    the next (a task placed before a move may become active after it: it held its slot
-    already)."""
-    starts = running_at_starts(moved.handle.event_list, site)
-    cuts = [*moved.at, len(moved.handle.event_list)]
-    return [[n for _p, a, n in starts if a < cuts[0]],
-            *([n for p, a, n in starts if lo <= p and a < hi] for lo, hi in zip(cuts, cuts[1:]))]
+    the next, once every task placed before the move has ended (those held their slots
+    under the old limit: a remote site reports an end after the scheduler has freed the
+    slot, so a task placed after a lowering may see them still running)."""
+    events = moved.handle.event_list
+    starts = running_at_starts(events, site)
+    ended = ends(events)
+    cuts = [*moved.at, len(events)]
+    phases = [[n for _p, a, n in starts if a < cuts[0]]]
+    for lo, hi in zip(cuts, cuts[1:]):
+        drained = max((ended.get(j, len(events)) for j, p in placed(events).items() if p < lo),
+                      default=lo)
+        phases.append([n for p, a, n in starts if lo <= p and max(lo, drained) <= a < hi])
+    return phases
+
+
+def placed(events: list[Event]) -> dict[str, int]:
+    """jobid -> event index of its JOB_START (the scheduler placed it on a site)."""
+    return {e["jobid"]: i for i, e in enumerate(events) if e.kind == "JOB_START"}
+
+
+def ends(events: list[Event]) -> dict[str, int]:
+    """jobid -> event index of its JOB_END."""
+    return {e["jobid"]: i for i, e in enumerate(events) if e.kind == "JOB_END"}
 
 
 def throttle_events(moved: Moved) -> list[tuple]:
