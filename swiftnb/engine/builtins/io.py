@@ -328,18 +328,24 @@ def write_data(ctx: Any, v: Any) -> FileValue:
     if dest is None or dest.path is None:
         raise BuiltinError("writeData: the result must be assigned to a mapped file")
     text = datafiles.write_data(v, getattr(ctx, "return_type", None) if not isinstance(v, (dict, StructValue)) else None)
-    path = _local(ctx, dest.path)
-    d = os.path.dirname(path)
+    write_text(ctx, dest, text, "writeData")
+    return dest
+
+
+def write_text(ctx: Any, dest: Any, text: str, who: str) -> None:
+    """Put ``text`` in the file ``dest`` maps to, whole or not at all (a temporary
+    beside it, renamed), as ``writeData`` and trunk's ``write`` do."""
+    path = _local(ctx, dest.path or "")
+    folder = os.path.dirname(path)
     try:
-        if d:
-            os.makedirs(d, exist_ok=True)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as e:
-        raise BuiltinError(f"writeData: cannot write {dest.path}: {e.strerror}") from None
-    return dest
+        raise BuiltinError(f"{who}: cannot write {dest.path}: {e.strerror}") from None
 
 
 # ------------------------------------------------------------------ arrays

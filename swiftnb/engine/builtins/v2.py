@@ -5,11 +5,10 @@ formats.  Messages and file formats follow trunk's ``swiftscript/v2`` classes
 from __future__ import annotations
 
 import enum
-import os
 from typing import Any
 
 from swiftnb.engine import datafiles
-from swiftnb.engine.builtins.io import _local, _read_text
+from swiftnb.engine.builtins.io import _read_text, write_text
 from swiftnb.engine.builtins.numbers import parse_java_double, parse_java_int
 from swiftnb.engine.builtins.registry import register
 from swiftnb.engine.data import (
@@ -269,7 +268,7 @@ def write(ctx: Any, v: Any, format: str = "None", options: dict | None = None) -
         text = "".join(f"{path} = {java_str(x)}\n" for path, x in _leaves(v, ""))
     else:
         text = _write_csv(v, (_separator(options) or CSV_SEPARATORS)[0])
-    _save(ctx, dest, text)
+    write_text(ctx, dest, text, "write")
     return dest
 
 
@@ -311,20 +310,6 @@ def _write_csv(v: Any, sep: str) -> str:
     if isinstance(v, FileValue):
         raise BuiltinError("Cannot serialize file-valued data")
     return java_str(v)
-
-
-def _save(ctx: Any, dest: FileValue, text: str) -> None:
-    path = _local(ctx, dest.path or "")
-    folder = os.path.dirname(path)
-    try:
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        raise BuiltinError(f"write: cannot write {dest.path}: {e.strerror}") from None
 
 
 __all__ = ["assert_v2", "Format", "format_of", "DEFAULT_MSG", "CSV_SEPARATORS"]
