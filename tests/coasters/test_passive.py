@@ -31,6 +31,21 @@ foreach i in [1:{n}] {{
 }}
 """
 
+#: the same bag, whose apps wait for a file: both hand-started workers have connected
+#: before any task can end (else the first worker may run them all, the run end, and
+#: the second worker never come in)
+GATED = """
+type file;
+app (file o) gated (file i, string go) {{
+    sh "-c" "while [ ! -e $0 ]; do sleep 0.05; done; cat $1" go @i stdout=@o;
+}}
+file inp <"in.txt">;
+foreach i in [1:{n}] {{
+    file f <single_file_mapper; file=strcat("out/f", i, ".txt")>;
+    f = gated(inp, "{go}");
+}}
+"""
+
 CONF = """
 sites: [hand]
 site.hand {{
@@ -86,10 +101,19 @@ class Run:
         return code
 
 
+def _worker_ids(tmp_path: Path) -> set[str]:
+    """The ids of the workers the run's log has seen connect so far."""
+    found: set[str] = set()
+    for log in tmp_path.glob("run*/*.log"):
+        found |= set(re.findall(r"WORKER_ACTIVE blockid=\S+ id=(\d{6})", log.read_text()))
+    return found
+
+
 def test_a_run_waits_for_workers_started_by_hand(tmp_path):
     n = 6
+    go = tmp_path / "go"
     (tmp_path / "in.txt").write_text("payload\n")
-    (tmp_path / "wf.swift").write_text(BAG.format(n=n))
+    (tmp_path / "wf.swift").write_text(GATED.format(n=n, go=go))
     secret = tmp_path / "secret"
     (tmp_path / "swift.conf").write_text(CONF.format(secret=secret, work=tmp_path / "work"))
     run = Run(tmp_path)
@@ -114,6 +138,10 @@ def test_a_run_waits_for_workers_started_by_hand(tmp_path):
             workers.append(subprocess.Popen(argv, cwd=tmp_path, stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                             start_new_session=True))
+        end = time.monotonic() + LIMIT
+        while len(_worker_ids(tmp_path)) < 2 and time.monotonic() < end:
+            time.sleep(0.1)
+        go.touch()  # the apps may end now
         code = run.wait()
     finally:
         for w in workers:
