@@ -49,7 +49,7 @@ CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
 SERVER_START = 90.0     # seconds for JupyterLab to answer
 PAGE_LOAD = 90.0        # seconds for the lab's page to show its shell
 KERNEL_READY = 60.0     # seconds for a notebook's kernel to start
-RUN_ALL = 150.0         # seconds for every cell of a notebook to finish
+RUN_ALL = 240.0         # seconds for every cell of a notebook to finish (03 took 150 s under CI)
 RENDER = 30.0           # seconds for widgets and charts to finish rendering
 
 
