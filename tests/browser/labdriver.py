@@ -170,12 +170,21 @@ class RunState:
     kernel: str                 # the kernel's status
     queued: int                 # cells showing [*]
     unrun: int                  # code cells with no execution count
+    sent: int                   # code cells with source, each of which Run All sends
+    replies: int                # execute_reply messages the page received since Run All
     errors: tuple[str, ...]     # cells (index: ename) with an error not tagged raises-exception
 
     @property
     def finished(self) -> bool:
-        return self.kernel == "idle" and self.queued == 0 and (self.unrun == 0 or
-                                                                bool(self.errors))
+        """The kernel answered every cell Run All sent (an error's followers are answered
+        "aborted") and is idle.
+
+        The replies are counted on the kernel connection, not read from each cell's
+        prompt: a cell's prompt leaves ``[*]`` only once the idle status carrying that
+        cell's request arrives, and ipykernel 7 can publish that idle under the parent
+        of a widget's comm message that came in while an ``await`` ran (seen once in CI on
+        notebook 03: kernel idle, every output drawn, the last cell still ``[*]``)."""
+        return self.kernel == "idle" and self.replies >= self.sent
 
 
 #: the notebook panel for a path (the lab's current widget when it is that notebook)
@@ -202,7 +211,32 @@ const kernel = panel.sessionContext.session && panel.sessionContext.session.kern
 return {kernel: kernel ? kernel.status : 'none',
         queued: cells.filter(c => prompt(c).includes('*')).length,
         unrun: cells.filter(c => c.model.executionCount === null).length,
+        sent: cells.filter(c => c.model.sharedModel.getSource().trim() !== '').length,
+        replies: (window.swiftnbReplies || {})[path] || 0,
         errors: errors};
+"""
+
+#: from now on, count the execute replies this notebook's kernel sends (in
+#: ``window.swiftnbReplies[path]``), whatever cell prompt they reach
+_COUNT_REPLIES = """
+const kernel = panel.sessionContext.session.kernel;
+window.swiftnbReplies = window.swiftnbReplies || {};
+window.swiftnbReplies[path] = 0;
+if (!window.swiftnbCounting) { window.swiftnbCounting = new Set(); }
+if (!window.swiftnbCounting.has(kernel.id)) {
+  window.swiftnbCounting.add(kernel.id);
+  const cellRequests = new Set();   // a cell's request stores history; an extension's not
+  kernel.anyMessage.connect((_, args) => {
+    const msg = args.msg;
+    if (args.direction === 'send' && msg.header.msg_type === 'execute_request'
+        && msg.content.store_history && !msg.content.silent) {
+      cellRequests.add(msg.header.msg_id);
+    } else if (args.direction === 'recv' && msg.header.msg_type === 'execute_reply'
+               && cellRequests.delete(msg.parent_header.msg_id)) {
+      window.swiftnbReplies[path] = (window.swiftnbReplies[path] || 0) + 1;
+    }
+  });
+}
 """
 
 #: every bokeh root (an element with data-root-id) and the drawn canvases inside it,
@@ -261,12 +295,13 @@ class NotebookPage:
         raw = self.browser.js(_RUN_STATE, self.path)
         assert isinstance(raw, dict), f"{self.path} is not the lab's current notebook"
         return RunState(kernel=raw["kernel"], queued=raw["queued"], unrun=raw["unrun"],
+                        sent=raw["sent"], replies=raw["replies"],
                         errors=tuple(raw["errors"]))
 
     def run_all(self, within: float = RUN_ALL) -> RunState:
         """Run every cell (as Run > Run All Cells does) and wait until the kernel is idle
         with no cell queued; an error outside a ``raises-exception`` cell fails the test."""
-        self.js("app.commands.execute('notebook:run-all-cells'); return true;")
+        self.js(_COUNT_REPLIES + "app.commands.execute('notebook:run-all-cells'); return true;")
         deadline = time.monotonic() + within
         time.sleep(0.5)
         while True:
