@@ -8,11 +8,14 @@ builtins of :mod:`swiftnb.lang.builtins`, mappers of :mod:`swiftnb.lang.mappers`
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swiftnb.lang.builtins import BUILTINS
 from swiftnb.lang.mappers import NAMES as MAPPER_NAMES
 from swiftnb.lang.parser import KEYWORDS
+
+if TYPE_CHECKING:
+    from swiftnb.kernel.session import ProcEntry
 
 __all__ = ["complete", "inspect", "is_complete", "KEYWORDS_ALL", "TYPE_NAMES"]
 
@@ -121,24 +124,25 @@ def _builtin_text(name: str) -> str:
     return f"{head}\n\nbuilt-in {kind} (see docs/builtins.md)"
 
 
+def _procedure_text(entry: ProcEntry) -> str:
+    """One declaration as shift-tab shows it: signature, doc comment, header as written."""
+    from swiftnb.kernel.session import signature_text
+
+    return "\n\n".join(part for part in (signature_text(entry.decl), entry.doc, entry.source)
+                       if part)
+
+
 def inspect(code: str, cursor_pos: int, session: Any = None) -> dict[str, Any]:
-    """A Jupyter inspect_reply content: a procedure's signature and doc comment, a
-    variable's type, a builtin's or mapper's signature."""
-    from swiftnb.kernel.session import signature_text, var_text
+    """A Jupyter inspect_reply content: a procedure's signature and doc comment (each
+    overload's), a variable's type, a builtin's or mapper's signature."""
+    from swiftnb.kernel.session import var_text
 
     name = _word_at(code, cursor_pos)
     if not name and cursor_pos > 0:
         name = _word_at(code, cursor_pos - 1)
     text = None
     if session is not None and name in session.procs:
-        p = session.procs[name]
-        text = signature_text(p)
-        doc = session.docs.get(name)
-        if doc:
-            text += "\n\n" + doc
-        source = session.sources.get(name)
-        if source:
-            text += "\n\n" + source
+        text = "\n\n".join(_procedure_text(e) for e in session.procs[name])
     elif session is not None and name in session.vars:
         entry = session.vars[name]
         text = var_text(entry.decl)

@@ -196,7 +196,7 @@ class SwiftKernel(IPythonKernel):
             return self._error("RunSetupError", str(exc), "Could not start execution:\n\t"
                                f"cannot create the session directory: {exc}", silent)
         try:
-            handle = start_run(cell, seed=cell.seed, base_dir=os.getcwd(),
+            handle = start_run(cell.checked, seed=cell.seed, base_dir=os.getcwd(),
                                run_parent=run_parent, stdout=sys.stdout,
                                **self.swift_settings.run_kwargs())
         except RunSetupError as exc:

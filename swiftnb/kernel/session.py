@@ -7,12 +7,14 @@ Each cell is checked and run as its own program, made of
   value for each top-level variable computed earlier (or each Python value the cell uses);
 * the cell's own declarations and statements (positions ``cell:LINE:COL``).
 
-A name the cell declares again replaces the prelude's one, so re-running a cell never
-fails with "already defined".  The earlier values reach the run as the engine's
-``Run(seed=...)``: the closed dataflow nodes themselves, so apps do not run again and
-files keep their paths.  The checker is told that the prelude's variables have values
-(``lang.check(..., given=...)``: not "uninitialised"); everything else is the ordinary
-front end and engine.
+A type or variable the cell declares again replaces the prelude's one, and so does a
+procedure declared again with the same input types; a procedure of the same name with
+other input types is an overload kept beside the earlier ones (Swift/K trunk overloads
+by argument types).  So re-running a cell never fails with "already defined".  The
+earlier values reach the run as the engine's ``Run(seed=...)``: the closed dataflow
+nodes themselves, so apps do not run again and files keep their paths.  The checker is
+told that the prelude's variables have values (``lang.check(..., given=...)``: not
+"uninitialised"); everything else is the ordinary front end and engine.
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ from typing import Any
 
 from swiftnb import lang
 from swiftnb.lang import ast as A
+from swiftnb.lang.checked import CheckedProgram
 
-__all__ = ["SwiftSession", "CellProgram", "CELL_FILE", "located_warnings", "walk"]
+__all__ = ["SwiftSession", "CellProgram", "ProcEntry", "CELL_FILE", "located_warnings", "walk",
+           "input_types"]
 
 #: the file name of every cell in positions and messages (``cell:3:5: ...``)
 CELL_FILE = "cell"
@@ -44,10 +48,22 @@ class VarEntry:
 
 
 @dataclass
-class CellProgram:
-    """A checked cell with its prelude: what ``start_run`` and the engine need."""
+class ProcEntry:
+    """One declaration of a procedure the session keeps, with what shift-tab shows of it:
+    its header as written and the comment above it (both empty when it was imported)."""
 
-    checked: Any
+    decl: A.Procedure
+    source: str = ""
+    doc: str = ""
+
+
+@dataclass
+class CellProgram:
+    """A checked cell with its prelude: ``checked`` is what ``start_run`` runs (the
+    engine takes each call's overload from it), ``seed`` the earlier values it starts
+    with; the rest is what :meth:`SwiftSession.commit` keeps."""
+
+    checked: CheckedProgram
     seed: dict[str, Any]
     text: str
     declared_types: list[str] = field(default_factory=list)
@@ -60,15 +76,6 @@ class CellProgram:
     #: the warnings to show under the cell, at their ``cell:line:col`` when the cell's
     #: own text says them (:func:`located_warnings`)
     notes: list[str] = field(default_factory=list)
-
-    # what the engine reads of a checked program
-    @property
-    def program(self) -> A.Program:
-        return self.checked.program
-
-    @property
-    def warnings(self) -> list[str]:
-        return self.checked.warnings
 
 
 def walk(node: Any) -> Iterator[Any]:
@@ -148,6 +155,35 @@ def _bound_names(program: A.Program) -> set[str]:
     return names
 
 
+def _key_text(key: A.TypeExpr | None) -> str:
+    """An array dimension as the checker writes it (``int`` keys are plain ``[]``)."""
+    return "[]" if key is None or key.name == "int" else f"[{key.name}]"
+
+
+def _resolved(te: A.TypeExpr, types: Mapping[str, A.TypeDecl],
+              seen: frozenset[str] = frozenset()) -> tuple[str, str]:
+    """(element type name, dimensions) of a type expression, aliases followed."""
+    dims = "".join(_key_text(k) for k in te.dims)
+    td = types.get(te.name)
+    if td is None or td.kind != "alias" or td.alias_of is None or te.name in seen:
+        return te.name, dims
+    element, inner = _resolved(td.alias_of, types, seen | {te.name})
+    return element, dims + inner
+
+
+def input_types(proc: A.Procedure, types: Mapping[str, A.TypeDecl]) -> tuple[str, ...]:
+    """The types of a procedure's mandatory inputs (``types``: the type declarations in
+    scope, for aliases).  Two declarations of one name with the same ones are one
+    procedure declared again, as the checker's overloading rule has it; with different
+    ones they are overloads."""
+    out = []
+    for f in proc.inputs:
+        if f.default is None:
+            element, inner = _resolved(f.type, types)
+            out.append(element + "".join(_key_text(d) for d in f.dims) + inner)
+    return tuple(out)
+
+
 _PY_TYPES = ((bool, "boolean"), (int, "int"), (float, "float"), (str, "string"))
 
 
@@ -190,10 +226,9 @@ class SwiftSession:
     def __init__(self, base_dir: str = ".") -> None:
         self.base_dir = os.path.abspath(base_dir)
         self.types: dict[str, A.TypeDecl] = {}
-        self.procs: dict[str, A.Procedure] = {}
+        #: name -> its declarations (overloads), in the order they were first declared
+        self.procs: dict[str, list[ProcEntry]] = {}
         self.vars: dict[str, VarEntry] = {}
-        self.docs: dict[str, str] = {}          # procedure name -> doc comment
-        self.sources: dict[str, str] = {}       # procedure name -> its source text
         self._warned: set[str] = set()
         self.last_run: Any = None
 
@@ -205,10 +240,13 @@ class SwiftSession:
         own_types = {t.name for t in cell.types}
         own_procs = {p.name for p in cell.procedures}
         new_types = own_types | {t.name for t in cell_types}  # replace the prelude's
-        new_procs = own_procs | {p.name for p in cell_procs}
         own_vars = [name for name, _ in top_declared(cell)]
         types = tuple(t for n, t in self.types.items() if n not in new_types) + cell.types
-        procs = tuple(p for n, p in self.procs.items() if n not in new_procs) + cell.procedures
+        in_scope = {t.name: t for t in cell_types + types}
+        redeclared = {(p.name, input_types(p, in_scope)) for p in cell_procs + cell.procedures}
+        procs = tuple(e.decl for name, entries in self.procs.items() for e in entries
+                      if (name, input_types(e.decl, in_scope)) not in redeclared)
+        procs += cell.procedures
         prelude: list[A.Stmt] = []
         seed: dict[str, Any] = {}
         given: list[A.Declarator] = []
@@ -271,22 +309,14 @@ class SwiftSession:
         assert program is not None
         for t in cell.imported[0]:
             self.types[t.name] = t
-        for p in cell.imported[1]:
-            self.procs[p.name] = p
-            self.docs.pop(p.name, None)
-            self.sources.pop(p.name, None)
         cell_ast_types = {t.name: t for t in program.types}
         for name in cell.declared_types:
             self.types[name] = cell_ast_types[name]
-        by_name = {p.name: p for p in program.procedures}
-        for name in cell.declared_procs:
-            self.procs[name] = by_name[name]
-            self.sources[name] = _proc_source(cell.text, by_name[name])
-            doc = _doc_comment(cell.text, by_name[name].pos.line)
-            if doc:
-                self.docs[name] = doc
-            else:
-                self.docs.pop(name, None)
+        for p in cell.imported[1]:
+            self._keep(ProcEntry(p))
+        for p in program.procedures:
+            self._keep(ProcEntry(p, _proc_source(cell.text, p),
+                                 _doc_comment(cell.text, p.pos.line)))
         for name in cell.declared_vars:
             self.vars.pop(name, None)
         plain: dict[str, Any] = {}
@@ -315,12 +345,21 @@ class SwiftSession:
             self.vars[name] = VarEntry(name, decls[name], node)
         return plain
 
+    def _keep(self, entry: ProcEntry) -> None:
+        """Keep a committed declaration: in place of the one of its name and input types,
+        else beside the other overloads of its name."""
+        overloads = self.procs.setdefault(entry.decl.name, [])
+        key = input_types(entry.decl, self.types)
+        for i, old in enumerate(overloads):
+            if input_types(old.decl, self.types) == key:
+                overloads[i] = entry
+                return
+        overloads.append(entry)
+
     def reset(self) -> None:
         self.types.clear()
         self.procs.clear()
         self.vars.clear()
-        self.docs.clear()
-        self.sources.clear()
         self._warned.clear()
 
     # ---------------------------------------------------------------- introspection
@@ -331,8 +370,8 @@ class SwiftSession:
         lines = []
         for name, t in self.types.items():
             lines.append(f"type {name}")
-        for name, p in self.procs.items():
-            lines.append(signature_text(p))
+        for entries in self.procs.values():
+            lines.extend(signature_text(e.decl) for e in entries)
         for name, v in self.vars.items():
             lines.append(var_text(v.decl))
         return "\n".join(lines) if lines else "(no Swift declarations)"

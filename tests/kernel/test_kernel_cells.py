@@ -52,6 +52,37 @@ def test_rerunning_a_cell_replaces_its_declarations(kernel):
     assert (kernel.cwd / "shout.txt").read_text() == "LOUD two\n"
 
 
+def test_overloads_declared_in_several_cells_are_all_kept(kernel):
+    # trunk overloads by argument types: a later cell's f(float) adds to the f(int) of
+    # an earlier cell; f(int) declared again replaces that one declaration only
+    assert kernel.run('(string r) kind(int x) { r = "int " + x; }').status == "ok"
+    assert kernel.run('// the float one\n'
+                      '(string r) kind(float x) { r = "float"; }').status == "ok"
+    r = kernel.run("trace(kind(1), kind(1.5));")
+    assert r.status == "ok", r.errors
+    assert "SwiftScript trace: int 1, float" in r.stream()
+    r = kernel.run('(string r) kind(int y) { r = "new int " + y; }\n'
+                   "trace(kind(2), kind(2.5));")
+    assert r.status == "ok", r.errors
+    assert "SwiftScript trace: new int 2, float" in r.stream()
+    assert kernel.run("trace(kind(3));").stream().strip() == "SwiftScript trace: new int 3"
+    r = kernel.run("trace(kind(true));")
+    assert r.status == "error"
+    text = "\n".join(r.errors[0]["traceback"])
+    assert "No function or procedure kind matches the argument types kind(boolean)" in text
+    assert "(string r) kind(int y) at cell:1" in text
+    assert "(string r) kind(float x) at cell:2" in text
+    assert "kind(int x)" not in text
+    r = kernel.run("%who")
+    assert [ln for ln in r.stream().splitlines() if " kind " in ln] == [
+        "(string r) kind (int y)", "(string r) kind (float x)"]
+    shown = kernel.kc.inspect("kind", 2, reply=True, timeout=60)["content"]
+    assert shown["found"]
+    text = shown["data"]["text/plain"]
+    assert "(string r) kind (int y)" in text and "(string r) kind (float x)" in text
+    assert "the float one" in text and "kind (int x)" not in text
+
+
 def test_swift_values_in_python_and_back(kernel):
     r = kernel.run('int k = 6;\nfloat[] xs = [1.5, 2.5];\nstring[string] m;\nm["a"] = "b";')
     assert r.status == "ok", r.errors

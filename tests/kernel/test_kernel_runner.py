@@ -108,7 +108,7 @@ def test_seed_gives_top_level_values(tmp_path, capsys):
 
     s = SwiftSession(str(tmp_path))
     cell = s.compile_cell("trace(n + 1, w[1]);", {"n": 41, "w": ["a", "b"]})
-    run = prepare_run(cell, base_dir=str(tmp_path), seed=cell.seed, log=False)
+    run = prepare_run(cell.checked, base_dir=str(tmp_path), seed=cell.seed, log=False)
     run.wait(timeout=30)
     assert run.ok, run.errors
     assert "SwiftScript trace: 42, b" in capsys.readouterr().out
