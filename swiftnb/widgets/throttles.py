@@ -22,6 +22,7 @@ does not state reads "unknown", its slider hidden (as on a bare event bus).
 from __future__ import annotations
 
 import html
+import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 
@@ -29,7 +30,7 @@ import ipywidgets as W
 
 from swiftnb.config import ConfigError, load_config_text
 from swiftnb.events import Event
-from swiftnb.scheduling.throttles import OFF_NAMES, ThrottleControl, shown_limit
+from swiftnb.scheduling.throttles import OFF_NAMES, ThrottleControl, parse_throttle, shown_limit
 from swiftnb.widgets._util import table
 
 __all__ = ["ThrottlesPanel", "GLOBAL", "PER_SITE", "OFF", "logged_throttles"]
@@ -47,21 +48,28 @@ Value = int | float | str | None
 Values = dict[tuple[str, str | None], Value]
 
 
-def _normal(value: object) -> Value:
-    """A value from an event, a log or the executor, as shown ("off" for no limit)."""
+def _shown(value: object) -> Value:
+    """A throttle value from an event, a log or the executor, as the panel shows it:
+    a number, "off" for no limit, or None ("unknown") when it is missing or is no
+    Throttle value (Swift's parsing, :func:`parse_throttle`)."""
     if value is None:
         return None
-    if isinstance(value, str):
-        text = value.strip().lower()
-        if text in ("off", "none", "unlimited", "inf"):
-            return OFF
-        try:
-            value = float(text)
-        except ValueError:
-            return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+    try:
+        limit = parse_throttle(value)
+    except ValueError:
         return None
-    return shown_limit(float(value))
+    # parse_throttle lets "nan" through (nan < 1 is false); a slider cannot stand there
+    return None if math.isnan(limit) else shown_limit(limit)
+
+
+def _listed(value: object) -> object:
+    """A value of a THROTTLE event as the list of changes shows it: a Throttle value as
+    the sliders show it, another (``replicationLimit`` 0, ``maxSubmitRate`` 0.5) as the
+    event states it, a missing one blank."""
+    if value in (None, "null"):   # a log writes null
+        return None
+    shown = _shown(value)
+    return value if shown is None else shown
 
 
 def _text(value: Value) -> str:
@@ -88,15 +96,15 @@ def logged_throttles(dump: str) -> tuple[Values, list[str]]:
     except ConfigError:
         return {}, []
     values: Values = {
-        ("jobSubmitThrottle", None): _normal(config.job_submit_throttle),
-        ("fileTransfersThrottle", None): _normal(config.file_transfers_throttle),
-        ("fileOperationsThrottle", None): _normal(config.file_operations_throttle),
+        ("jobSubmitThrottle", None): _shown(config.job_submit_throttle),
+        ("fileTransfersThrottle", None): _shown(config.file_transfers_throttle),
+        ("fileOperationsThrottle", None): _shown(config.file_operations_throttle),
     }
     sites = []
     for site in config.enabled_sites:
         sites.append(site.name)
-        values[("maxParallelTasks", site.name)] = _normal(site.max_parallel_tasks)
-        values[("hostJobSubmitThrottle", site.name)] = _normal(config.host_job_submit_throttle)
+        values[("maxParallelTasks", site.name)] = _shown(site.max_parallel_tasks)
+        values[("hostJobSubmitThrottle", site.name)] = _shown(config.host_job_submit_throttle)
     return values, sites
 
 
@@ -153,7 +161,7 @@ class ThrottlesPanel:
 
     def __init__(self, scheduler: ThrottleControl | None = None) -> None:
         self.scheduler = scheduler
-        self.changes: deque[tuple[float, str, str | None, Value, Value]] = deque(maxlen=8)
+        self.changes: deque[tuple[float, str, str | None, object, object]] = deque(maxlen=8)
         #: what a log states (no live executor): its configuration, then THROTTLE changes
         self.latest: Values = {}
         self.errors: list[str] = []
@@ -187,11 +195,11 @@ class ThrottlesPanel:
         if self.scheduler is None:
             return self._logged()
         th = self.scheduler.throttles()
-        out: dict[str, Value] = {n: _normal(th.get(n)) for n in GLOBAL}
+        out: dict[str, Value] = {n: _shown(th.get(n)) for n in GLOBAL}
         sites = th.get("sites", {})
         chosen = self._chosen_site(list(sites))
         for n in PER_SITE:
-            out[n] = _normal(sites.get(chosen, {}).get(n)) if chosen is not None else None
+            out[n] = _shown(sites.get(chosen, {}).get(n)) if chosen is not None else None
         return out
 
     def _logged(self) -> dict[str, Value]:
@@ -249,10 +257,9 @@ class ThrottlesPanel:
                 continue  # the limit following a site's score: the sites table shows it
             host = f.get("host")
             host = None if host in (None, "", "null") else str(host)   # a log writes null
-            new = _normal(f.get("new"))
             self.changes.append((round(e.time - self.t0, 2), str(name), host,
-                                 _normal(f.get("old")), new))
-            self.latest[(str(name), host)] = new
+                                 _listed(f.get("old")), _listed(f.get("new"))))
+            self.latest[(str(name), host)] = _shown(f.get("new"))
             if host is not None and self.scheduler is None:
                 self._add_sites([host])
 
