@@ -16,6 +16,7 @@ import ipywidgets as W
 
 from swiftnb.events import Event
 from swiftnb.widgets._util import duration, table
+from swiftnb.widgets.taskstates import TaskStates
 
 __all__ = ["ProgressPanel", "STATES", "AppCount"]
 
@@ -66,7 +67,7 @@ class ProgressPanel:
         # ``clock``: the run's clock (live: the time goes on between events); without it
         # (a log) the run's time is that of the last event
         self.clock = clock
-        self.status: dict[str, int] = {}          # taskid -> latest status
+        self.tasks = TaskStates()                 # taskid -> latest status
         self.counts: dict[int, int] = {code: 0 for code, _, _ in STATES}
         self.apps: dict[str, AppCount] = {}
         self.jobs = 0
@@ -103,25 +104,18 @@ class ProgressPanel:
         if self.t0 is None:
             self.t0 = events[0].time
         self.last = events[-1].time
-        status = self.status
+        tasks = self.tasks
         counts = self.counts
         for e in events:
             kind = e.kind
             if kind == "TASK_STATUS_CHANGE":
-                f = e.fields
-                tid = f.get("taskid")
-                try:
-                    new = int(f.get("status"))
-                except (TypeError, ValueError):
+                change = tasks.change(e)
+                if change is None:
                     continue
-                old = status.get(tid)
-                if old == new:
-                    continue
-                status[tid] = new
-                if old in counts:
-                    counts[old] -= 1
-                if new in counts:
-                    counts[new] += 1
+                if change.old in counts:
+                    counts[change.old] -= 1
+                if change.new in counts:
+                    counts[change.new] += 1
             elif kind == "JOB_INIT":
                 self.jobs += 1
                 self._app(e.fields.get("tr")).known += 1
@@ -189,7 +183,7 @@ class ProgressPanel:
 
     def render(self) -> bool:
         changed = False
-        total = max(1, len(self.status))
+        total = max(1, len(self.tasks))
         for code, bar in self.bars.items():
             n = self.counts[code]
             if bar.max != total or bar.value != n:
@@ -211,7 +205,7 @@ class ProgressPanel:
         changed |= self._set(self.apps_html, table(self.APP_HEADERS, self.app_rows(),
                                                    cls="apps") if self.apps else "")
         summary = (f"<b>jobs</b> {self.jobs} &nbsp; <b>ok</b> {self.jobs_ok} &nbsp; "
-                   f"<b>failed</b> {self.jobs_failed} &nbsp; <b>tasks</b> {len(self.status)}")
+                   f"<b>failed</b> {self.jobs_failed} &nbsp; <b>tasks</b> {len(self.tasks)}")
         changed |= self._set(self.summary, summary)
         return changed
 

@@ -24,6 +24,7 @@ from swiftnb.events import Event
 from swiftnb.scheduling.sites import SATURATED
 from swiftnb.scheduling.throttles import ThrottleControl
 from swiftnb.widgets._util import num, table
+from swiftnb.widgets.taskstates import TaskStates
 
 __all__ = ["SitesPanel"]
 
@@ -68,7 +69,7 @@ class SitesPanel:
         self.sites: dict[str, _Site] = {}
         self.job_host: dict[str, str] = {}
         self.task_host: dict[str, str] = {}
-        self.task_status: dict[str, int] = {}
+        self.tasks = TaskStates()   # tasks with a known host, until they end
         self.t0: float | None = None
         self.now: float | None = None
         self._chart_at = -1e9
@@ -97,7 +98,7 @@ class SitesPanel:
             self.now = events[-1].time
         job_host = self.job_host
         task_host = self.task_host
-        task_status = self.task_status
+        tasks = self.tasks
         for e in events:
             kind = e.kind
             f = e.fields
@@ -106,14 +107,10 @@ class SitesPanel:
                 host = task_host.get(tid)
                 if host is None:
                     continue
-                try:
-                    new = int(f.get("status"))
-                except (TypeError, ValueError):
+                change = tasks.change(e)
+                if change is None:
                     continue
-                old = task_status.get(tid)
-                if old == new:
-                    continue
-                task_status[tid] = new
+                old, new = change.old, change.new
                 s = self._site(host)
                 if old in _QUEUED:
                     s.queued -= 1
@@ -126,12 +123,12 @@ class SitesPanel:
                 elif new == 7:
                     s.completed += 1
                     task_host.pop(tid, None)
-                    task_status.pop(tid, None)
+                    tasks.forget(tid)
                 elif new in (5, 6):
                     if new == 5:
                         s.failed += 1
                     task_host.pop(tid, None)
-                    task_status.pop(tid, None)
+                    tasks.forget(tid)
             elif kind == "JOB_START":
                 host = f.get("host")
                 if host:

@@ -20,6 +20,7 @@ import ipywidgets as W
 
 from swiftnb.events import Event
 from swiftnb.widgets._util import EPOCH_2001
+from swiftnb.widgets.taskstates import TaskStates
 
 __all__ = ["TaskStream", "Bar", "TaskStreamPanel"]
 
@@ -51,6 +52,7 @@ class TaskStream:
     def __init__(self) -> None:
         self.job: dict[str, tuple[str, str]] = {}      # jobid -> (app, site)
         self.task: dict[str, tuple[str, str]] = {}     # taskid -> (app, site)
+        self.states = TaskStates()                     # taskid -> status, until it ends
         self.running: dict[str, Bar] = {}
         self.done: list[Bar] = []                      # ended, not yet drawn
         self.finished = 0                              # bars ended so far
@@ -78,23 +80,22 @@ class TaskStream:
         for e in events:
             kind = e.kind
             if kind == "TASK_STATUS_CHANGE":
-                f = e.fields
-                tid = f.get("taskid")
-                try:
-                    status = int(f.get("status"))
-                except (TypeError, ValueError):
+                change = self.states.change(e)
+                if change is None:
                     continue
-                if status == 2 and tid not in self.running:
+                tid = change.taskid
+                if change.new == 2 and tid not in self.running:
                     app, site = self.task.get(tid, ("?", "?"))
                     if app not in self.apps:
                         self.apps.append(app)
                     self.running[tid] = Bar(tid, app, site, self._take_slot(site), e.time)
-                elif status in _ENDS:
+                elif change.new in _ENDS:
+                    self.states.forget(tid)
                     bar = self.running.pop(tid, None)
                     self.task.pop(tid, None)
                     if bar is not None:
                         bar.end = e.time
-                        bar.state = _ENDS[status]
+                        bar.state = _ENDS[change.new]
                         self._give_slot(bar.site, bar.slot)
                         self.done.append(bar)
                         self.finished += 1

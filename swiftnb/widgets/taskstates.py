@@ -1,0 +1,54 @@
+"""Each task's CoG state, folded from TASK_STATUS_CHANGE events: the one fold the panels
+that follow tasks share (progress bars, the task stream, the sites table).
+
+A task id is one attempt.  A live run and a Swift 0.96 log both carry its status as a
+number (``status=2``); an event that repeats a task's status changes nothing, and one
+whose status is not a number is skipped, so each panel reacts to real changes only.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from swiftnb.events import Event
+
+__all__ = ["StatusChange", "TaskStates"]
+
+
+class StatusChange(NamedTuple):
+    """A task's move from ``old`` (None: first seen) to ``new`` (CoG status codes)."""
+
+    taskid: str
+    old: int | None
+    new: int
+
+
+class TaskStates:
+    """task id -> latest status; :meth:`change` folds one event in."""
+
+    __slots__ = ("latest",)
+
+    def __init__(self) -> None:
+        self.latest: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.latest)
+
+    def change(self, event: Event) -> StatusChange | None:
+        """The change a TASK_STATUS_CHANGE event makes, now recorded; None if none."""
+        fields = event.fields
+        try:
+            new = int(fields.get("status"))
+        except (TypeError, ValueError):
+            return None
+        taskid = fields.get("taskid")
+        old = self.latest.get(taskid)
+        if old == new:
+            return None
+        self.latest[taskid] = new
+        return StatusChange(taskid, old, new)
+
+    def forget(self, taskid: str) -> None:
+        """Drop a finished task (a panel that needs no count of all tasks keeps memory
+        bounded)."""
+        self.latest.pop(taskid, None)
