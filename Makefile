@@ -31,7 +31,9 @@ test: install-test
 	$(PY) -m pytest -q
 	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks
 
+# the bench extra brings Parsl, the peer benchmarks/peers.py measures swiftnb against
 bench: install
+	$(PIP) install --quiet -e '.[bench]'
 	# engine.py's part (b) is local.py, which the loop runs anyway
 	for b in benchmarks/*.py; do $(PY) $$b $$([ $$b = benchmarks/engine.py ] && echo --a-only) || exit 1; done
 
