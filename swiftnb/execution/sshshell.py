@@ -33,7 +33,6 @@ import glob
 import os
 import shlex
 import signal
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,8 +40,9 @@ from pathlib import Path
 
 import asyncssh
 
+from swiftnb.execution.atomicfile import replacing
 from swiftnb.execution.shell import (LOCAL_HOST, CommandResult, Process, Shell, ShellError,
-                                     ShellFailure, Tunnel, new_file_mode, signal_number)
+                                     ShellFailure, Tunnel, signal_number)
 
 __all__ = ["SSHShell", "shell_for", "close_shells", "AuthDefault", "read_auth_defaults"]
 
@@ -711,20 +711,11 @@ class SSHShell(Shell):
 
     async def get(self, remote_path: str, local_path: str) -> None:
         sftp = await self._sftp_client()
-        directory = os.path.dirname(os.path.abspath(local_path))
-        with self._errors(f"copying {remote_path} from {self._label()} to {local_path}"):
-            fd, tmp = tempfile.mkstemp(prefix=".swiftnb-", suffix=".part", dir=directory)
-            os.close(fd)
-        try:
-            with self._errors(f"reading {remote_path}", remote_path):
-                await sftp.get(remote_path, tmp)
-            with self._errors(f"copying {remote_path} from {self._label()} to {local_path}"):
-                os.chmod(tmp, new_file_mode())
-                os.replace(tmp, local_path)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
-            raise
+        # under a temporary name beside local_path, then renamed over it (atomicfile)
+        with (self._errors(f"copying {remote_path} from {self._label()} to {local_path}"),
+              replacing(local_path) as tmp,
+              self._errors(f"reading {remote_path}", remote_path)):
+            await sftp.get(remote_path, tmp)
 
     async def makedirs(self, path: str) -> None:
         sftp = await self._sftp_client()

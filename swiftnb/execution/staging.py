@@ -43,15 +43,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import os
-import tempfile
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import FailureKind, Task
 from swiftnb.events import EventBus
 from swiftnb.execution import wrapper
-from swiftnb.execution.shell import Shell, ShellError, ShellFailure, new_file_mode
+from swiftnb.execution.atomicfile import write_atomically
+from swiftnb.execution.shell import Shell, ShellError, ShellFailure
 from swiftnb.scheduling.provider import ProviderError, StatusReporter
 
 if TYPE_CHECKING:
@@ -318,19 +317,3 @@ class Stager:
         self.site_dir = None
         self._staged.clear()
         self._dirs.clear()
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """A file in its place whole or not at all (a temporary name of its own beside it,
-    renamed; removed if the write fails, so the old content stays as it was)."""
-    fd, tmp = tempfile.mkstemp(prefix=".swiftnb-", suffix=".part",
-                               dir=os.path.dirname(os.path.abspath(path)))
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, new_file_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
