@@ -25,6 +25,7 @@ from ipykernel.ipkernel import IPythonKernel
 from swiftnb import __version__
 from swiftnb.events import Event
 from swiftnb.kernel import assist
+from swiftnb.kernel.livestatus import show_dashboard
 from swiftnb.kernel.session import SwiftSession
 from swiftnb.kernel.settings import SettingsError, SwiftSettings
 from swiftnb.runner import RunHandle
@@ -298,21 +299,7 @@ def _dashboard_at_first_app(handle: RunHandle) -> Callable[[], None]:
     def on_event(event: Event) -> None:
         if event.kind == "JOB_INIT":
             unsubscribe()
-            _show_dashboard(handle)   # it replays the events so far
+            show_dashboard(handle)   # it replays the events so far
 
     unsubscribe = handle.bus.subscribe(on_event)
     return unsubscribe
-
-
-def _show_dashboard(handle: RunHandle) -> None:
-    """The live panels under the cell, when swiftnb.widgets is there."""
-    try:
-        from swiftnb.widgets import Dashboard
-    except ImportError:
-        return
-    try:
-        from IPython.display import display
-
-        display(Dashboard(handle))
-    except Exception:  # noqa: BLE001  panels must never break a run
-        pass

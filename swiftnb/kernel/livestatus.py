@@ -18,7 +18,7 @@ from IPython.display import DisplayHandle, display
 
 from swiftnb.runner import RunHandle
 
-__all__ = ["show_run", "status_text", "ended_text"]
+__all__ = ["show_run", "show_dashboard", "status_text", "ended_text"]
 
 #: what a failed run's error text starts with (the Swift kernel's wording)
 FAILED = "Execution failed:"
@@ -62,3 +62,16 @@ def show_run(run: RunHandle) -> None:
         handle.update(_bundle(done), raw=True)
 
     run.add_done_callback(ended)
+
+
+def show_dashboard(run: RunHandle) -> None:
+    """The live panels under the cell (``%%swift`` and the Swift kernel), when
+    swiftnb.widgets is there."""
+    try:
+        from swiftnb.widgets import Dashboard
+    except ImportError:
+        return
+    try:
+        display(Dashboard(run))
+    except Exception:  # noqa: BLE001  panels must never break a run
+        pass

@@ -20,12 +20,11 @@ from typing import Any
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
-from swiftnb.kernel.session import located_warnings
+from swiftnb.kernel.livestatus import show_dashboard
+from swiftnb.kernel.session import CELL_FILE, located_warnings
 from swiftnb.kernel.settings import SettingsError, SwiftSettings
 
 __all__ = ["SwiftMagics", "load_ipython_extension", "parse_magic_line"]
-
-CELL_FILE = "cell"
 
 
 class MagicUsageError(ValueError):
@@ -79,19 +78,6 @@ def _loop() -> asyncio.AbstractEventLoop:
         from IPython.core.async_helpers import get_asyncio_loop
 
         return get_asyncio_loop()
-
-
-def show_dashboard(run: Any) -> None:
-    try:
-        from swiftnb.widgets import Dashboard
-    except ImportError:
-        return
-    try:
-        from IPython.display import display
-
-        display(Dashboard(run))
-    except Exception:  # noqa: BLE001  panels must never break a run
-        pass
 
 
 @magics_class
