@@ -132,3 +132,18 @@ def test_imported_procedures_persist(tmp_path):
     assert "hello" in s.procs
     cell = s.compile_cell('type file;\nfile g <"g.txt"> = hello();')
     assert "hello" in cell.checked.procedures
+
+
+def test_session_keeps_overloads_by_input_types_aliases_followed(tmp_path):
+    """A later cell's overload is kept beside the earlier ones; the same mandatory input
+    types (through a type alias, with an optional input more) replace that one only."""
+    s = SwiftSession(str(tmp_path))
+    for text in ('type count int;\n(string r) k(count c) { r = "count"; }',
+                 '(string r) k(float x) { r = "float"; }',
+                 '(string r) k(int i, string extra = "") { r = "int"; }'):
+        s.commit(s.compile_cell(text))
+    assert [line for line in s.describe().splitlines() if " k " in line] == [
+        "(string r) k (int i, string extra)", "(string r) k (float x)"]
+    cell = s.compile_cell("trace(k(1), k(1.5));")
+    assert [(p.name, p.inputs[0].name) for p in cell.checked.program.procedures] == [
+        ("k", "i"), ("k", "x")]
