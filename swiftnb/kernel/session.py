@@ -23,11 +23,14 @@ import dataclasses
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swiftnb import lang
 from swiftnb.lang import ast as A
 from swiftnb.lang.checked import CheckedProgram
+
+if TYPE_CHECKING:
+    from swiftnb.runner import RunHandle
 
 __all__ = ["SwiftSession", "CellProgram", "ProcEntry", "CELL_FILE", "located_warnings", "walk",
            "input_types"]
@@ -230,7 +233,7 @@ class SwiftSession:
         self.procs: dict[str, list[ProcEntry]] = {}
         self.vars: dict[str, VarEntry] = {}
         self._warned: set[str] = set()
-        self.last_run: Any = None
+        self.last_run: RunHandle | None = None
 
     # ---------------------------------------------------------------- compiling
     def compile_cell(self, text: str, python_ns: Mapping[str, Any] | None = None) -> CellProgram:
@@ -299,7 +302,7 @@ class SwiftSession:
                 merged.statements[:len(merged.statements) - n_s])
 
     # ---------------------------------------------------------------- after a run
-    def commit(self, cell: CellProgram, run: Any = None) -> dict[str, Any]:
+    def commit(self, cell: CellProgram, run: RunHandle | None = None) -> dict[str, Any]:
         """Remember a cell's declarations and, after its run, the values it computed
         (closed ones; a failed or unfinished value is forgotten).  Returns the values as
         Python (what the kernel puts in the Python namespace)."""
@@ -323,9 +326,9 @@ class SwiftSession:
         if run is None:
             return plain
         self.last_run = run
-        engine = getattr(run, "run", run)
-        compiler = getattr(engine, "compiler", None)
-        if compiler is None:
+        engine = run.run
+        compiler = engine.compiler
+        if compiler is None:   # the run ended before its program compiled
             return plain
         decls = dict(top_declared(program))
         frame = engine.top_frame
