@@ -112,10 +112,11 @@ class ProgressPanel:
                 change = tasks.change(e)
                 if change is None:
                     continue
-                if change.old in counts:
-                    counts[change.old] -= 1
-                if change.new in counts:
-                    counts[change.new] += 1
+                _, old, new = change
+                if old in counts:
+                    counts[old] -= 1
+                if new in counts:
+                    counts[new] += 1
             elif kind == "JOB_INIT":
                 self.jobs += 1
                 self._app(e.fields.get("tr")).known += 1

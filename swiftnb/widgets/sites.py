@@ -110,7 +110,7 @@ class SitesPanel:
                 change = tasks.change(e)
                 if change is None:
                     continue
-                old, new = change.old, change.new
+                _, old, new = change
                 s = self._site(host)
                 if old in _QUEUED:
                     s.queued -= 1

@@ -83,19 +83,19 @@ class TaskStream:
                 change = self.states.change(e)
                 if change is None:
                     continue
-                tid = change.taskid
-                if change.new == 2 and tid not in self.running:
+                tid, _, new = change
+                if new == 2 and tid not in self.running:
                     app, site = self.task.get(tid, ("?", "?"))
                     if app not in self.apps:
                         self.apps.append(app)
                     self.running[tid] = Bar(tid, app, site, self._take_slot(site), e.time)
-                elif change.new in _ENDS:
+                elif new in _ENDS:
                     self.states.forget(tid)
                     bar = self.running.pop(tid, None)
                     self.task.pop(tid, None)
                     if bar is not None:
                         bar.end = e.time
-                        bar.state = _ENDS[change.new]
+                        bar.state = _ENDS[new]
                         self._give_slot(bar.site, bar.slot)
                         self.done.append(bar)
                         self.finished += 1
