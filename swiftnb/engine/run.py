@@ -9,13 +9,15 @@ call, hang detection, and the engine events of the log.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import dataclasses
+import gc
 import itertools
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +77,40 @@ class RunSettings:
     #: mappingCheckerEnabled: two variables mapped to one file are an error; see
     #: swiftnb.engine.mapcheck
     mapping_checker: bool = True
+
+
+class _FewerCollections:
+    """While runs go, collect the youngest generation every 20,000 allocations, not 700,
+    and leave what existed before them (the program, its closures, the kernel's own
+    objects) out of every collection (``gc.freeze``).  A bag of echo apps spent about a
+    tenth of its CPU in the collector; each app call makes a few hundred objects, almost
+    none of them in cycles.  The old thresholds and the frozen objects come back when
+    the last run ends (a kernel may hold several at once), so that a kernel's garbage is
+    still collected."""
+
+    THRESHOLD = 20_000
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.saved: tuple[int, int, int] = gc.get_threshold()
+
+    @contextlib.contextmanager
+    def during_run(self) -> Iterator[None]:
+        if self.runs == 0:
+            self.saved = gc.get_threshold()
+            gc.freeze()
+            gc.set_threshold(self.THRESHOLD, self.saved[1], self.saved[2])
+        self.runs += 1
+        try:
+            yield
+        finally:
+            self.runs -= 1
+            if self.runs == 0:
+                gc.set_threshold(*self.saved)
+                gc.unfreeze()
+
+
+_COLLECTOR = _FewerCollections()
 
 
 @dataclass
@@ -223,7 +259,8 @@ class Run:
     async def execute(self) -> RunOutcome:
         token = V.use(self.tramp)
         try:
-            return await self._execute()
+            with _COLLECTOR.during_run():
+                return await self._execute()
         finally:
             V.leave(token)
 
