@@ -8,6 +8,8 @@ machine the job ran.  Every provider writes it through :func:`write_info`.
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,10 +23,31 @@ __all__ = ["InfoWriter"]
 
 
 class InfoWriter:
-    """Writes the ``-info`` records of one run (remembers the directories it made)."""
+    """Writes the ``-info`` records of one run (remembers the directories it made).
 
-    def __init__(self) -> None:
+    ``background=True`` writes the files on a thread of their own, in order; a provider
+    that asks for it calls :meth:`close` at its end, when every record is on disk.  The
+    local site asks: with alwaysTransferWrapperLog (on in Swift's distributed
+    configuration) it writes one per app call, and making a file is the dearest system
+    call of a local app's path (a new inode; on a file system with recently freed ones,
+    ext4 looks at each of them first), a cost the run's own thread need not wait for."""
+
+    def __init__(self, *, background: bool = False) -> None:
         self._dirs: set[str] = set()
+        self._background = background
+        self._queue: queue.SimpleQueue[tuple[str, bytes] | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def close(self) -> None:
+        """Wait until every record handed over is written."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join()
+
+    def _drain(self, records: queue.SimpleQueue[tuple[str, bytes] | None]) -> None:
+        while (record := records.get()) is not None:
+            _write_file(*record)
 
     def finish(self, run_dir: str, spec: Mapping[str, Any], result: Mapping[str, Any],
                attempt: StatusReporter, *, site: str, counts: dict[str, int],
@@ -70,12 +93,27 @@ class InfoWriter:
                     f"{result.get('message', '')}\n"
                     f"\n--- stdout (tail) ---\n{result.get('stdout_tail', '')}\n"
                     f"--- stderr (tail) ---\n{result.get('stderr_tail', '')}\n")
-            # os-level: one of these per job with alwaysTransferWrapperLog, on a busy run
-            fd = os.open(os.path.join(info_dir, f"{name}-info"),
-                         os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-            try:
-                os.write(fd, text.encode("utf-8", "replace"))
-            finally:
-                os.close(fd)
+            record = (os.path.join(info_dir, f"{name}-info"), text.encode("utf-8", "replace"))
         except OSError:
-            pass
+            return
+        if not self._background:
+            _write_file(*record)
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._drain, args=(self._queue,),
+                                            name="swiftnb-info", daemon=True)
+            self._thread.start()
+        self._queue.put(record)
+
+
+def _write_file(path: str, data: bytes) -> None:
+    """One record; os-level (one per app call on a busy run).  A failure to write it is
+    not the job's failure."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass

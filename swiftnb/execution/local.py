@@ -143,7 +143,7 @@ class LocalProvider(Provider):
         self.scratch = scratch
         self.always_info = always_info
         self.cdm = cdm
-        self._info = InfoWriter()
+        self._info = InfoWriter(background=True)
         self._processes: set[_Process] = set()
         self._last_spec: tuple[Task, int, dict[str, Any]] | None = None
         #: set by shutdown(): a task still in execute() ends as canceled, none starts
@@ -337,6 +337,7 @@ class LocalProvider(Provider):
                 pass
         if self._reaping:  # killed apps the loop has yet to reap: no zombie outlives us
             await asyncio.wait(list(self._reaping), timeout=10.0)
+        self._info.close()  # every -info record on disk before the run reports its end
         self._runners.shutdown()  # idle threads end; a restarted provider gets new ones
         self._runners = Runners("swiftnb-local", MAX_RUNNERS)
         self._spares.clear()
