@@ -551,14 +551,19 @@ class _Move(NamedTuple):
 
 
 class SpareDirs:
-    """Empty job directories kept for the next job, which takes one with a rename.
+    """Job directories kept for the next job, which takes one with a rename.
 
     Why: a ``mkdir`` + ``rmdir`` pair per app call is the dearest part of a short job on
     ext4 (allocating a directory inode scans the recently freed ones), several times an
-    ``echo``'s own cost; a rename allocates nothing.  Only directories left empty by a
-    finished job are kept (``limit`` at most); the end of the run removes them with the
-    site directory.  One lock orders every creation of a job directory in this process,
-    so a rename never replaces another job's (empty, just made) directory.
+    ``echo``'s own cost; a rename allocates nothing.  A job whose inputs or outputs sit
+    in subdirectories (``cat c/c0001.txt``) leaves those behind empty, and its directory
+    is kept with them: its *shape*, the set of their relative paths.  The next job of the
+    same app (``tr``) takes a spare of the shape the last one left, or an empty one, and
+    removes before its app starts any directory of the shape it did not need, so an app
+    always sees exactly the directories it would have had.  ``limit`` spares at most;
+    the end of the run removes them with the site directory.  One lock orders every
+    creation of a job directory in this process, so a rename never replaces another
+    job's (just made) directory.
     """
 
     def __init__(self, limit: int = 64) -> None:
@@ -566,53 +571,66 @@ class SpareDirs:
 
         self.limit = limit
         self.lock = threading.Lock()
-        self._dirs: list[str] = []
+        self._dirs: dict[frozenset[str], list[str]] = {}
+        self._count = 0
+        self._shapes: dict[str, frozenset[str]] = {}  # tr -> the shape its last job left
 
     def __len__(self) -> int:
-        return len(self._dirs)
+        return self._count
 
-    def take(self, path: str) -> bool:
-        """Move a spare to ``path`` (which must not exist; call with ``lock`` held)."""
-        while self._dirs:
-            spare = self._dirs.pop()
-            try:
-                os.rename(spare, path)
-                return True
-            except FileNotFoundError:
-                if not os.path.isdir(spare):
-                    continue  # removed behind our back (the site directory went away)
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                os.rename(spare, path)
-                return True
-            except OSError:
-                return False  # e.g. another file system: fall back to mkdir
-        return False
+    def shape_for(self, tr: str) -> frozenset[str]:
+        """The shape a job of app ``tr`` most likely needs (the last one's)."""
+        return self._shapes.get(tr, _NO_SHAPE)
 
-    def give(self, path: str) -> bool:
-        """Keep an empty directory for reuse; False when the pool is full."""
+    def take(self, path: str, shape: frozenset[str] = frozenset()) -> frozenset[str] | None:
+        """Move a spare of ``shape`` (else an empty one) to ``path``, which must not
+        exist (call with ``lock`` held); the shape taken, or None when there is none."""
+        for wanted in (shape, _NO_SHAPE) if shape else (_NO_SHAPE,):
+            pool = self._dirs.get(wanted)
+            while pool:
+                spare = pool.pop()
+                self._count -= 1
+                try:
+                    os.rename(spare, path)
+                    return wanted
+                except FileNotFoundError:
+                    if not os.path.isdir(spare):
+                        continue  # removed behind our back (the site directory went away)
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    os.rename(spare, path)
+                    return wanted
+                except OSError:
+                    return None  # e.g. another file system: fall back to mkdir
+        return None
+
+    def give(self, path: str, shape: frozenset[str] = frozenset(), tr: str | None = None) -> bool:
+        """Keep a job directory holding only the (empty) directories of ``shape`` for
+        reuse; False when the pool is full.  ``tr``: the app whose job left it."""
         with self.lock:
-            if len(self._dirs) >= self.limit:
+            if tr is not None:
+                self._shapes[tr] = shape
+            if self._count >= self.limit:
                 return False
-            self._dirs.append(path)
+            self._dirs.setdefault(shape, []).append(path)
+            self._count += 1
             return True
 
     def clear(self) -> None:
         """Remove the spares (a kept site directory should not hold them)."""
         with self.lock:
-            dirs, self._dirs = self._dirs, []
-        for path in dirs:
-            try:
-                os.rmdir(path)
-            except OSError:
-                pass
+            pools, self._dirs, self._count = self._dirs, {}, 0
+        for shape, paths in pools.items():
+            for path in paths:
+                if shape:
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    try:
+                        os.rmdir(path)
+                    except OSError:
+                        pass
 
 
-def _is_empty_dir(path: str) -> bool:
-    try:
-        with os.scandir(path) as entries:
-            return next(entries, None) is None
-    except OSError:
-        return False
+_NO_SHAPE: frozenset[str] = frozenset()
 
 
 def _unlink(path: str) -> None:
@@ -670,6 +688,7 @@ class Job:
         self._streams: list[Any] = []
         self._captured: dict[str, Any] = {}   # stream path -> anonymous file holding it
         self._made: list[str] = []            # directories created inside the job dir
+        self._premade: set[str] = set()       # the spare's directories, not yet used
         self._own_files: list[str] = []       # wrapper capture files on disk (no memfd)
         self._links: list[str] = []           # staged inputs (symlinks or copies)
         self._staged_out = False              # outputs (and captured streams) moved out
@@ -898,6 +917,8 @@ class Job:
         except OSError as exc:
             return self._fail_early(f"Could not prepare the job directory {self.rel_dir} "
                                     f"(stage in): {exc}")
+        if self._premade:
+            self._drop_premade()
         exe = self._resolve_executable()
         if exe is None:
             return self
@@ -962,24 +983,44 @@ class Job:
         raise OSError(errno.EEXIST, "no free job directory name", self.dir)
 
     def _create_dir(self, path: str) -> None:
-        """``os.mkdir(path)``, or a spare directory renamed to ``path``."""
+        """``os.mkdir(path)``, or a spare directory renamed to ``path`` (its
+        subdirectories in ``_premade``, to be used or removed by :meth:`prepare`)."""
         spares = self._spares
         if spares is None:
             os.mkdir(path)
             return
+        shape = spares.shape_for(self.spec["tr"]) if not self.copy_inputs else _NO_SHAPE
         with spares.lock:
             if os.path.lexists(path):
                 raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), path)
-            if not spares.take(path):
+            taken = spares.take(path, shape)
+            if taken is None:
                 os.mkdir(path)
+            else:
+                self._premade = {os.path.join(path, rel) for rel in taken}
+
+    def _drop_premade(self) -> None:
+        """Remove the spare's directories this job did not need (deepest first)."""
+        for directory in sorted(self._premade, key=len, reverse=True):
+            try:
+                os.rmdir(directory)
+            except OSError:
+                pass
+        self._premade = set()
 
     def _make_inside(self, directory: str) -> None:
-        """Create a directory inside the job dir, remembering it for a cheap clean-up."""
+        """Create a directory inside the job dir (or use the spare's), remembering it for
+        a cheap clean-up."""
         if directory == self.dir or directory in self._made:
             return
         parent = os.path.dirname(directory)
-        if parent != self.dir and parent not in self._made and not os.path.isdir(parent):
+        if parent != self.dir and parent not in self._made and (
+                parent in self._premade or not os.path.isdir(parent)):
             self._make_inside(parent)
+        if directory in self._premade:
+            self._premade.discard(directory)
+            self._made.append(directory)
+            return
         try:
             os.mkdir(directory)
         except FileExistsError:
@@ -1302,6 +1343,21 @@ class Job:
         self._links = []
         return target
 
+    def _shape_left(self) -> frozenset[str] | None:
+        """The relative paths of the directories this job made, when they and the job
+        directory hold nothing else (a spare of that shape); else None."""
+        made = set(self._made)
+        for directory in (self.dir, *self._made):
+            try:
+                with os.scandir(directory) as entries:
+                    for entry in entries:
+                        if entry.path not in made:
+                            return None
+            except OSError:
+                return None
+        start = len(self.dir) + 1
+        return frozenset(directory[start:] for directory in self._made)
+
     def cleanup(self) -> None:
         """Remove the job directory and the wrapper's stream files (unless keep)."""
         self.close_streams()
@@ -1324,10 +1380,12 @@ class Job:
             if not self.copy_inputs:
                 for link in self._links:
                     os.unlink(link)
-            for directory in reversed(self._made):
-                os.rmdir(directory)
             spares = self._spares
-            if spares is None or not _is_empty_dir(self.dir) or not spares.give(self.dir):
+            shape = self._shape_left()
+            if spares is None or shape is None or not spares.give(self.dir, shape,
+                                                                   self.spec["tr"]):
+                for directory in reversed(self._made):
+                    os.rmdir(directory)
                 os.rmdir(self.dir)
         except OSError:
             shutil.rmtree(self.dir, ignore_errors=True)
