@@ -352,6 +352,57 @@ def test_staged_input_links_are_removed_and_the_directory_reused(tmp_path):
     assert len(spares) == 1
 
 
+def _run(job):
+    import subprocess as sp
+
+    assert job.failure is None, job.failure
+    result = job.finish(sp.Popen(job.argv, **job.popen_kwargs()).wait())
+    assert result["ok"], result["message"]
+    return result
+
+
+def test_a_spare_keeps_the_input_directories_for_the_next_job_of_that_app(tmp_path):
+    """``cat c/c1.txt`` leaves ``c/`` behind empty: the directory is kept with it, and
+    the next ``cat`` of a file in ``c/`` gets it without a mkdir (same inode)."""
+    spares = wrapper.SpareDirs()
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "c1.txt").write_text("one\n")
+    (tmp_path / "c" / "c2.txt").write_text("two\n")
+    first = wrapper.prepare(make_spec(tmp_path, jobid="cat-1", args=["c/c1.txt"],
+                                      inputs=["c/c1.txt"], stdout="o1.txt",
+                                      outputs=["o1.txt"]), spares)
+    inner = os.stat(os.path.join(first.dir, "c")).st_ino
+    _run(first)
+    assert len(spares) == 1 and os.listdir(first.dir) == ["c"]
+    second = wrapper.prepare(make_spec(tmp_path, jobid="cat-2", args=["c/c2.txt"],
+                                       inputs=["c/c2.txt"], stdout="o2.txt",
+                                       outputs=["o2.txt"]), spares)
+    assert os.stat(os.path.join(second.dir, "c")).st_ino == inner
+    _run(second)
+    assert (tmp_path / "o2.txt").read_text() == "two\n"
+    assert (tmp_path / "c" / "c2.txt").read_text() == "two\n"
+    spares.clear()
+    assert not os.path.exists(second.dir)
+
+
+def test_an_app_never_sees_a_directory_of_the_spare_it_did_not_need(tmp_path):
+    """The same app with its input elsewhere next time: the spare's ``deep/er/`` goes
+    before the app starts (it lists its directory: only its own input is there)."""
+    spares = wrapper.SpareDirs()
+    (tmp_path / "deep" / "er").mkdir(parents=True)
+    (tmp_path / "deep" / "er" / "a.txt").write_text("a\n")
+    (tmp_path / "b.txt").write_text("b\n")
+    _run(wrapper.prepare(make_spec(tmp_path, jobid="ls-1", tr="ls", args=["deep/er/a.txt"],
+                                   inputs=["deep/er/a.txt"], stdout="l1.txt",
+                                   outputs=["l1.txt"]), spares))
+    assert len(spares) == 1
+    _run(wrapper.prepare(make_spec(tmp_path, jobid="ls-2", tr="ls", args=["-AR"],
+                                   inputs=["b.txt"], stdout="l2.txt", outputs=["l2.txt"]),
+                         spares))
+    assert (tmp_path / "l2.txt").read_text() == ".:\nb.txt\n"
+    assert len(spares) == 1  # kept again, now of the second job's (empty) shape
+
+
 def test_a_spare_never_replaces_an_existing_job_directory(tmp_path):
     spares = wrapper.SpareDirs()
     wrapper.prepare(make_spec(tmp_path, jobid="s-1", tr="true"), spares).finish(0)
