@@ -43,7 +43,7 @@ from typing import Any, Protocol
 
 from swiftnb.coasters import planner
 from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest
-from swiftnb.coasters.listener import Handler, ListenError, Listener
+from swiftnb.coasters.listener import LINE_LIMIT, Handler, ListenError, Listener
 from swiftnb.coasters.secretfile import default_secret_path, write_secret
 from swiftnb.coasters.settings import CoasterSettings
 from swiftnb.coasters.worker import PROTOCOL_VERSION, encode
@@ -65,6 +65,9 @@ class StatusReporter(Protocol):
 
 #: blocks in a row that end before any worker connects, before queued tasks are failed
 START_FAILURE_LIMIT = 3
+
+#: bytes read from a worker's connection at once
+READ_SIZE = 1 << 16
 
 #: automatic prefetch is on while the average task runs shorter than this (s)
 AUTO_PREFETCH_BELOW = 0.5
@@ -517,11 +520,21 @@ class CoasterService:
             conn = self._register(hello, writer)
             if conn is None:
                 return
+            # whole chunks, split here: a worker writes a task's "done" and the next
+            # one's "active" together, and one read per chunk costs less than a
+            # readline per message
+            partial = b""
             while True:
-                line = await reader.readline()
-                if not line:
+                data = await reader.read(READ_SIZE)
+                if not data:
                     break
-                self._on_message(conn, json.loads(line))
+                lines = (partial + data).split(b"\n")
+                partial = lines.pop()
+                if len(partial) > LINE_LIMIT:
+                    raise ValueError("a message longer than the line limit")
+                for line in lines:
+                    if line:
+                        self._on_message(conn, json.loads(line))
         except (ConnectionError, ValueError, asyncio.IncompleteReadError):
             pass  # a broken line or connection: the worker is gone
         except asyncio.CancelledError:
@@ -578,10 +591,10 @@ class CoasterService:
         if job is None:
             return
         if op == "start":
-            job.started = self.clock()
-            if not job.canceled:
-                job.report.status(TaskStatus.STAGE_IN, workerid=conn.workerid)
+            self._began(job, conn)
         elif op == "active":
+            if job.started is None:  # no staging to speak of: "start" was left out
+                self._began(job, conn)
             if not job.canceled:
                 job.report.status(TaskStatus.ACTIVE, workerid=conn.workerid)
         elif op == "done":
@@ -609,6 +622,12 @@ class CoasterService:
                 self._staging.add(staging)
                 staging.add_done_callback(self._staging.discard)
             self._after_task(conn)
+
+    def _began(self, job: CoasterJob, conn: WorkerConn) -> None:
+        """A worker slot took the task: its stage-in begins."""
+        job.started = self.clock()
+        if not job.canceled:
+            job.report.status(TaskStatus.STAGE_IN, workerid=conn.workerid)
 
     async def _staged_out(self, job: CoasterJob, result: dict[str, Any]) -> None:
         assert job.stage_out is not None

@@ -11,10 +11,13 @@ Protocol: one JSON object per line (``\\n``-terminated UTF-8), worker first::
                         "secret": S, "block": B, "id": W, "walltime": SECONDS}  (TCP only)
     service -> worker  {"op": "welcome"}          (TCP only; or the connection is closed)
     service -> worker  {"op": "run", "n": K, "spec": {job spec of wrapper.py}}
-    worker -> service  {"op": "start", "n": K}    (a slot took it: stage in begins; TCP
-                                                   only: an SSH client has no use for it)
+    worker -> service  {"op": "start", "n": K}    (a slot took it and its stage in copies
+                                                   files: it begins; TCP only: an SSH
+                                                   client has no use for it)
     worker -> service  {"op": "active", "n": K, "pid": P}  (the app started; P is also
-                                                   its process group id)
+                                                   its process group id; without a
+                                                   "start" before it, it also says that
+                                                   the stage in began)
     worker -> service  {"op": "done", "n": K, "result": {wrapper result dict}}
     service -> worker  {"op": "cancel", "n": K}   (kill that app's process group)
     service -> worker  {"op": "cores", "n": N}    (run up to N apps at once: the SSH
@@ -55,13 +58,14 @@ import json
 import logging
 import os
 import queue
+import selectors
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections import deque
 from typing import Any
 
 PROTOCOL_VERSION = 1
@@ -198,7 +202,8 @@ class TcpTransport:
         self.block, self.id, self.walltime = block, wid, walltime
         self.name = f"{block}:{wid}"
         self._sock: socket.socket | None = None
-        self._reader: Any = None
+        #: what arrived after the welcome line (the first tasks may come with it)
+        self._early = b""
 
     def open(self, hello: dict[str, Any]) -> None:
         """Connect and say hello; tried again after a pause when the connection fails or
@@ -228,10 +233,9 @@ class TcpTransport:
             return _UNREACHABLE, str(exc)
         self._sock.settimeout(None)
         self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self._reader = self._sock.makefile("rb")
         try:
             self.write(encode(message))
-            first = self._reader.readline()
+            first = self._first_line()
             answer = json.loads(first) if first else {}
         except (OSError, ValueError):
             answer = {}
@@ -248,17 +252,39 @@ class TcpTransport:
         return _SILENT, ("the service closed the connection without an answer (a wrong "
                          "secret, or too many connections at once)")
 
-    def lines(self) -> Iterator[bytes]:
-        return iter(self._reader)
+    def _first_line(self) -> bytes:
+        """The service's answer to the hello; what came after it is kept for read()."""
+        assert self._sock is not None
+        data = b""
+        while b"\n" not in data:
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                return b""
+            data += chunk
+        line, _, self._early = data.partition(b"\n")
+        return line
+
+    def fileno(self) -> int:
+        assert self._sock is not None
+        return self._sock.fileno()
+
+    def read(self) -> bytes:
+        """What has arrived (at least one byte; b"" when the service closed the channel)."""
+        early, self._early = self._early, b""
+        if early:
+            return early
+        assert self._sock is not None
+        return self._sock.recv(65536)
+
+    def pending(self) -> bool:
+        """Whether read() has data without waiting for the socket."""
+        return bool(self._early)
 
     def write(self, data: bytes) -> None:
         if self._sock is not None:
             self._sock.sendall(data)
 
     def close(self) -> None:
-        reader, self._reader = self._reader, None
-        if reader is not None:
-            reader.close()  # it holds the socket open until closed itself
         sock, self._sock = self._sock, None
         if sock is not None:
             sock.close()
@@ -280,8 +306,8 @@ class StdioTransport:
     says_start = False
 
     def __init__(self) -> None:
-        self._in = os.fdopen(os.dup(0), "rb")
-        self._out = os.fdopen(os.dup(1), "wb")
+        self._in: int | None = os.dup(0)   # (not inherited by the apps)
+        self._out: int | None = os.dup(1)
         devnull = os.open(os.devnull, os.O_RDONLY)
         os.dup2(devnull, 0)
         os.close(devnull)
@@ -293,21 +319,30 @@ class StdioTransport:
         except OSError as exc:
             raise TransportError(f"cannot say hello on stdout: {exc}", 3) from exc
 
-    def lines(self) -> Iterator[bytes]:
-        return iter(self._in.readline, b"")
+    def fileno(self) -> int:
+        assert self._in is not None
+        return self._in
+
+    def read(self) -> bytes:
+        assert self._in is not None
+        return os.read(self._in, 65536)
+
+    def pending(self) -> bool:
+        return False
 
     def write(self, data: bytes) -> None:
-        if self._out is not None:
-            self._out.write(data)
-            self._out.flush()  # one message, one flush: the client waits for it
+        view = memoryview(data)
+        while view and self._out is not None:
+            view = view[os.write(self._out, view):]
 
     def close(self) -> None:
-        out, self._out = self._out, None
-        if out is not None:
-            try:
-                out.close()
-            except OSError:  # the client is gone: what was unsent does not matter
-                pass
+        for fd in (self._in, self._out):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:  # the client is gone: what was unsent does not matter
+                    pass
+        self._in = self._out = None
 
 
 def inline_outputs(spec: dict[str, Any], result: dict[str, Any], limit: int) -> dict[str, str]:
@@ -337,11 +372,55 @@ def inline_outputs(spec: dict[str, Any], result: dict[str, Any], limit: int) -> 
     return found
 
 
+#: a job whose stage-in or stage-out copies files (scratch directories, copied inputs,
+#: CDM policies) or runs a command (SWIFT_EXTRA_INFO) is prepared and finished on a
+#: thread of its own, so that one large copy does not hold the other slots' tasks
+def _slow_staging(spec: dict[str, Any]) -> bool:
+    env = spec.get("env") or {}
+    return bool(spec.get("scratch") or spec.get("copy_inputs") or spec.get("cdm")
+                or "SWIFT_JOBDIR_PATH" in env or "SWIFT_EXTRA_INFO" in env)
+
+
+#: without pidfds (Linux before 5.3, Python before 3.9, other systems) running apps are
+#: polled this often (s)
+POLL_INTERVAL = 0.005
+
+
+class _Task:
+    """A task this worker holds: waiting for a slot, staging, or running."""
+
+    __slots__ = ("n", "spec", "slow", "job", "proc", "pidfd", "deadline", "canceled",
+                 "timed_out")
+
+    def __init__(self, n: int, spec: dict[str, Any]) -> None:
+        self.n = n
+        self.spec = spec
+        self.slow = _slow_staging(spec)
+        self.job: Any = None
+        self.proc: "subprocess.Popen[bytes] | None" = None
+        self.pidfd: int | None = None
+        self.deadline: float | None = None
+        self.canceled = False
+        self.timed_out = False
+
+
+_CHANNEL, _WAKE = "channel", "wake"
+
+
 class Worker:
-    """One worker: ``cores`` task slots, each a thread that runs one app at a time.
+    """One worker: up to ``cores`` apps at once, all driven from one thread.
+
+    Why one thread: a task's life here is a few cheap system calls (job directory,
+    fork/exec, an exit heard through the app's pidfd, outputs moved) and three short
+    messages; handing each task between a reader thread, a slot thread and a clean-up
+    thread cost more CPU in thread switches than the work itself.  The loop writes the
+    messages of one turn in one write (a task's "done" and the next one's "active"
+    usually travel together), and removes finished job directories after
+    that write, when the service already knows.  Only jobs whose staging copies files
+    (see ``_slow_staging``) are prepared and finished on threads.
 
     The protocol loop is the same over every transport (TCP to a coaster service, or
-    stdin/stdout over SSH); the transport only opens the channel and moves lines.
+    stdin/stdout over SSH); the transport only opens the channel and moves bytes.
     When the channel ends (EOF: the service or the SSH connection went away) or says
     ``shutdown``, every running app's process group is killed before the worker exits.
     """
@@ -351,17 +430,19 @@ class Worker:
         self.cores = cores
         self.wrapper = wrapper
         self._open = False
-        self._send_lock = threading.Lock()
-        self._jobs: queue.Queue[tuple[int, dict[str, Any]] | None] = queue.Queue()
-        self._procs: dict[int, subprocess.Popen[bytes]] = {}
-        self._canceled: set[int] = set()
-        self._lock = threading.Lock()
         self._closing = False
-        # job directories are removed on one background thread: the outputs are in place
-        # already, and on a busy file system the removal costs milliseconds per task
-        self._janitor: queue.Queue[Any] = queue.Queue()
-        self._janitor_thread = threading.Thread(target=self._clean, daemon=True)
-        self._janitor_thread.start()
+        self._tasks: dict[int, _Task] = {}     # every task held, until its "done"
+        self._waiting: deque[_Task] = deque()  # for a slot
+        self._busy = 0                         # slots staging or running a task
+        self._out: list[bytes] = []            # messages of this turn of the loop
+        self._cleanups: list[Any] = []         # finished jobs whose directories go next
+        self._selector = selectors.DefaultSelector()
+        self._use_pidfd = hasattr(os, "pidfd_open")
+        # staging threads hand their results back through a queue and wake the loop
+        self._posted: "queue.SimpleQueue[tuple[_Task, Any, Any]]" = queue.SimpleQueue()
+        self._wake_r, self._wake_w = os.pipe()
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
         # empty job directories reused by the next task (a wrapper.py of an older
         # swiftnb has no SpareDirs: then every task makes its own)
         spare_dirs = getattr(wrapper, "SpareDirs", None)
@@ -376,17 +457,21 @@ class Worker:
     # -- connection -------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        """Write one message (whole, under one lock); a closed channel drops it."""
-        data = encode(message)
+        """Queue one message; the loop writes a turn's messages at once (``_flush``)."""
         if log.isEnabledFor(TRACE):
             log.log(TRACE, "sent %s", _shown(message))
-        with self._send_lock:
-            if not self._open:
-                return
-            try:
-                self.transport.write(data)
-            except OSError:
-                pass
+        if self._open:
+            self._out.append(encode(message))
+
+    def _flush(self) -> None:
+        if not self._out:
+            return
+        data = b"".join(self._out)
+        self._out = []
+        try:
+            self.transport.write(data)
+        except OSError:  # the channel is gone: the loop hears it as EOF next
+            pass
 
     def run(self) -> int:
         try:
@@ -396,162 +481,288 @@ class Worker:
             print(f"worker {self.transport.name}: {exc}", file=sys.stderr)
             return exc.code
         self._open = True
-        self._slots: list[threading.Thread] = []
-        self._grow(self.cores)
+        self._selector.register(self.transport.fileno(), selectors.EVENT_READ, _CHANNEL)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, _WAKE)
         try:
             self._serve()
         finally:
-            self._stop(self._slots)
+            self._stop()
         return 0
 
-    def _grow(self, cores: int) -> None:
-        """Run up to ``cores`` apps at once: start the slot threads missing (slots are
-        never taken away: the sender keeps fewer tasks in flight to lower the width)."""
-        while len(self._slots) < cores:
-            thread = threading.Thread(target=self._slot, daemon=True)
-            self._slots.append(thread)
-            thread.start()
-        self.cores = len(self._slots)
-
     def _serve(self) -> None:
-        """Read messages until EOF, ``shutdown`` or a line that is not JSON."""
+        """Run the loop until EOF, ``shutdown`` or a line that is not JSON."""
+        buffered = b""
         try:
-            for line in self.transport.lines():
-                if not line.strip():
-                    continue
-                message = json.loads(line)
-                if log.isEnabledFor(TRACE):
-                    log.log(TRACE, "received %s", _shown(message))
-                op = message.get("op")
-                if op == "run":
-                    self._jobs.put((int(message["n"]), message["spec"]))
-                elif op == "cancel":
-                    self._cancel(int(message["n"]))
-                elif op == "cores":
-                    self._grow(min(int(message["n"]), MAX_CORES))
-                elif op == "shutdown":
-                    log.info("the service said shutdown")
-                    return
-            log.info("the service closed the connection")
+            while True:
+                self._start_waiting()
+                self._flush()
+                self._clean_up()
+                # (what came with the welcome is read first, without waiting)
+                ready = [_CHANNEL] if self.transport.pending() else [
+                    key.data for key, _ in self._selector.select(self._timeout())]
+                for source in ready:
+                    if source is _CHANNEL:
+                        data = self.transport.read()
+                        if not data:
+                            log.info("the service closed the connection")
+                            return
+                        lines = (buffered + data).split(b"\n")
+                        buffered = lines.pop()
+                        for line in lines:
+                            if line.strip() and not self._on_message(json.loads(line)):
+                                log.info("the service said shutdown")
+                                return
+                    elif source is _WAKE:
+                        self._take_posted()
+                    else:
+                        self._exited(source)
+                self._check_running()
         except (OSError, ValueError) as exc:
             log.info("the connection ended: %s", exc)
 
-    def _stop(self, threads: list[threading.Thread]) -> None:
-        """Kill every running app (one starting now is killed as it registers), let the
-        slots report, remove job directories, close the channel."""
-        with self._lock:
-            self._closing = True
-            running = list(self._procs)
-        for n in running:
-            self._cancel(n)
-        for _ in threads:
-            self._jobs.put(None)
-        for t in threads:
-            t.join(timeout=5)
-        self._janitor.put(None)
-        self._janitor_thread.join(timeout=10)
+    def _on_message(self, message: dict[str, Any]) -> bool:
+        """Act on one message; False for ``shutdown``."""
+        if log.isEnabledFor(TRACE):
+            log.log(TRACE, "received %s", _shown(message))
+        op = message.get("op")
+        if op == "run":
+            task = _Task(int(message["n"]), message["spec"])
+            self._tasks[task.n] = task
+            self._waiting.append(task)
+        elif op == "cancel":
+            self._cancel(int(message["n"]))
+        elif op == "cores":
+            # slots are never taken away: the sender keeps fewer tasks in flight instead
+            self.cores = max(self.cores, min(int(message["n"]), MAX_CORES))
+        elif op == "shutdown":
+            return False
+        return True
+
+    def _stop(self) -> None:
+        """Kill every running app, report them, remove job directories, close the
+        channel (what is still waiting for a slot is dropped: the client re-queues it)."""
+        self._closing = True
+        self._waiting.clear()
+        for task in list(self._tasks.values()):
+            if task.proc is not None:
+                task.canceled = True
+                self.wrapper.kill_group(task.proc.pid)
+        limit = time.monotonic() + 5.0
+        while self._busy and time.monotonic() < limit:
+            wait = self._timeout()
+            for key, _ in self._selector.select(1.0 if wait is None else min(wait, 1.0)):
+                if key.data is _WAKE:
+                    self._take_posted()
+                elif key.data is not _CHANNEL:
+                    self._exited(key.data)
+            self._check_running()
+        self._flush()
+        self._clean_up()
         if self._spares is not None:
             self._spares.clear()
-        with self._send_lock:
-            self._open = False
-            try:
-                self.transport.close()
-            except OSError:
-                pass
+        self._open = False
+        try:
+            self.transport.close()
+        except OSError:
+            pass
 
     # -- running tasks ----------------------------------------------------------------
 
     def kill_all(self) -> None:
-        with self._lock:
-            procs = list(self._procs.values())
-        for proc in procs:
-            self.wrapper.kill_group(proc.pid)
+        for task in list(self._tasks.values()):
+            if task.proc is not None:
+                self.wrapper.kill_group(task.proc.pid)
 
     def _cancel(self, n: int) -> None:
         log.debug("task %s canceled", n)
-        with self._lock:
-            self._canceled.add(n)
-            proc = self._procs.get(n)
-        if proc is not None:
-            self.wrapper.kill_group(proc.pid)
+        task = self._tasks.get(n)
+        if task is None:
+            return
+        task.canceled = True
+        if task in self._waiting:  # withdrawn while it waited here
+            self._waiting.remove(task)
+            self._done(task, self._failure(self.wrapper.KIND_CANCELED, "Canceled", task.spec),
+                       slot=False)
+        elif task.proc is not None:
+            self.wrapper.kill_group(task.proc.pid)
 
-    def _slot(self) -> None:
-        while True:
-            item = self._jobs.get()
-            if item is None or self._closing:
-                return
-            n, spec = item
-            with self._lock:
-                canceled = n in self._canceled
+    def _start_waiting(self) -> None:
+        while self._waiting and self._busy < self.cores and not self._closing:
+            task = self._waiting.popleft()
+            self._busy += 1
+            log.debug("task %s (%s) begins", task.n, task.spec.get("jobid", "?"))
+            if task.slow:
+                # a stage-in that may take long: the service hears of it as it begins
+                # (else "active" says both, a moment later)
+                if self.transport.says_start:
+                    self.send({"op": "start", "n": task.n})
+                self._flush()
+                self._on_thread(task, self._prepare)
+            else:
+                self._guarded(task, self._begin)
+
+    def _begin(self, task: _Task) -> None:
+        self._spawn(task, self._prepare(task))
+
+    def _prepare(self, task: _Task) -> Any:
+        return (self.wrapper.prepare(task.spec) if self._spares is None
+                else self.wrapper.prepare(task.spec, self._spares))
+
+    def _guarded(self, task: _Task, step: Any, *args: Any) -> None:
+        """``step(task, *args)``; a worker bug fails the task instead of losing it."""
+        try:
+            step(task, *args)
+        except Exception as exc:
+            log.exception("task %s", task.n)
+            if task.proc is not None:
+                self.wrapper.kill_group(task.proc.pid)
+                self._forget_pidfd(task)
+                task.proc = None
+            self._done(task, self._failure(self.wrapper.KIND_WORKER,
+                                           f"Coaster worker error: {type(exc).__name__}: {exc}",
+                                           task.spec))
+
+    def _on_thread(self, task: _Task, work: Any, *args: Any) -> None:
+        """Run ``work(task, *args)`` on a thread; its value comes back to the loop."""
+        def run() -> None:
             try:
-                if canceled:  # withdrawn while it waited here
-                    result = self._failure(self.wrapper.KIND_CANCELED, "Canceled", spec)
-                else:
-                    if self.transport.says_start:
-                        self.send({"op": "start", "n": n})
-                    log.debug("task %s (%s) begins", n, spec.get("jobid", "?"))
-                    result = self._run(n, spec)
-                    log.debug("task %s ended: %s", n, "ok" if result.get("ok") else
-                              result.get("message") or result.get("cause") or "failed")
-            except Exception as exc:  # a worker bug must not lose the task silently
-                log.exception("task %s", n)
-                result = self._failure(self.wrapper.KIND_WORKER,
-                                       f"Coaster worker error: {type(exc).__name__}: {exc}", spec)
-            with self._lock:
-                self._procs.pop(n, None)
-                self._canceled.discard(n)
-            if result.get("ok") and isinstance(spec, dict) and spec.get("inline_limit"):
-                result["inline"] = inline_outputs(spec, result, int(spec["inline_limit"]))
-            self.send({"op": "done", "n": n, "result": result})
+                value: Any = work(task, *args)
+                error = None
+            except Exception as exc:
+                value, error = None, exc
+            self._posted.put((task, value, error))
+            try:
+                os.write(self._wake_w, b"x")
+            except OSError:  # the pipe is full: the loop is being woken anyway
+                pass
+
+        threading.Thread(target=run, daemon=True).start()
+
+    def _take_posted(self) -> None:
+        try:
+            os.read(self._wake_r, 4096)
+        except BlockingIOError:
+            pass
+        while True:
+            try:
+                task, value, error = self._posted.get_nowait()
+            except queue.Empty:
+                return
+            if error is not None:
+                self._guarded(task, self._raise, error)
+            elif task.job is None:  # prepared
+                self._guarded(task, self._spawn, value)
+            else:  # finished
+                self._done(task, value)
+
+    @staticmethod
+    def _raise(task: _Task, error: Exception) -> None:
+        raise error
+
+    def _spawn(self, task: _Task, job: Any) -> None:
+        """Start a prepared task's app and watch for its end."""
+        task.job = job
+        if job.failure is not None:
+            self._done(task, job.failure)
+            return
+        if task.canceled or self._closing:
+            job.close_streams()
+            job.cleanup()
+            self._done(task, self._failure(self.wrapper.KIND_CANCELED, "Canceled", task.spec))
+            return
+        try:
+            proc = subprocess.Popen(job.argv, **job.popen_kwargs())
+        except OSError as exc:
+            self._done(task, job.start_failed(exc))
+            return
+        job.close_streams()
+        task.proc = proc
+        walltime = task.spec.get("walltime")
+        if walltime:
+            task.deadline = time.monotonic() + float(walltime)
+        if self._use_pidfd:
+            try:
+                task.pidfd = os.pidfd_open(proc.pid)
+            except OSError:  # e.g. a seccomp filter refuses it: poll instead
+                self._use_pidfd = False
+            else:
+                self._selector.register(task.pidfd, selectors.EVENT_READ, task)
+        # the app's pid is its process group's id (it has a session of its own): a client
+        # that loses this worker can still ``kill -KILL -PID`` what it started
+        self.send({"op": "active", "n": task.n, "pid": proc.pid})
+
+    def _forget_pidfd(self, task: _Task) -> None:
+        if task.pidfd is not None:
+            self._selector.unregister(task.pidfd)
+            os.close(task.pidfd)
+            task.pidfd = None
+
+    def _timeout(self) -> float | None:
+        """How long the loop may wait: until the nearest walltime, or the next poll."""
+        deadlines = [t.deadline for t in self._tasks.values()
+                     if t.deadline is not None and t.proc is not None]
+        wait = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+        if not self._use_pidfd and any(t.proc is not None for t in self._tasks.values()):
+            wait = POLL_INTERVAL if wait is None else min(wait, POLL_INTERVAL)
+        return wait
+
+    def _check_running(self) -> None:
+        """Kill apps past their walltime; without pidfds, hear of ended apps."""
+        now = time.monotonic()
+        for task in list(self._tasks.values()):
+            if task.proc is None:
+                continue
+            if task.deadline is not None and now >= task.deadline and not task.timed_out:
+                task.timed_out = True
+                self.wrapper.kill_group(task.proc.pid)
+            if task.pidfd is None and task.proc.poll() is not None:
+                self._exited(task)
+
+    def _exited(self, task: _Task) -> None:
+        """An app ended: check and move its outputs, report it."""
+        self._forget_pidfd(task)
+        proc, task.proc = task.proc, None
+        assert proc is not None
+        returncode = proc.wait()
+        if task.slow:
+            self._on_thread(task, self._finish, returncode, True)
+        else:
+            self._guarded(task, self._finished, returncode)
+
+    def _finish(self, task: _Task, returncode: int, cleanup: bool) -> dict[str, Any]:
+        return task.job.finish(returncode, timed_out=task.timed_out, canceled=task.canceled,
+                               cleanup=cleanup)
+
+    def _finished(self, task: _Task, returncode: int) -> None:
+        result = self._finish(task, returncode, False)
+        self._cleanups.append(task.job)
+        self._done(task, result)
+
+    def _done(self, task: _Task, result: dict[str, Any], slot: bool = True) -> None:
+        """Report a task's end and free its slot."""
+        if slot:
+            self._busy -= 1
+        self._tasks.pop(task.n, None)
+        log.debug("task %s ended: %s", task.n, "ok" if result.get("ok") else
+                  result.get("message") or result.get("cause") or "failed")
+        spec = task.spec
+        if result.get("ok") and isinstance(spec, dict) and spec.get("inline_limit"):
+            result["inline"] = inline_outputs(spec, result, int(spec["inline_limit"]))
+        self.send({"op": "done", "n": task.n, "result": result})
+
+    def _clean_up(self) -> None:
+        """Remove finished jobs' directories (after their "done" went out)."""
+        jobs, self._cleanups = self._cleanups, []
+        for job in jobs:
+            try:
+                job.cleanup()
+            except Exception:
+                pass
 
     def _failure(self, kind: str, cause: str, spec: Any) -> dict[str, Any]:
         """A result for a task the worker ended itself (never ran, or the worker failed)."""
         site = spec.get("site") if isinstance(spec, dict) else None
         return self.wrapper.failure_result(kind, cause, site=str(site or "local"))
-
-    def _run(self, n: int, spec: dict[str, Any]) -> dict[str, Any]:
-        job = (self.wrapper.prepare(spec) if self._spares is None
-               else self.wrapper.prepare(spec, self._spares))
-        if job.failure is not None:
-            return job.failure
-        try:
-            proc = subprocess.Popen(job.argv, **job.popen_kwargs())
-        except OSError as exc:
-            return job.start_failed(exc)
-        job.close_streams()
-        with self._lock:
-            self._procs[n] = proc
-            if self._closing:  # the channel ended while this one was starting
-                self._canceled.add(n)
-            canceled = n in self._canceled
-        if canceled:
-            self.wrapper.kill_group(proc.pid)
-        # the app's pid is its process group's id (it has a session of its own): a client
-        # that loses this worker can still ``kill -KILL -PID`` what it started
-        self.send({"op": "active", "n": n, "pid": proc.pid})
-        walltime = spec.get("walltime")
-        timed_out = False
-        try:
-            returncode = proc.wait(timeout=walltime if walltime else None)
-        except subprocess.TimeoutExpired:
-            self.wrapper.kill_group(proc.pid)
-            returncode = proc.wait()
-            timed_out = True
-        with self._lock:
-            canceled = n in self._canceled
-        result = job.finish(returncode, timed_out=timed_out, canceled=canceled, cleanup=False)
-        self._janitor.put(job)
-        return result
-
-    def _clean(self) -> None:
-        while True:
-            job = self._janitor.get()
-            if job is None:
-                return
-            try:
-                job.cleanup()
-            except Exception:
-                pass
 
 
 def main(argv: list[str] | None = None) -> int:

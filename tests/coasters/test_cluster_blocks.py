@@ -245,4 +245,7 @@ def test_blocks_as_jobs_of_a_FAKE_batch_system(tmp_path, lrm):
     log = _log(tmp_path)
     assert re.search(rf"block \S+ is {lrm} job \S+", log)
     blocks = _block_lines(log)
-    assert set(blocks["BLOCK_ACTIVE"]) == set(blocks["BLOCK_REQUESTED"])
+    # the first block may run all 4 tasks before the second one's job starts: that one
+    # is then cancelled while queued, and never active
+    assert blocks.get("BLOCK_ACTIVE") and set(blocks["BLOCK_ACTIVE"]) <= set(blocks["BLOCK_REQUESTED"])
+    assert "BLOCK_FAILED" not in blocks
