@@ -163,20 +163,15 @@ class _Context:
         self.run.warn(message)
 
 
-def _program_of(checked: Any) -> A.Program:
-    if isinstance(checked, A.Program):
-        return checked
-    for attr in ("program", "ast", "tree"):
-        p = getattr(checked, attr, None)
-        if isinstance(p, A.Program):
-            return p
-    raise TypeError(f"not a program: {type(checked).__name__}")
+def _program_of(checked: CheckedProgram | A.Program) -> A.Program:
+    return checked if isinstance(checked, A.Program) else checked.program
 
 
 class Run:
     """One execution of a program."""
 
-    def __init__(self, checked_program: Any, executor: Any, *, bus: Any, settings: RunSettings,
+    def __init__(self, checked_program: CheckedProgram | A.Program, executor: Any, *,
+                 bus: Any, settings: RunSettings,
                  base_dir: str, run_dir: str, runid: str, restart: Any = None,
                  stdout: Any = None, seed: Mapping[str, Any] | None = None) -> None:
         self.checked = checked_program
@@ -214,7 +209,8 @@ class Run:
         self.aborted = False
         self.canceled = False
         # the checker's warnings are printed by whoever compiled the program (cli, kernel)
-        self._warned: set[str] = set(getattr(checked_program, "warnings", None) or ())
+        self._warned: set[str] = set(checked_program.warnings if isinstance(
+            checked_program, CheckedProgram) else ())
         self._done_fut: asyncio.Future | None = None
         #: this run's callback queue (never shared: see values.Trampoline)
         self.tramp = V.Trampoline()
@@ -229,7 +225,7 @@ class Run:
         self.compiler: Any = None
         self.top_frame: list = []
         self.pgraph: Any = None
-        if getattr(settings, "pgraph", None):
+        if settings.pgraph:
             from swiftnb.engine.pgraph import PGraph
 
             self.pgraph = PGraph()
@@ -865,16 +861,8 @@ class Run:
             stdin=rd[0], stdout=rd[1], stderr=rd[2], inputs=inputs, outputs=outputs,
             profiles=profiles, maxwalltime=maxwall,
             source=f"{os.path.basename(cpos.file)}:{cpos.line}:{cpos.column}",
+            thread=f"R-{next(self._thread)}", output_globs=globs,
         )
-        if globs:
-            try:
-                task.output_globs = globs
-            except AttributeError:  # an older Task without dynamic outputs
-                pass
-        try:
-            task.thread = f"R-{next(self._thread)}"
-        except AttributeError:
-            pass
         return task
 
     def submit(self, call: Any, task: Task) -> None:
@@ -887,7 +875,7 @@ class Run:
     async def _run_app(self, call: Any, task: Task) -> None:
         emit = self.bus.emit
         info = call.info
-        thread = getattr(task, "thread", None) or f"R-{next(self._thread)}"
+        thread = task.thread or f"R-{next(self._thread)}"
         ok = False
         message = ""
         try:

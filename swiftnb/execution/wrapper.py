@@ -212,7 +212,7 @@ def spec_from_task(
         "work_dir": wd,
         "site_run": site_run or os.path.basename(os.path.normpath(task.run_dir)) or "run",
         "site": site,
-        "attempt": int(getattr(task, "attempt", 0) or 0),
+        "attempt": task.attempt,
         "stdin": task.stdin,
         "stdout": task.stdout,
         "stderr": task.stderr,
@@ -221,9 +221,9 @@ def spec_from_task(
         "env": dict(task.env),
         "keep": bool(keep),
         "walltime": walltime,
-        "source": getattr(task, "source", "") or "",
+        "source": task.source,
         "scratch": scratch,
-        "output_globs": [str(g) for g in (getattr(task, "output_globs", None) or ())],
+        "output_globs": list(task.output_globs),
         "cdm": {str(path): [str(a) for a in entry] for path, entry in (cdm or {}).items()},
     }
 

@@ -158,7 +158,7 @@ class SingleSiteExecutor:
             if self.closed:  # the run stopped while this call waited for a slot
                 return TaskResult(ok=False, message="Canceled: the run was stopped", site=host,
                                   failure=FailureKind.CANCELED)
-            thread = getattr(task, "thread", None) or "R"
+            thread = task.thread or "R"
             emit("THREAD_ASSOCIATION", {"jobid": jobid, "thread": thread, "host": host,
                                         "replicationGroup": None})
             tmpdir = self.provider.job_dir(task)
