@@ -107,7 +107,7 @@ def parse_throttle(value: object, key: str = "throttle") -> float:
             raise ValueError(f"{key}: expected a number or \"off\", got {value!r}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{key}: expected a number or \"off\", got {value!r}")
-    if value < 1:
+    if not value >= 1:  # NaN too
         raise ValueError(f"{key}: must be at least 1, got {value!r}")
     return float(value)
 

@@ -22,7 +22,6 @@ does not state reads "unknown", its slider hidden (as on a bare event bus).
 from __future__ import annotations
 
 import html
-import math
 from collections import deque
 from collections.abc import Iterable, Sequence
 
@@ -58,8 +57,7 @@ def _shown(value: object) -> Value:
         limit = parse_throttle(value)
     except ValueError:
         return None
-    # parse_throttle lets "nan" through (nan < 1 is false); a slider cannot stand there
-    return None if math.isnan(limit) else shown_limit(limit)
+    return shown_limit(limit)
 
 
 def _listed(value: object) -> object:

@@ -105,6 +105,13 @@ def test_throttle_fifo_and_live_limit_change():
     assert changes == [(1.0, 3.0)]
 
 
+def test_parse_throttle_refuses_nan():
+    with pytest.raises(ValueError, match="at least 1"):
+        parse_throttle("nan", "jobSubmitThrottle")
+    with pytest.raises(ValueError, match="at least 1"):
+        parse_throttle(float("nan"))
+
+
 def test_parse_throttle():
     assert parse_throttle("off") == float("inf")
     assert parse_throttle(4) == 4.0
