@@ -13,9 +13,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 
-from swiftnb.execution.shell import new_file_mode
-
-__all__ = ["replacing", "write_atomically"]
+__all__ = ["replacing", "write_atomically", "new_file_mode"]
 
 
 @contextlib.contextmanager
@@ -44,3 +42,17 @@ def write_atomically(path: str, data: bytes) -> None:
     """``data`` as the whole content of ``path`` (see :func:`replacing`)."""
     with replacing(path) as tmp, open(tmp, "wb") as fh:
         fh.write(data)
+
+
+def new_file_mode() -> int:
+    """The mode a new file gets here (0666 less the umask): mkstemp makes 0600, and a file
+    fetched through a temporary name should look like any other.  Read from /proc, since
+    setting the umask to learn it would race with other threads."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return 0o644

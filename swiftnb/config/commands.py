@@ -62,7 +62,8 @@ def convert_config(argv: Sequence[str], out: TextIO | None = None,
 def _write_output(options: dict[str, str], text: str, err: TextIO) -> int:
     """Write ``-out`` whole or not at all, and never over one of the files read."""
     import os
-    import tempfile
+
+    from swiftnb.atomicfile import write_atomically
 
     target = options["-out"]
     for name in ("-sites.file", "-tc.file", "-config"):
@@ -71,19 +72,8 @@ def _write_output(options: dict[str, str], text: str, err: TextIO) -> int:
             print(f"swiftnb convert-config: -out {target} is the {name} being converted; "
                   "choose another name", file=err)
             return 1
-    directory = os.path.dirname(os.path.abspath(target))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".swift.conf.", dir=directory)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # as open() would have made it
-            os.replace(tmp, target)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_atomically(target, text.encode("utf-8"))
     except OSError as exc:
         print(f"swiftnb convert-config: cannot write {target}: {exc.strerror or exc}", file=err)
         return 1

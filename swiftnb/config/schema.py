@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swiftnb.config.types import THROTTLE_OFF, T, ValueType
+from swiftnb.config.types import THROTTLE_OFF, T
 
 STAGING = ("swift", "wrapper", "local", "service-local", "shared-fs", "direct")
 

@@ -20,13 +20,14 @@ import errno
 import os
 import shutil
 import signal
-import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from swiftnb.atomicfile import replacing
+
 __all__ = ["ShellFailure", "ShellError", "CommandResult", "Process", "Shell", "LocalShell",
-           "Tunnel", "LOCAL_HOST", "signal_number", "os_error", "new_file_mode"]
+           "Tunnel", "LOCAL_HOST", "signal_number", "os_error"]
 
 #: How a ShellError names this machine.
 LOCAL_HOST = "this machine"
@@ -334,23 +335,8 @@ class LocalShell(Shell):
                     with open(dst, "wb") as target:
                         shutil.copyfileobj(source, target, 1 << 20)
                     return
-                try:
-                    fd, tmp = tempfile.mkstemp(prefix=".swiftnb-", suffix=".part",
-                                               dir=os.path.dirname(os.path.abspath(dst)))
-                except OSError as exc:
-                    exc.filename = dst  # not the temporary name nobody asked for
-                    raise
-                try:
-                    with os.fdopen(fd, "wb") as target:
-                        shutil.copyfileobj(source, target, 1 << 20)
-                    os.chmod(tmp, new_file_mode())
-                    os.replace(tmp, dst)
-                except BaseException:
-                    try:
-                        os.unlink(tmp)
-                    except FileNotFoundError:
-                        pass
-                    raise
+                with replacing(dst) as tmp, open(tmp, "wb") as target:
+                    shutil.copyfileobj(source, target, 1 << 20)
         try:
             await asyncio.to_thread(copy)
         except OSError as exc:
@@ -388,17 +374,3 @@ class LocalShell(Shell):
 
     async def close(self) -> None:
         """Nothing to release: each command is a child process of its own."""
-
-
-def new_file_mode() -> int:
-    """The mode a new file gets here (0666 less the umask): mkstemp makes 0600, and a file
-    fetched through a temporary name should look like any other.  Read from /proc, since
-    setting the umask to learn it would race with other threads."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return 0o666 & ~int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    return 0o644

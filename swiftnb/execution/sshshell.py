@@ -40,7 +40,7 @@ from pathlib import Path
 
 import asyncssh
 
-from swiftnb.execution.atomicfile import replacing
+from swiftnb.atomicfile import replacing
 from swiftnb.execution.shell import (LOCAL_HOST, CommandResult, Process, Shell, ShellError,
                                      ShellFailure, Tunnel, signal_number)
 

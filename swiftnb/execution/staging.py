@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 from swiftnb.engine.task import FailureKind, Task
 from swiftnb.events import EventBus
 from swiftnb.execution import wrapper
-from swiftnb.execution.atomicfile import write_atomically
+from swiftnb.atomicfile import write_atomically
 from swiftnb.execution.shell import Shell, ShellError, ShellFailure
 from swiftnb.scheduling.provider import ProviderError, StatusReporter
 
