@@ -99,6 +99,8 @@ class CoasterProvider(Provider):
         self.service: CoasterService | ServiceClient | None = None
         self._starting: asyncio.Future[None] | None = None
         self._site_dirs: set[str] = set()
+        #: (task, attempt, spec) of the last job_dir call, for the execute that follows
+        self._last_spec: tuple[Task, int, dict[str, Any]] | None = None
 
     @classmethod
     def from_site(cls, site: SiteConfig | dict[str, Any], bus: EventBus | None = None, *,
@@ -289,10 +291,20 @@ class CoasterProvider(Provider):
             walltime=task.maxwalltime or None)
 
     def job_dir(self, task: Task) -> str:
-        """The task's job directory relative to the site work directory."""
+        """The task's job directory relative to the site work directory (its spec is
+        kept: the scheduler asks this just before ``execute``, which reuses it)."""
         from swiftnb.execution import wrapper
 
-        return wrapper.job_dir_relative(self.spec(task))
+        spec = self.spec(task)
+        self._last_spec = (task, task.attempt, spec)
+        return wrapper.job_dir_relative(spec)
+
+    def _spec_for(self, task: Task) -> dict[str, Any]:
+        """The spec ``job_dir`` just made for this attempt, or a new one."""
+        last, self._last_spec = self._last_spec, None
+        if last is not None and last[0] is task and last[1] == task.attempt:
+            return last[2]
+        return self.spec(task)
 
     async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
         report.status(TaskStatus.SUBMITTING)
@@ -322,7 +334,7 @@ class CoasterProvider(Provider):
             async def stage_out(result: dict[str, Any]) -> dict[str, Any]:
                 return await stager.stage_out(task, staged_spec, staged_base, result, report)
         else:
-            spec = self.spec(task)
+            spec = self._spec_for(task)
             self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
         future = self.service.submit(task.jobid, walltime, spec, report, stage_out=stage_out)
         try:
