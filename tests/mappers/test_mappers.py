@@ -306,6 +306,16 @@ def test_ext_mapper_runs_a_script_without_execute_bit(tmp_path):
     assert m.map((Index(0),)) == "p0"
 
 
+def test_ext_mapper_runs_an_executable_script_without_a_shebang(tmp_path):
+    # execve refuses it (ENOEXEC); Java's Runtime.exec then ran it with /bin/sh
+    p = tmp_path / "noshebang.sh.in"
+    p.write_text('echo "[0].l left.out"\necho "[1].r right.out"\n')
+    p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    m = mk("ext", {"exec": "./noshebang.sh.in"}, tmp_path)
+    asyncio.run(asyncio.wait_for(m.prepare(), 20))
+    assert m.map((Index(1), Field("r"))) == "right.out"
+
+
 def test_ext_mapper_failure(tmp_path):
     exe = _script(tmp_path, "bad.sh", "echo broken >&2; exit 4\n")
     m = mk("ext", {"exec": exe}, tmp_path)

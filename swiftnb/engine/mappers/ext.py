@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
 from typing import Any
@@ -101,17 +102,27 @@ class ExtMapper(Mapper):
         argv = self.argv()
         env = dict(os.environ, **(self.ctx.env or {}))
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=self.ctx.base_dir, env=env, stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            proc = await self._start(argv, env)
         except OSError as e:
-            raise MapperError(f"{self.spelled}: cannot run {argv[0]}: {e.strerror}") from None
+            if e.errno != errno.ENOEXEC:
+                raise MapperError(f"{self.spelled}: cannot run {argv[0]}: {e.strerror}") from None
+            # an executable script without a #! line: Java's Runtime.exec (as execvp)
+            # then ran it with /bin/sh, and the test suites' .sh.in mappers rely on it
+            try:
+                proc = await self._start(["/bin/sh"] + argv, env)
+            except OSError as e2:
+                raise MapperError(f"{self.spelled}: cannot run {argv[0]}: {e2.strerror}") from None
         out, err = await proc.communicate()
         if proc.returncode != 0:
             lines = err.decode("utf-8", "replace").splitlines()
             raise MapperError(f"External executable failed. Exit code: {proc.returncode}\n\t"
                               + "".join(ln + "\n\t" for ln in lines).rstrip("\n\t"))
         self.parse_output(out.decode("utf-8", "replace"))
+
+    async def _start(self, argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            *argv, cwd=self.ctx.base_dir, env=env, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
 
     def _need(self) -> dict[tuple, str]:
         if self._map is None:
