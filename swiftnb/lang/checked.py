@@ -205,15 +205,17 @@ class CheckedProgram:
     # ---------------------------------------------------------------- text
     def summary(self) -> str:
         p = self.program
-        apps = sum(1 for s in self.procedures.values() if s.kind == "app")
-        comps = len(self.procedures) - apps
+        # declarations, not names: overloads of one name count one each
+        nprocs = len(p.procedures)
+        apps = sum(1 for d in p.procedures if isinstance(d, ast.AppProcedure))
+        comps = nprocs - apps
         user_types = [n for n, t in self.types.items() if n not in T.BUILTIN_TYPES]
         nvars = sum(1 for s in self.symbols if s.kind in ("var", "global"))
         parts = [
             f"{self.files[0] if self.files else p.filename}: program is valid.",
             f"{len(user_types)} type{'s' if len(user_types) != 1 else ''}"
             + (f" ({', '.join(user_types)})" if user_types else ""),
-            f"{len(self.procedures)} procedure{'s' if len(self.procedures) != 1 else ''} "
+            f"{nprocs} procedure{'s' if nprocs != 1 else ''} "
             f"({apps} app, {comps} compound)",
             f"{len(p.statements)} top-level statement{'s' if len(p.statements) != 1 else ''}",
             f"{nvars} variable{'s' if nvars != 1 else ''}",

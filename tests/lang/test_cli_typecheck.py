@@ -48,3 +48,15 @@ def test_warnings_go_to_stderr(tmp_path: Path) -> None:
     res = swiftnb("typecheck", "w.swift", cwd=tmp_path)
     assert res.returncode == 0
     assert res.stderr.strip() == "Warning: The @ syntax for function invocation is deprecated"
+
+
+def test_summary_counts_each_overload(tmp_path: Path) -> None:
+    (tmp_path / "o.swift").write_text(
+        "type file;\n(int r) f(int x) { r = x; }\n(float r) f(float x) { r = x; }\n"
+        "app (file o) g(int x) { echo x stdout=@o; }\n"
+        "app (file o) g(string x) { echo x stdout=@o; }\n"
+        "int a, b, c;\na = 1; b = 2; c = f(a);\n")
+    r = swiftnb("typecheck", "o.swift", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "4 procedures (2 app, 2 compound)" in r.stdout
+    assert "3 variables" in r.stdout
