@@ -14,7 +14,7 @@ from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
-from swiftnb.engine.formatting import strcat_str
+from swiftnb.engine.formatting import java_str, strcat_str
 from swiftnb.engine.interp import (
     GLOBAL,
     AppendExec,
@@ -976,6 +976,74 @@ class Compiler:
 
         return ev
 
+    def literal_type(self, e: A.Expr) -> T.SwiftType:
+        """The type the checker gave an initializer (from its context)."""
+        checked = self.rt.checked
+        if not isinstance(checked, CheckedProgram):
+            raise CompileError("an initializer needs a checked program", e.pos)
+        return checked.type_of(e)
+
+    def arg_types(self, e: A.Call) -> list[D.SwiftType | None]:
+        """The checker's types of a builtin call's positional arguments, as data types
+        (None where it has none)."""
+        checked = self.rt.checked
+        out: list[D.SwiftType | None] = []
+        for a in e.args:
+            if a.name is not None:
+                continue
+            t = checked.type_of(a.value) if isinstance(checked, CheckedProgram) else T.ANY
+            out.append(None if t.is_any else to_data_type(t))
+        return out
+
+    def x_StructLiteral(self, e: A.StructLiteral, scope: Scope) -> Callable:
+        st = self.literal_type(e)
+        if not isinstance(st, T.StructType):
+            raise CompileError("cannot infer the type of this structure initializer", e.pos)
+        tinfo = self.types.info(st)
+        fields = [(fi.name, self.expr(fi.value, scope), st.fields[fi.name] == T.FLOAT)
+                  for fi in e.fields]
+
+        def ev(f: list) -> Any:
+            vals = [(name, it(f), to_float) for name, it, to_float in fields]
+            node = StructNode(tinfo)
+            for name, v, to_float in vals:
+                if isinstance(v, Node):
+                    node.put(name, v)
+                elif isinstance(v, (dict, D.StructValue, D.FileValue)):
+                    node.put(name, from_plain(v))
+                else:
+                    node.fields[name].set(float(v) if to_float and v.__class__ is int else v)
+            node.close()
+            return node
+
+        return ev
+
+    def x_MapLiteral(self, e: A.MapLiteral, scope: Scope) -> Callable:
+        at = self.literal_type(e)
+        to_float = isinstance(at, T.ArrayType) and at.element == T.FLOAT
+        float_keys = isinstance(at, T.ArrayType) and at.key == T.FLOAT
+        entries = [(self.expr(k, scope), self.expr(v, scope)) for k, v in e.entries]
+
+        def ev(f: list) -> Any:
+            vals = [(k(f), v(f)) for k, v in entries]
+            arr = ArrayNode(_LIT_ARRAY)
+            for k, v in vals:
+                if float_keys and k.__class__ is int:
+                    k = float(k)
+                if k in arr.items:
+                    raise SwiftError(f"the array initializer gives the key {java_str(k)} "
+                                     "twice")
+                if isinstance(v, Node):
+                    arr.put(k, v)
+                elif isinstance(v, (dict, D.StructValue, D.FileValue)):
+                    arr.put(k, from_plain(v))
+                else:
+                    arr.set_value(k, float(v) if to_float and v.__class__ is int else v)
+            arr.close()
+            return arr
+
+        return ev
+
     def x_Range(self, e: A.Range, scope: Scope) -> Callable:
         from swiftnb.engine.interp import _range_items
 
@@ -1077,6 +1145,7 @@ class Compiler:
                 rtype = T.STRING  # our choice: an untyped readData reads the text
             dtype = to_data_type(rtype)
         arg_names = [a.value.name if isinstance(a.value, A.Name) else None for a in e.args]
+        arg_types = self.arg_types(e) if b.needs_arg_types else None
         plain = rt.plain
         ctx = rt.ctx
         line = e.pos.line
@@ -1085,6 +1154,8 @@ class Compiler:
             vals = [plain(a(f)) for a in args]
             kw = {k: plain(a(f)) for k, a in kwargs.items()} if kwargs else _NO_KWARGS
             ctx.return_type = dtype
+            if arg_types is not None:
+                ctx.arg_types = arg_types
             ctx.arg_names = arg_names
             ctx.line = line
             if target is not None:

@@ -314,6 +314,8 @@ class BuiltinContext(Protocol):
     variable the result is assigned to; ``None`` otherwise.
     ``arg_names``: optional, the variable names of the actual arguments (``None`` for
     expressions), used in messages such as ``%i requires an int! Variable "x" is a float``.
+    ``arg_types``: for a builtin registered with ``needs_arg_types`` (writeData), the
+    declared types of its positional arguments (``None`` where unknown).
     """
 
     script_args: dict[str, str]
@@ -344,6 +346,7 @@ class SimpleContext:
     return_type: Any = None
     return_file: FileValue | None = None
     arg_names: list | None = None
+    arg_types: list | None = None
     stdout: list[str] = field(default_factory=list)
     events: list[tuple] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

@@ -664,6 +664,27 @@ class StructNode(Composite):
     def member(self, name: str) -> Node:
         return self.fields[name]
 
+    def put(self, name: str, node: Node) -> None:
+        """Make an existing node the member ``name`` (a structure initializer's field
+        value), as ArrayNode.put makes one an element."""
+        old = self.fields[name]
+        if not old.state:
+            self.open_children -= 1
+        if node.__class__ is Cell and node.state == CLOSED and node.parent is None:
+            node = closed_cell(node.value, self, name)
+        elif node.parent is None:
+            node.parent = self
+            node.key = name
+        elif node.__class__ is FileNode or (isinstance(node, Composite) and node.tinfo.mapped):
+            gc_share(node)
+        self.fields[name] = node
+        if not node.state:
+            self.open_children += 1
+            if node.parent is not self:
+                node.when_closed(lambda: self._child_done(node))
+        elif node.state == FAILED:
+            self._child_done(node)
+
     def __repr__(self) -> str:
         return f"<Struct {self.name} state={self.state}>"
 

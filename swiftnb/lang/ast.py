@@ -201,6 +201,29 @@ class ArrayLiteral(Expr):
 
 
 @dataclass(frozen=True, slots=True, eq=False)
+class FieldInit(Node):
+    """``name: value`` in a struct initializer; ``pos`` is the name's."""
+
+    name: str
+    value: Expr
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class StructLiteral(Expr):
+    """``{a: "x", b: 1}`` (trunk): a struct value; its type is the context's (the
+    variable assigned, the array element, the struct field, the parameter)."""
+
+    fields: tuple[FieldInit, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MapLiteral(Expr):
+    """``{"k": v, 10: w}`` and ``{}`` (trunk): a sparse array with these keys."""
+
+    entries: tuple[tuple[Expr, Expr], ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
 class Range(Expr):
     """``[start:stop]`` or ``[start:stop:step]``, inclusive upper bound."""
 
@@ -442,6 +465,7 @@ __all__ = [
     "Pos", "NOWHERE", "Node", "TypeExpr", "Field", "TypeDecl", "Expr", "IntLiteral",
     "FloatLiteral", "StringLiteral", "BoolLiteral", "Name", "Index", "StarIndex", "Member",
     "BinaryOp", "UnaryOp", "Arg", "Call", "FilenameOf", "ArrayLiteral", "Range",
+    "FieldInit", "StructLiteral", "MapLiteral",
     "MapperParam", "Mapping", "Declarator", "Stmt", "VarDecl", "Block", "Assign", "Append",
     "CallStatement", "ReturnTarget", "MultiAssign", "If", "Case", "Switch", "Foreach",
     "Iterate", "Formal", "Profile", "AppCommand", "Procedure", "AppProcedure",

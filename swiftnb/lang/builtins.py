@@ -146,6 +146,11 @@ MAPPING_ONLY = frozenset({"filename", "filenames", "dirname"})
 #: globals ``import "stdlib.v2";`` declares (trunk's StandardLibrary.New constants)
 V2_CONSTANTS: dict[str, str] = {"PI": "float", "E": "float"}
 
+#: trunk's ``read``/``write`` format names (IO.READERS/WRITERS), each to its canonical
+#: name; a constant ``format=`` argument is checked against them before the run
+SERIALIZATION_FORMATS: dict[str, str] = {"None": "None", "FieldAndValue": "FieldAndValue",
+                                         "FV": "FieldAndValue", "CSV": "CSV"}
+
 #: builtins whose meaning differs under ``import "stdlib.v2";`` (name -> what changes)
 V2_CHANGES: dict[str, str] = {
     "assert": "takes a boolean only; default message 'assertion failed'; fails the run "
@@ -172,5 +177,5 @@ def deprecation_warning(name: str) -> str | None:
 
 
 __all__ = ["BUILTINS", "DEPRECATED_ALIASES", "MAPPING_ONLY", "AT_SYNTAX_WARNING", "lookup",
-           "V2_CONSTANTS", "V2_CHANGES",
+           "V2_CONSTANTS", "V2_CHANGES", "SERIALIZATION_FORMATS",
            "deprecation_warning", "Signature"]

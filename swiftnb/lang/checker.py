@@ -470,7 +470,11 @@ class Checker:
             self.declare(scope, p.name, p.type, p.decl, "output")
         for p in sig.inputs:
             self.declare(scope, p.name, p.type, p.decl, "input")
-            if p.default is not None:
+            if p.default is not None and not _constant(p.default):
+                # the grammar's `formal := type ID ["=" constant]` (reference 1.7.1)
+                self.error(p.default.pos, "default values must be constants (a literal, or "
+                                          "literals joined by + or signed)")
+            elif p.default is not None:
                 dt = self.expr(p.default, self.globals)
                 if not T.assignable(p.type, dt):
                     self.error(p.default.pos, f"You cannot assign value of type {dt} to a "
@@ -602,7 +606,8 @@ class Checker:
 
     def st_Append(self, st: ast.Append, scope: _Scope) -> None:
         tt = self.expr(st.target, scope)
-        vt = self.value(st.value, scope, T.ANY)
+        vt = self.value(st.value, scope,
+                        tt.element if isinstance(tt, T.ArrayType) else T.ANY)
         if isinstance(tt, T.ArrayType):
             if tt.key != T.AUTO:
                 self.error(st.pos, "You can only append to an array with 'auto' index type. "
@@ -738,7 +743,18 @@ class Checker:
     # ================================================================== expressions
     def value(self, e: ast.Expr, scope: _Scope, expected: T.SwiftType) -> T.SwiftType:
         """Type of an expression in a context expecting ``expected`` (``[]`` and
-        ``readData`` take the context's type)."""
+        ``readData`` take the context's type; ``{...}`` initializers and the items of
+        ``[...]`` are typed by it)."""
+        cls = type(e)
+        if cls is ast.StructLiteral or cls is ast.MapLiteral:
+            t = (self._struct_literal(e, scope, expected) if cls is ast.StructLiteral
+                 else self._map_literal(e, scope, expected))
+            self.node_types[e] = t
+            return t
+        if cls is ast.ArrayLiteral and e.items and isinstance(expected, T.ArrayType):
+            t = self._array_literal(e, scope, expected.element)
+            self.node_types[e] = t
+            return t
         t = self.expr(e, scope)
         if t.is_any and not expected.is_any and isinstance(e, (ast.Call, ast.ArrayLiteral)):
             self.node_types[e] = expected
@@ -826,6 +842,10 @@ class Checker:
             return self._array_literal(e, scope)
         if cls is ast.Range:
             return self._range(e, scope)
+        if cls is ast.StructLiteral:
+            return self._struct_literal(e, scope, T.ANY)
+        if cls is ast.MapLiteral:
+            return self._map_literal(e, scope, T.ANY)
         self.error(e.pos, f"unsupported expression {cls.__name__}")  # pragma: no cover
         return T.ANY
 
@@ -890,10 +910,11 @@ class Checker:
         self.error(e.pos, f"Type {bt} is not a structure ({_lv_text(e.base)}.{e.field})")
         return T.ANY
 
-    def _array_literal(self, e: ast.ArrayLiteral, scope: _Scope) -> T.SwiftType:
+    def _array_literal(self, e: ast.ArrayLiteral, scope: _Scope,
+                       element: T.SwiftType = T.ANY) -> T.SwiftType:
         if not e.items:
             return T.ArrayType(T.ANY)
-        ts = [self.expr(x, scope) for x in e.items]
+        ts = [self.value(x, scope, element) for x in e.items]
         elem = ts[0]
         for x, t in zip(e.items[1:], ts[1:]):
             if T.same_type(t, elem) or t.is_any:
@@ -905,6 +926,77 @@ class Checker:
                                   f"array of {elem})")
                 break
         return T.ArrayType(elem)
+
+    def _struct_literal(self, e: ast.StructLiteral, scope: _Scope,
+                        expected: T.SwiftType) -> T.SwiftType:
+        """Trunk's ``{field: value, ...}``: the struct type is the context's, and every
+        field of it is given exactly once."""
+        if not isinstance(expected, T.StructType):
+            if expected.is_any:
+                self.error(e.pos, "cannot infer the type of this structure initializer: "
+                                  "use it where a struct type is expected (assigned or "
+                                  "appended to a struct variable or element, as a field of "
+                                  "a struct, or as a parameter of a procedure)")
+            else:
+                self.error(e.pos, f"cannot assign a structure to a non-structure (a value "
+                                  f"of type {expected} is expected here)")
+            for fi in e.fields:
+                self.expr(fi.value, scope)
+            return T.ANY
+        seen: set[str] = set()
+        for fi in e.fields:
+            ft = expected.fields.get(fi.name)
+            if fi.name in seen:
+                self.error(fi.pos, f"duplicate field: '{fi.name}'")
+            seen.add(fi.name)
+            if ft is None:
+                self.error(fi.pos, f"invalid field '{fi.name}' for type '{expected}' (its "
+                                   f"fields: {', '.join(expected.fields)})")
+                self.expr(fi.value, scope)
+                continue
+            vt = self.value(fi.value, scope, ft)
+            if not (T.assignable(ft, vt) or (vt == T.AUTO and ft == T.INT)):
+                self.error(fi.value.pos, f"Wrong type for field '{fi.name}' of type "
+                                         f"'{expected}': expected {ft}, got {vt}")
+        missing = [n for n in expected.fields if n not in seen]
+        if missing:
+            self.error(e.pos, f"missing fields in structure initializer: "
+                              f"[{', '.join(missing)}] (type '{expected}')")
+        return expected
+
+    def _map_literal(self, e: ast.MapLiteral, scope: _Scope,
+                     expected: T.SwiftType) -> T.SwiftType:
+        """Trunk's ``{key: value, ...}``: a sparse array; typed by its context, or else
+        by its first entry (``{}`` alone is an empty array of any type, like ``[]``)."""
+        if not expected.is_any and not isinstance(expected, T.ArrayType):
+            self.error(e.pos, f"cannot assign an array to a non-array (a value of type "
+                              f"{expected} is expected here)")
+            expected = T.ANY
+        if isinstance(expected, T.ArrayType):
+            if expected.key == T.AUTO and e.entries:
+                self.error(e.pos, f"an array with 'auto' keys ({expected}) takes its keys "
+                                  "from '<<'; an initializer cannot give them")
+            key, element = expected.key, expected.element
+        elif e.entries:
+            key = self.expr(e.entries[0][0], scope)
+            key = T.INT if key == T.AUTO else key
+            element = self.expr(e.entries[0][1], scope)
+            if not (key.is_any or key in (T.INT, T.STRING, T.FLOAT, T.BOOLEAN)):
+                self.error(e.entries[0][0].pos, f"an array key must be int, string, float "
+                                                f"or boolean, not {key}")
+                key = T.ANY
+        else:
+            return T.ArrayType(T.ANY)
+        for k, v in e.entries:
+            kt = self.value(k, scope, key)
+            if not (T.assignable(key, kt) or key == T.AUTO or (kt == T.AUTO and key == T.INT)):
+                self.error(k.pos, f"Wrong key type in array initializer: expected {key}, "
+                                  f"got {kt}")
+            vt = self.value(v, scope, element)
+            if not (T.assignable(element, vt) or (vt == T.AUTO and element == T.INT)):
+                self.error(v.pos, f"Wrong type in array initializer: expected {element}, "
+                                  f"got {vt}")
+        return expected if isinstance(expected, T.ArrayType) else T.ArrayType(element, key)
 
     def _binop(self, e: ast.BinaryOp, scope: _Scope) -> T.SwiftType:
         lt = self.expr(e.left, scope)
@@ -1004,8 +1096,8 @@ class Checker:
 
     def call(self, e: ast.Call, scope: _Scope, statement: bool,
              multi: bool = False) -> Signature | None:
-        arg_types = [self.expr(a.value, scope) for a in e.args]
         users = self.overloads.get(e.name, [])
+        arg_types = self._arg_types(e, scope, users)
         found = self.builtin_signature(e.name)
         sig = self._choose(e, users, found, arg_types) if users else None
         if users and sig is None:
@@ -1026,7 +1118,42 @@ class Checker:
         if e.at_syntax:
             self.warn(B.AT_SYNTAX_WARNING)
         self._bind(e, sig, arg_types, canonical)
+        if sig.kind == "builtin" and canonical in ("read", "write"):
+            self._check_format(e, canonical)
         return sig
+
+    def _check_format(self, e: ast.Call, canonical: str) -> None:
+        """A constant ``format`` of trunk's read/write names a format that exists (the
+        run would fail on it, after the apps before it had run)."""
+        for formal, actual in self.bindings[e].inputs:
+            if formal.name != "format" or type(actual) is not ast.StringLiteral:
+                continue
+            if actual.value not in B.SERIALIZATION_FORMATS:
+                what = "de-serialization" if canonical == "read" else "serialization"
+                self.error(actual.pos, f"Unsupported {what} format: '{actual.value}' "
+                                       f"(accepted: {', '.join(B.SERIALIZATION_FORMATS)})")
+
+    def _arg_types(self, e: ast.Call, scope: _Scope,
+                   users: list[Signature]) -> list[T.SwiftType]:
+        """The arguments' types; an initializer (``{...}``, ``[...]``) is typed by its
+        formal parameter where the name has a single user declaration."""
+        formals = users[0].inputs if len(users) == 1 else ()
+        by_name = {f.name: f for f in formals}
+        types = []
+        positional = 0
+        for a in e.args:
+            expected = T.ANY
+            if a.name is None:
+                if positional < len(formals):
+                    expected = formals[positional].type
+                positional += 1
+            elif a.name in by_name:
+                expected = by_name[a.name].type
+            if type(a.value) in _INITIALIZERS:
+                types.append(self.value(a.value, scope, expected))
+            else:
+                types.append(self.expr(a.value, scope))
+        return types
 
     # ------------------------------------------------------------------ overloading
     def _choose(self, e: ast.Call, users: list[Signature],
@@ -1234,6 +1361,21 @@ class Checker:
                                       f"{other} like parameter {m}, got {at}")
                     return
             seen.append((n, at))
+
+
+_INITIALIZERS = (ast.StructLiteral, ast.MapLiteral, ast.ArrayLiteral)
+_LITERALS = (ast.IntLiteral, ast.FloatLiteral, ast.StringLiteral, ast.BoolLiteral)
+
+
+def _constant(e: ast.Expr) -> bool:
+    """What the engine can evaluate as a parameter's default, before any dataflow."""
+    if isinstance(e, _LITERALS):
+        return True
+    if isinstance(e, ast.UnaryOp):
+        return e.op in ("-", "+") and _constant(e.operand)
+    if isinstance(e, ast.BinaryOp):
+        return e.op == "+" and _constant(e.left) and _constant(e.right)
+    return False
 
 
 def _positional_types(sig: Signature) -> tuple[str, ...]:

@@ -478,6 +478,25 @@ class _Builder(Transformer):
     def array_lit(self, c: list) -> ast.ArrayLiteral:
         return ast.ArrayLiteral(self._pos(c[0]), tuple(c[1:]))
 
+    def field_init(self, c: list) -> tuple[ast.Expr, ast.Expr]:
+        return (c[0], c[1])
+
+    def brace_lit(self, c: list) -> ast.Expr:
+        """Trunk's rule: a bare name as the first key makes a struct initializer (every
+        key must then be a field name), anything else a sparse array initializer."""
+        pos = self._pos(c[0])
+        pairs: list[tuple[ast.Expr, ast.Expr]] = c[1:]
+        if not pairs or type(pairs[0][0]) is not ast.Name:
+            return ast.MapLiteral(pos, tuple(pairs))
+        fields = []
+        for key, value in pairs:
+            if type(key) is not ast.Name:
+                raise _Problem(key.pos, "invalid field name in structure initializer: a "
+                                        "field is named by an identifier (the first key "
+                                        "made this a structure, not an array)")
+            fields.append(ast.FieldInit(key.pos, key.name, value))
+        return ast.StructLiteral(pos, tuple(fields))
+
     def range(self, c: list) -> ast.Range:
         return ast.Range(self._pos(c[0]), c[1], c[2], c[3] if len(c) > 3 else None)
 
@@ -530,7 +549,7 @@ _WORDS = {
     "NOT": "'!'", "$END": "end of file",
 }
 _EXPR_START = {"ID", "INT", "FLOAT", "STRING", "TRUE", "FALSE", "LPAR", "LSQB", "AT",
-               "MINUS", "NOT"}
+               "MINUS", "NOT", "LBRACE"}
 _STMT_START = {"IF", "FOREACH", "ITERATE", "SWITCH", "LBRACE"}
 _OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "IDIV", "MOD", "LT", "GT", "LE", "GE", "EQ",
               "NE", "AND", "OR"}

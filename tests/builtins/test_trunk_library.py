@@ -53,6 +53,11 @@ def test_assertion_messages(tmp_path: Path, stmt: str, message: str) -> None:
     (V2 + 'assertEqual("a", 1);\n',
      "s.swift:2:18: Wrong type for parameter 1 of assertEqual; expected string like "
      "parameter 0, got int"),
+    (V2 + 'type file;\nfile f <"f">;\nf = write(1, format = "XML");\n',
+     "s.swift:4:23: Unsupported serialization format: 'XML' (accepted: None, FieldAndValue, "
+     "FV, CSV)"),
+    (V2 + 'type file;\nfile f <"f">;\nint i = read(f, "Json");\n',
+     "s.swift:4:17: Unsupported de-serialization format: 'Json'"),
     (V2 + 'type file;\nfile f <"f">;\nf = write(1, fmt = "CSV");\n',
      "s.swift:4:14: Illegal keyword argument: 'fmt' (builtin write takes format, options "
      "by keyword)"),
@@ -65,7 +70,7 @@ def test_compile_errors(tmp_path: Path, text: str, message: str) -> None:
 
 
 @pytest.mark.parametrize("text, message", [
-    ('file f <"f.txt">;\nf = write(1, format = "XML");\n',
+    ('string fm = "XML";\nfile f <"f.txt">;\nf = write(1, format = fm);\n',
      "Unsupported serialization format: 'XML' (accepted: None, FieldAndValue, FV, CSV)"),
     ('int[] a = [1, 2];\nfile f <"f.txt">;\nf = write(a);\n',
      "This format only supports primitive data"),

@@ -12,11 +12,13 @@ from typing import Any
 
 from swiftnb.engine import datafiles
 from swiftnb.engine.builtins.registry import register
+from swiftnb.engine.data import ArrayType as DataArrayType
+from swiftnb.engine.data import StructType as DataStructType
 from swiftnb.engine.data import (
     AssertionFailed,
     BuiltinError,
     FileValue,
-    StructValue,
+    as_data_type,
     leaf_files,
     local_path,
 )
@@ -320,31 +322,43 @@ def read_structured(ctx: Any, f: Any) -> Any:
     return datafiles.read_structured(_read_text(ctx, f, "readStructured"), ctx.return_type)
 
 
-@register("writeData", deprecated=("writedata",), needs_return_file=True)
+@register("writeData", deprecated=("writedata",), needs_return_file=True,
+          needs_arg_types=True)
 def write_data(ctx: Any, v: Any) -> FileValue:
     """file writeData(any). Writes the value to the file it is assigned to (0.96 format)
-    and returns that file.  ``ctx.return_file`` gives the destination."""
-    dest = getattr(ctx, "return_file", None)
+    and returns that file.  ``ctx.return_file`` gives the destination, ``ctx.arg_types``
+    the value's declared type (an empty array of structs still has its header line)."""
+    dest = ctx.return_file
     if dest is None or dest.path is None:
         raise BuiltinError("writeData: the result must be assigned to a mapped file")
-    text = datafiles.write_data(v, getattr(ctx, "return_type", None) if not isinstance(v, (dict, StructValue)) else None)
+    vtype = as_data_type(ctx.arg_types[0]) if ctx.arg_types else None
+    if isinstance(v, dict) and not v and isinstance(vtype, DataArrayType) and isinstance(vtype.elem, DataStructType):
+        names = datafiles.java_hash_order([n for n, _ in vtype.elem.fields])
+        text = "".join(n + " " for n in names) + "\n"
+    else:
+        text = datafiles.write_data(v, vtype)
     write_text(ctx, dest, text, "writeData")
     return dest
 
 
 def write_text(ctx: Any, dest: Any, text: str, who: str) -> None:
     """Put ``text`` in the file ``dest`` maps to, whole or not at all (a temporary
-    beside it, renamed), as ``writeData`` and trunk's ``write`` do."""
+    beside it, renamed, and removed if writing fails), as ``writeData`` and trunk's
+    ``write`` do."""
     path = _local(ctx, dest.path or "")
     folder = os.path.dirname(path)
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
         if folder:
             os.makedirs(folder, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "w", encoding="utf-8") as fh:
             fh.write(text)
         os.replace(tmp, path)
     except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass  # not made, or not removable: the write's own error is the one to report
         raise BuiltinError(f"{who}: cannot write {dest.path}: {e.strerror}") from None
 
 

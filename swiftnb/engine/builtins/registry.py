@@ -44,6 +44,8 @@ class Builtin:
     needs_return_type: bool = False
     needs_return_file: bool = False
     doc: str = ""
+    #: needs ``ctx.arg_types``, its arguments' static types (writeData of an empty array)
+    needs_arg_types: bool = False
 
     @property
     def deprecated(self) -> str | None:
@@ -66,6 +68,7 @@ def register(
     deprecated: tuple[str, ...] = (),
     needs_return_type: bool = False,
     needs_return_file: bool = False,
+    needs_arg_types: bool = False,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: register ``fn`` under ``names`` (first is canonical) and under the
     deprecated lower-case ``deprecated`` aliases."""
@@ -75,10 +78,10 @@ def register(
         doc = inspect.getdoc(fn) or ""
         for n in names:
             REGISTRY[n] = Builtin(n, fn, is_async, kind, waits, None, needs_return_type,
-                                  needs_return_file, doc)
+                                  needs_return_file, doc, needs_arg_types)
         for n in deprecated:
             REGISTRY[n] = Builtin(n, fn, is_async, kind, waits, names[0], needs_return_type,
-                                  needs_return_file, doc)
+                                  needs_return_file, doc, needs_arg_types)
         return fn
 
     return deco

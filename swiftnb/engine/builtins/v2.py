@@ -23,6 +23,7 @@ from swiftnb.engine.data import (
     sorted_items,
 )
 from swiftnb.engine.formatting import java_str
+from swiftnb.lang.builtins import SERIALIZATION_FORMATS
 
 DEFAULT_MSG = "assertion failed"
 
@@ -116,8 +117,7 @@ class Format(enum.Enum):
     CSV = "CSV"
 
 
-_FORMATS = {"None": Format.NONE, "FieldAndValue": Format.FIELD_AND_VALUE,
-            "FV": Format.FIELD_AND_VALUE, "CSV": Format.CSV}
+_FORMATS = {name: Format(canonical) for name, canonical in SERIALIZATION_FORMATS.items()}
 #: CSV's default separators: reading splits on any of them, writing uses the first
 CSV_SEPARATORS = "\t "
 

@@ -1,0 +1,1 @@
+[ -f ints.out ] && [ ! -s ints.out ]
