@@ -95,6 +95,7 @@ class Checker:
         self._kinds: list[str] = []
         self._current: ast.Node | None = None  # the statement being checked
         self._decl_depth: dict[Symbol, int] = {}
+        self._procedure: ast.Procedure | None = None  # the body being checked, if any
 
     # ================================================================== reporting
     def error(self, pos: ast.Pos, message: str) -> None:
@@ -322,6 +323,14 @@ class Checker:
                 lkind == "whole" and self._is_output_slot(sym)):
             self.error(target.pos, f"Cannot assign to loop variable {sym.name}")
             return
+        if sym.kind == "global" and self._procedure is not None:
+            # VariableScope.isVariableWriteable: a procedure body sees the globals but
+            # writes only its own variables and outputs
+            self.error(target.pos, f"variable {sym.name} is not writeable in this scope "
+                                   f"(procedure {self._procedure.name} reads the global "
+                                   f"{sym.name} but cannot assign it; return the value as "
+                                   "an output)")
+            return
         if lkind == "whole" and kind != "append":  # appends are partial writes
             self._check_writeable(sym, target)
         w = Write(sym, stmt, kind or lkind, target)
@@ -483,10 +492,14 @@ class Checker:
             self._check_app(proc, sig, scope)
         else:
             assert isinstance(proc, ast.CompoundProcedure)
-            with self._nested(proc.body):  # writes_in(body): the outputs it writes
-                self._predeclare(proc.body.statements, scope)
-                for st in proc.body.statements:
-                    self.stmt(st, scope)
+            self._procedure = proc
+            try:
+                with self._nested(proc.body):  # writes_in(body): the outputs it writes
+                    self._predeclare(proc.body.statements, scope)
+                    for st in proc.body.statements:
+                        self.stmt(st, scope)
+            finally:
+                self._procedure = None
 
     def _check_app(self, proc: ast.AppProcedure, sig: Signature, scope: _Scope) -> None:
         for p in sig.outputs:
