@@ -148,6 +148,7 @@ class _Context:
         self.return_type: Any = None
         self.return_file: Any = None
         self.arg_names: list | None = None
+        self.arg_types: list | None = None  # set per call for needs_arg_types builtins
         self.line = 0
 
     def write_stdout(self, text: str) -> None:
