@@ -66,6 +66,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 PROTOCOL_VERSION = 1
@@ -425,7 +426,8 @@ class Worker:
     ``shutdown``, every running app's process group is killed before the worker exits.
     """
 
-    def __init__(self, transport: Any, cores: int, wrapper: Any) -> None:
+    def __init__(self, transport: "TcpTransport | StdioTransport", cores: int,
+                 wrapper: Any) -> None:
         self.transport = transport
         self.cores = cores
         self.wrapper = wrapper
@@ -608,7 +610,7 @@ class Worker:
         return (self.wrapper.prepare(task.spec) if self._spares is None
                 else self.wrapper.prepare(task.spec, self._spares))
 
-    def _guarded(self, task: _Task, step: Any, *args: Any) -> None:
+    def _guarded(self, task: _Task, step: "Callable[..., None]", *args: Any) -> None:
         """``step(task, *args)``; a worker bug fails the task instead of losing it."""
         try:
             step(task, *args)
@@ -622,7 +624,7 @@ class Worker:
                                            f"Coaster worker error: {type(exc).__name__}: {exc}",
                                            task.spec))
 
-    def _on_thread(self, task: _Task, work: Any, *args: Any) -> None:
+    def _on_thread(self, task: _Task, work: "Callable[..., Any]", *args: Any) -> None:
         """Run ``work(task, *args)`` on a thread; its value comes back to the loop."""
         def run() -> None:
             try:
@@ -789,7 +791,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cores < 1:
         parser.error("--cores must be at least 1")
     level = args.log_level or ("INFO" if args.log_dir else "NONE")
-    transport: Any
+    transport: TcpTransport | StdioTransport
     if args.stdio:
         transport = StdioTransport()
         start_logging(level, args.log_dir, "stdio", str(os.getpid()))
