@@ -349,3 +349,36 @@ trace("ok", 1);
     failed = [ln for ln in r.lines if ln.startswith("SwiftScript trace: ") and "ok, 1" not in ln]
     assert len(failed) == 1 and "exit code 1" in failed[0], r.lines
     assert "\n" not in failed[0]
+
+
+class _CollectorWatch(SubprocessTestExecutor):
+    """Records the collector's state as each app is submitted (i.e. while the run goes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[int, int]] = []
+
+    async def submit(self, task):
+        import gc
+
+        self.seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        return await super().submit(task)
+
+
+def test_a_run_collects_less_often_and_restores_the_collector(swift) -> None:
+    """While a run goes, the youngest generation is collected every 20,000 allocations
+    and what existed before the run is frozen out of collections; afterwards Python's
+    thresholds are back and nothing stays frozen (a kernel's garbage is still collected)."""
+    import gc
+
+    before = gc.get_threshold()
+    frozen_before = gc.get_freeze_count()
+    watch = _CollectorWatch()
+    r = swift('app (file o) echo(string s) { echo s stdout=@o; }\n'
+              'file f <"f.txt">;\nf = echo("x");\n', executor=watch)
+    assert r.outcome.ok, r.outcome
+    assert len(watch.seen) == 1
+    threshold, frozen = watch.seen[0]
+    assert threshold == 20_000 and frozen > frozen_before
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == frozen_before
