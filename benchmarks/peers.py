@@ -25,8 +25,10 @@ Figures: for each tool, the median wall time, the rate (tasks/s, or ms per hop) 
 median CPU time of the whole process tree (user + system, children included); then the
 ratios the issue's table names, each the median of the ratios taken within a round (two
 runs of one round saw the same load), beside the issue's target, and the same ratio of
-CPU times (the steadier figure when other processes share the cores).  The end line says
-how much CPU other processes used while the benchmark ran.
+CPU times (the steadier figure when other processes share the cores).  A last line gives
+the chain per hop with each tool's start-up (its one-app time) taken out, since the
+issue's figure counts start-up in; the end line says how much CPU other processes used
+while the benchmark ran.
 
 Parsl is a benchmark-only extra (``pip install -e '.[bench]'``; ``make bench`` does
 it).  Without it the Parsl rows are skipped, with the reason, and the rest still runs.
@@ -603,6 +605,28 @@ def print_rows(tallies: list[Tally], tasks: int, hops: int) -> None:
               f"{now:.2f}x ({rounds}) | {target_text(row, now, own)} | {cpu_text} |")
 
 
+#: the chain tools and the one-app run that measures each one's start-up
+CHAIN_STARTS = [("swiftnb local", "swiftnb local"), ("shell loop", "sh"),
+                ("Parsl TPE", "Parsl TPE")]
+
+
+def print_chain_without_startup(tallies: list[Tally], hops: int) -> None:
+    """The chain per hop with each tool's own start-up (its one-app median) taken out:
+    what a hop itself costs, beside the issue's whole-process figure."""
+    by_key = {key(t.contender.workload, t.contender.name): t for t in tallies}
+    parts = []
+    for chain_name, one_name in CHAIN_STARTS:
+        chain = by_key.get(key(Workload.CHAIN, chain_name))
+        one = by_key.get(key(Workload.ONE, one_name))
+        if chain is None or one is None or not chain.ok() or not one.ok():
+            continue
+        wall = statistics.median(s.wall for s in chain.ok())
+        start = statistics.median(s.wall for s in one.ok())
+        parts.append(f"{chain_name} {(wall - start) * 1000 / hops:.2f}")
+    if parts:
+        print(f"\nchain, start-up taken out (ms/hop): {'; '.join(parts)}")
+
+
 def machine_busy() -> float:
     """CPU seconds this machine has spent busy since boot (all processes)."""
     with open("/proc/stat") as fh:
@@ -669,6 +693,7 @@ def main(argv: list[str]) -> int:
     elapsed, others = time.monotonic() - t0, (machine_busy() - busy0) - (own_cpu() - own0)
     print_tools(tallies, args.tasks, args.hops)
     print_rows(tallies, args.tasks, args.hops)
+    print_chain_without_startup(tallies, args.hops)
     print(f"\nwall {elapsed:.0f} s; other processes on this machine used {max(others, 0):.0f} "
           f"CPU-s meanwhile ({max(others, 0) / elapsed:.2f} of {os.cpu_count()} cores)")
     failed = [f"{key(t.contender.workload, t.contender.name)} {f}" for t in tallies
