@@ -444,6 +444,17 @@ class Composite(Node):
     def _children(self) -> Iterable[Node]:
         return ()
 
+    def _count_child(self, node: Node) -> None:
+        """A part just put in: an open one counts until it closes (a shared node, made
+        by another composite, is watched: it reports to its own parent), a failed one
+        fails this value."""
+        if not node.state:
+            self.open_children += 1
+            if node.parent is not self:
+                node.when_closed(lambda: self._child_done(node))
+        elif node.state == FAILED:
+            self._child_done(node)
+
     def _child_done(self, child: Node) -> None:
         if child.state == FAILED and self.state == OPEN:
             # a failed part makes the whole value unusable (dependants are skipped)
@@ -508,13 +519,7 @@ class ArrayNode(Composite):
 
     def _add(self, key: Any, node: Node) -> None:
         self.items[key] = node
-        if not node.state:
-            self.open_children += 1
-            if node.parent is not self:
-                # a shared node (copied from another array) reports to its own parent
-                node.when_closed(lambda: self._child_done(node))
-        elif node.state == FAILED:
-            self._child_done(node)
+        self._count_child(node)
         if self.subscribers is not None:
             for sub in self.subscribers:
                 sub(key, node)
@@ -678,12 +683,7 @@ class StructNode(Composite):
         elif node.__class__ is FileNode or (isinstance(node, Composite) and node.tinfo.mapped):
             gc_share(node)
         self.fields[name] = node
-        if not node.state:
-            self.open_children += 1
-            if node.parent is not self:
-                node.when_closed(lambda: self._child_done(node))
-        elif node.state == FAILED:
-            self._child_done(node)
+        self._count_child(node)
 
     def __repr__(self) -> str:
         return f"<Struct {self.name} state={self.state}>"
