@@ -42,7 +42,10 @@ def _local(ctx: Any, path: str) -> str:
     return local_path(ctx.base_dir, path)
 
 
-def _read_text(ctx: Any, f: Any, what: str) -> str:
+def read_text(ctx: Any, f: Any, what: str) -> str:
+    """The whole text of a mapped file, for ``what`` (the builtin reading it); a missing
+    or unreadable file is that builtin's error.  The one reader of readData,
+    readStructured, trunk's read and friends."""
     path = _path_of(f)
     try:
         with open(_local(ctx, path), encoding="utf-8", errors="replace", newline="") as fh:
@@ -289,7 +292,7 @@ def exists(ctx: Any, v: Any) -> bool:
 
 
 def _first_line(ctx: Any, f: Any, what: str) -> str:
-    text = _read_text(ctx, f, what)
+    text = read_text(ctx, f, what)
     lines = text.splitlines()
     return lines[0] if lines else ""
 
@@ -312,14 +315,14 @@ def extract_float(ctx: Any, f: Any) -> float:
 def read_data(ctx: Any, f: Any) -> Any:
     """T readData(file|string). Reads a primitive, primitive array, struct or struct array
     in the whitespace format (see docs/builtins.md; ``ctx.return_type`` gives T)."""
-    return datafiles.read_data(_read_text(ctx, f, "readData"), ctx.return_type)
+    return datafiles.read_data(read_text(ctx, f, "readData"), ctx.return_type)
 
 
 @register("readStructured", "readData2", deprecated=("readstructured", "readdata2"),
           needs_return_type=True)
 def read_structured(ctx: Any, f: Any) -> Any:
     """T readStructured(file|string). ``path = value`` lines (``rows[0].columns[1] = 2``)."""
-    return datafiles.read_structured(_read_text(ctx, f, "readStructured"), ctx.return_type)
+    return datafiles.read_structured(read_text(ctx, f, "readStructured"), ctx.return_type)
 
 
 @register("writeData", deprecated=("writedata",), needs_return_file=True,

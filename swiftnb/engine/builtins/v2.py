@@ -8,7 +8,7 @@ import enum
 from typing import Any
 
 from swiftnb.engine import datafiles
-from swiftnb.engine.builtins.io import _read_text, write_text
+from swiftnb.engine.builtins.io import read_text, write_text
 from swiftnb.engine.builtins.numbers import parse_java_double, parse_java_int
 from swiftnb.engine.builtins.registry import register
 from swiftnb.engine.data import (
@@ -149,7 +149,7 @@ def read(ctx: Any, f: Any, format: str = "None", options: dict | None = None) ->
     ``separator``, default tab or space)."""
     fmt = format_of(format, "de-serialization")
     t = as_data_type(ctx.return_type)
-    text = _read_text(ctx, f, "read")
+    text = read_text(ctx, f, "read")
     if fmt is Format.NONE:
         if not isinstance(t, PrimType):
             raise BuiltinError("This format only supports primitive data")
