@@ -21,8 +21,15 @@ def run(tmp_path: Path, text: str) -> subprocess.CompletedProcess:
     return swiftnb(tmp_path, "run", "s.swift")
 
 
+def traces(tmp_path: Path, text: str) -> list[str]:
+    """The trace lines of a run that must succeed, sorted (independent traces race)."""
+    r = run(tmp_path, text)
+    assert r.returncode == 0, r.stderr
+    return sorted(r.stdout.splitlines())
+
+
 def test_struct_values_from_every_context(tmp_path: Path) -> None:
-    r = run(tmp_path, """type pt { int x; float y; }
+    lines = traces(tmp_path, """type pt { int x; float y; }
 type box { string label; pt corner; int[] sizes; }
 (string r) show(pt p) { r = p.x + "/" + p.y; }
 int later;
@@ -41,8 +48,7 @@ trace(row[1].x, row[0].y, show({x: 4, y: 5.5}));
 foreach p in more { trace(p.x, p.y); }
 trace(c.x, c.y);
 """)
-    assert r.returncode == 0, r.stderr
-    assert sorted(r.stdout.splitlines()) == sorted([
+    assert lines == sorted([
         "SwiftScript trace: 7, 3.0",
         "SwiftScript trace: b, 1, 2.5, 3",
         "SwiftScript trace: 20, 1.0, 4/5.5",
@@ -52,7 +58,7 @@ trace(c.x, c.y);
 
 
 def test_sparse_array_values(tmp_path: Path) -> None:
-    r = run(tmp_path, """string[string] opts = {"separator": ",", "quote": "'"};
+    lines = traces(tmp_path, """string[string] opts = {"separator": ",", "quote": "'"};
 float[int] f = {10: 1, 2: 2.5};
 int[int] none = {};
 foreach v, k in {"b": 2, "a": 1} { trace(k, v); }
@@ -60,8 +66,7 @@ trace(opts["separator"], opts["quote"], length(opts));
 trace(f);
 trace(length(none));
 """)
-    assert r.returncode == 0, r.stderr
-    assert sorted(r.stdout.splitlines()) == sorted([
+    assert lines == sorted([
         "SwiftScript trace: a, 1",
         "SwiftScript trace: b, 2",
         "SwiftScript trace: ,, ', 2",
