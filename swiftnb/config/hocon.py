@@ -25,15 +25,14 @@ from pyhocon.config_parser import ConfigParser
 from pyhocon.config_tree import ConfigSubstitution, ConfigValues
 from pyhocon.exceptions import ConfigException
 
-from swiftnb.config.locate import Origin, Origins, Scanner, ScanError, text_problem
+from swiftnb.config.locate import (
+    Origin, Origins, Scanner, ScanError, expander, system_properties, text_problem,
+)
 from swiftnb.config.model import ConfigError, split_path
 
 # Includes are checked here (a missing one is an error with file and line); pyhocon's
 # own "Cannot include file" warnings would only be noise on the console.
 logging.getLogger("pyhocon.config_parser").setLevel(logging.ERROR)
-
-_PROPS_IN_INCLUDE = re.compile(r"\$\{\??([^}]*)\}")
-
 
 @dataclass
 class Layer:
@@ -44,32 +43,6 @@ class Layer:
     path: str | None = None
     sources: list[tuple[str, str]] = field(default_factory=list)  # (path, text) incl. includes
     nulls: list[tuple[str, ...]] = field(default_factory=list)  # `key: null` in this layer
-
-
-def system_properties(env: Mapping[str, str]) -> dict[str, str]:
-    """The Java system properties Swift users referred to as ``${swift.home}`` etc."""
-    home = env.get("HOME") or os.path.expanduser("~")
-    return {
-        "swift.home": env.get("SWIFT_HOME") or os.path.dirname(os.path.abspath(__file__)),
-        "user.home": home,
-        "user.name": env.get("USER") or env.get("LOGNAME") or os.path.basename(home),
-    }
-
-
-def expander(env: Mapping[str, str]):
-    """Expands ``${env.X}`` and system properties in include paths, as Swift did."""
-    props = system_properties(env)
-
-    def expand(text: str) -> str:
-        def one(match: re.Match) -> str:
-            name = match.group(1).strip()
-            if name.startswith("env."):
-                return env.get(name[4:], "")
-            return props.get(name, env.get(name, ""))
-
-        return _PROPS_IN_INCLUDE.sub(one, text)
-
-    return expand
 
 
 def parse_hocon_file(path: str, display: str, tag: str, origins: Origins,

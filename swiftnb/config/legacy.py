@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from swiftnb.config import schema
-from swiftnb.config.hocon import Layer, system_properties, tree_from_dict
-from swiftnb.config.locate import MAX_LEGACY_BYTES, Origin, Origins, text_problem
+from swiftnb.config.hocon import Layer, tree_from_dict
+from swiftnb.config.locate import (
+    MAX_LEGACY_BYTES, Origin, Origins, system_properties, text_problem,
+)
 from swiftnb.config.model import ConfigError
 from swiftnb.config.types import BadValue, T, ValueType, seconds_to_time
 from swiftnb.config.validate import PROPERTY_NAMES

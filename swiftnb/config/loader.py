@@ -9,18 +9,20 @@ Order (later wins), as ``SwiftConfig.loadNormal`` had it:
    as swift-convert-config did), then ``-config FILE`` -- or ``./swift.conf`` when
    neither ``-config`` nor legacy files are given,
 5. ``[C]`` command-line properties (``-sites a,b``, ``-lazyErrors`` ...).
+
+Files are read with pyhocon (``hocon``), which with pyparsing takes some 70 ms to
+import: a third of a ``swiftnb`` start.  A run that has no configuration file of its
+own (only the built-in defaults and the command line) does not need it: the defaults
+have no substitutions, so their resolved form is kept (``defaults``) and the command
+line is merged into it as plain data, by the same rules.
 """
 
 from __future__ import annotations
 
 import os
-from copy import deepcopy
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
-from swiftnb.config import schema
-from swiftnb.config.hocon import (
-    Layer, merge_and_resolve, parse_hocon_file, parse_hocon_text, tree_from_dict,
-)
+from swiftnb.config import defaults, schema
 from swiftnb.config.locate import Origin, Origins
 from swiftnb.config.model import (
     AppConfig, Config, ConfigError, ExecutionConfig, FilesystemConfig, SiteConfig,
@@ -29,7 +31,10 @@ from swiftnb.config.model import (
 from swiftnb.config.types import ValueType
 from swiftnb.config.validate import PROPERTY_NAMES, Checker, show
 
-DEFAULTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "etc", "swift.conf")
+if TYPE_CHECKING:
+    from swiftnb.config.hocon import Layer
+
+DEFAULTS_FILE = defaults.DEFAULTS_FILE
 
 
 def load_config(path: str | os.PathLike | None = None, *,
@@ -54,11 +59,13 @@ def load_config(path: str | os.PathLike | None = None, *,
             properties_file is None:
         path, properties_file = None, path  # -config swift.properties, as in 0.95
     origins = Origins()
-    layers: list[Layer] = []
+    layers: list[Layer] = []  # the files after the built-in defaults, in order
     files: list[tuple[str, str]] = []
     warnings: list[str] = []
 
     def add_file(file_path: str, display: str, tag: str) -> None:
+        from swiftnb.config.hocon import parse_hocon_file
+
         layers.append(parse_hocon_file(file_path, display, tag, origins, env))
         files.append((tag, display))
 
@@ -68,15 +75,14 @@ def load_config(path: str | os.PathLike | None = None, *,
 
     if configpath is None and env.get("SWIFT_CONF_PATH"):
         configpath = [p for p in env["SWIFT_CONF_PATH"].split(os.pathsep) if p]
+    with_defaults = not configpath
     if configpath:
         for entry in configpath:
             if not os.path.isfile(resolve(entry)):
                 raise ConfigError(f"{entry}: configuration file not found")
             add_file(resolve(entry), os.fspath(entry), "[R]")
     else:
-        layer, snapshot = _defaults_layer(env)
-        origins.update(snapshot)
-        layers.append(layer)
+        origins.update(defaults.origins())
         files.append(("[D]", DEFAULTS_FILE))
         site_conf = env.get("SWIFT_SITE_CONF")
         if site_conf:
@@ -109,11 +115,25 @@ def load_config(path: str | os.PathLike | None = None, *,
     elif not legacy and not configpath and os.path.isfile(os.path.join(cwd, "swift.conf")):
         add_file(os.path.join(cwd, "swift.conf"), "swift.conf", "[R]")
 
-    layers.append(command_line_layer(properties or {}, origins, options or {}))
+    command_line = command_line_data(properties or {}, origins, options or {})
     files.append(("[C]", "<Command Line>"))
-
-    raw = merge_and_resolve(layers, env, origins)
+    resolved = defaults.resolved() if with_defaults and not layers else None
+    if resolved is not None:
+        raw = defaults.merge_plain(resolved, command_line)
+    else:
+        raw = _merge_layers(with_defaults, layers, command_line, env, origins)
     return build(raw, origins, files, warnings)
+
+
+def _merge_layers(with_defaults: bool, layers: list[Layer], command_line: dict[str, Any],
+                  env: Mapping[str, str], origins: Origins) -> dict[str, Any]:
+    """The defaults (when they take part), ``layers`` and the command line, merged and
+    resolved by pyhocon."""
+    from swiftnb.config.hocon import Layer, merge_and_resolve, tree_from_dict
+
+    first = [defaults.layer(env)] if with_defaults else []
+    last = Layer("[C]", "<Command Line>", tree_from_dict(command_line))
+    return merge_and_resolve(first + layers + [last], env, origins)
 
 
 def load_config_text(text: str, *, properties: Mapping[str, Any] | None = None,
@@ -123,41 +143,23 @@ def load_config_text(text: str, *, properties: Mapping[str, Any] | None = None,
     ``name``), then ``properties``.  No other file is read (not ~/.swift/swift.conf),
     so it is what tests and notebooks want.  ``env`` defaults to an empty environment.
     """
+    from swiftnb.config.hocon import parse_hocon_text
+
     env = {} if env is None else env
     origins = Origins()
-    layer, snapshot = _defaults_layer(env)
-    origins.update(snapshot)
-    layers = [layer, parse_hocon_text(text, os.path.join(os.fspath(cwd), name), name, "[R]",
-                                      origins, env)]
-    files = [("[D]", DEFAULTS_FILE), ("[R]", name)]
-    layers.append(command_line_layer(properties or {}, origins))
-    files.append(("[C]", "<Command Line>"))
-    raw = merge_and_resolve(layers, env, origins)
+    origins.update(defaults.origins())
+    layers = [parse_hocon_text(text, os.path.join(os.fspath(cwd), name), name, "[R]",
+                               origins, env)]
+    files = [("[D]", DEFAULTS_FILE), ("[R]", name), ("[C]", "<Command Line>")]
+    command_line = command_line_data(properties or {}, origins)
+    raw = _merge_layers(True, layers, command_line, env, origins)
     return build(raw, origins, files, [])
 
 
-_DEFAULTS_CACHE: dict[tuple[float, int], tuple[Layer, Origins]] = {}
-
-
-def _defaults_layer(env: Mapping[str, str]) -> tuple[Layer, Origins]:
-    """The parsed built-in file (it has no substitutions, so parse it once)."""
-    stat = os.stat(DEFAULTS_FILE)
-    key = (stat.st_mtime, stat.st_size)
-    if key not in _DEFAULTS_CACHE:
-        snapshot = Origins()
-        _DEFAULTS_CACHE.clear()
-        _DEFAULTS_CACHE[key] = (
-            parse_hocon_file(DEFAULTS_FILE, DEFAULTS_FILE, "[D]", snapshot, env), snapshot)
-    layer, snapshot = _DEFAULTS_CACHE[key]
-    copy = Layer(layer.tag, layer.display, deepcopy(layer.tree), layer.text, layer.path,
-                 layer.sources)
-    return copy, snapshot
-
-
-def command_line_layer(properties: Mapping[str, Any], origins: Origins,
-                       options: Mapping[str, str] | None = None) -> Layer:
-    """The [C] layer: keys are swift.conf paths (legacy property names accepted);
-    ``options`` names the option a key was given as, for messages."""
+def command_line_data(properties: Mapping[str, Any], origins: Origins,
+                      options: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The [C] layer as nested data: keys are swift.conf paths (legacy property names
+    accepted); ``options`` names the option a key was given as, for messages."""
     data: dict[str, Any] = {}
     for key, value in properties.items():
         key = PROPERTY_NAMES.get(key, key)
@@ -174,7 +176,7 @@ def command_line_layer(properties: Mapping[str, Any], origins: Origins,
         option = (options or {}).get(key)
         origins.set_leaf(tuple(parts), Origin(
             "[C]", f"<Command Line> {option}" if option else None))
-    return Layer("[C]", "<Command Line>", tree_from_dict(data))
+    return data
 
 
 # ------------------------------------------------------------------ building

@@ -14,9 +14,37 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 Path = tuple[str, ...]
+
+_PROPS_IN_INCLUDE = re.compile(r"\$\{\??([^}]*)\}")
+
+
+def system_properties(env: Mapping[str, str]) -> dict[str, str]:
+    """The Java system properties Swift users referred to as ``${swift.home}`` etc."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    return {
+        "swift.home": env.get("SWIFT_HOME") or os.path.dirname(os.path.abspath(__file__)),
+        "user.home": home,
+        "user.name": env.get("USER") or env.get("LOGNAME") or os.path.basename(home),
+    }
+
+
+def expander(env: Mapping[str, str]):
+    """Expands ``${env.X}`` and system properties in include paths, as Swift did."""
+    props = system_properties(env)
+
+    def expand(text: str) -> str:
+        def one(match: re.Match) -> str:
+            name = match.group(1).strip()
+            if name.startswith("env."):
+                return env.get(name[4:], "")
+            return props.get(name, env.get(name, ""))
+
+        return _PROPS_IN_INCLUDE.sub(one, text)
+
+    return expand
 
 
 @dataclass(frozen=True)
