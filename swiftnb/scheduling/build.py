@@ -21,7 +21,6 @@ the run takes seconds.  Sim sites mixed with real ones run in real time.
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -88,6 +87,8 @@ def provider_factory(exec_type: str) -> ProviderFactory:
     factory = _REGISTERED.get(exec_type)
     if factory is not None:
         return factory
+    import importlib.metadata  # here: reading entry points is not needed for built-in types
+
     points = {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
     point = points.get(exec_type)
     if point is None:
