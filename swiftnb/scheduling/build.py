@@ -7,9 +7,10 @@ scores to keep: the local provider's throughput is the point), ``-dryrun`` a
 :class:`~swiftnb.scheduling.single.DryRunExecutor`, every other run the
 :class:`~swiftnb.scheduling.scheduler.Scheduler` over its sites.
 
-Each enabled site's provider is made by the factory its ``execution.type`` names in the
-``swiftnb.providers`` entry-point group (pyproject.toml), or one given to
-:func:`register_provider`.  A factory is ``make_provider(site: SiteConfig, ctx:
+Each enabled site's provider is made by the factory its ``execution.type`` names: one
+given to :func:`register_provider`, swiftnb's own (``BUILT_IN``), or one another package
+declares in the ``swiftnb.providers`` entry-point group (read only for a type that is
+none of these: scanning the installed packages' metadata costs a tenth of a start).  A factory is ``make_provider(site: SiteConfig, ctx:
 BuildContext) -> Provider``; it reads the site's options through the provider's typed
 options class.  The imports are made when a run needs them: a provider whose optional
 dependency is missing is reported as such, not as an unknown type.
@@ -21,6 +22,7 @@ the run takes seconds.  Sim sites mixed with real ones run in real time.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -75,6 +77,19 @@ class BuildContext:
 ProviderFactory = Callable[[SiteConfig, BuildContext], Provider]
 _REGISTERED: dict[str, ProviderFactory] = {}
 
+_BATCH = "swiftnb.execution.batch.provider:make_provider"
+#: swiftnb's own providers by execution type ("module:factory", imported when used)
+BUILT_IN: dict[str, str] = {
+    "local": "swiftnb.execution.local:make_provider",
+    "sim": "swiftnb.execution.sim:make_provider",
+    "ssh": "swiftnb.execution.ssh:make_provider",
+    "ssh-cl": "swiftnb.execution.ssh:make_provider",
+    "coaster": "swiftnb.coasters:make_provider",
+    "coaster-persistent": "swiftnb.coasters:make_provider",
+    **{lrm: _BATCH for lrm in ("slurm", "sge", "pbs", "pbslocal", "lsf", "condor",
+                               "condorlocal", "cobalt", "cobaltlocal")},
+}
+
 
 def register_provider(exec_type: str, factory: ProviderFactory) -> None:
     """Make ``execution.type: exec_type`` sites use providers built by ``factory``
@@ -87,17 +102,24 @@ def provider_factory(exec_type: str) -> ProviderFactory:
     factory = _REGISTERED.get(exec_type)
     if factory is not None:
         return factory
-    import importlib.metadata  # here: reading entry points is not needed for built-in types
+    target = BUILT_IN.get(exec_type)
+    point = None
+    if target is None:
+        from importlib import metadata  # only here: a scan of every installed package
 
-    points = {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)}
-    point = points.get(exec_type)
-    if point is None:
-        available = ", ".join(sorted(set(points) | set(_REGISTERED)))
-        raise SchedulerError(
-            f'execution type "{exec_type}" has no provider in this version of swiftnb '
-            f"(available: {available})")
+        points = {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+        point = points.get(exec_type)
+        if point is None:
+            available = ", ".join(sorted(set(points) | set(_REGISTERED) | set(BUILT_IN)))
+            raise SchedulerError(
+                f'execution type "{exec_type}" has no provider in this version of swiftnb '
+                f"(available: {available})")
     try:
-        factory = point.load()
+        if point is not None:
+            factory = point.load()
+        else:
+            module, _, name = BUILT_IN[exec_type].partition(":")
+            factory = getattr(importlib.import_module(module), name)
     except ModuleNotFoundError as exc:
         missing = exc.name or str(exc)
         raise SchedulerError(

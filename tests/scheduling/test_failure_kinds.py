@@ -114,3 +114,22 @@ def test_the_ssh_session_limiter_backs_off_and_recovers():
     for _ in range(10):
         limiter.failed()
     assert limiter.rate == 0.5  # the floor
+
+
+def test_swiftnbs_own_types_are_found_without_reading_installed_packages(tmp_path):
+    """The built-in types need no entry-point scan (a tenth of every start) and no
+    installed metadata: a source checkout on PYTHONPATH runs them too."""
+    import os
+    import subprocess
+
+    from swiftnb.scheduling import build
+
+    probe = ("import sys\nfrom swiftnb.scheduling.build import BUILT_IN, provider_factory\n"
+             "made = [provider_factory(t).__module__ for t in sorted(BUILT_IN)]\n"
+             "print(len(made), 'importlib.metadata' in sys.modules)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(build.__file__)))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=60, cwd=tmp_path, env={**os.environ, "PYTHONPATH": root})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(len(build.BUILT_IN)), "False"]
+    assert {"local", "ssh", "coaster", "slurm", "sge", "pbs"} <= set(build.BUILT_IN)
