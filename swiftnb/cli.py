@@ -116,6 +116,7 @@ options:
   -listconfig [files|full]  print the configuration files (or the merged tree), exit
   -sitelist              print the defined sites and exit
   -cdm.file FILE         the CDM policy file (also -cdmfile, -CDMFile)
+  -recompile             parse the script again even if it is unchanged
   -PROPERTY VALUE        a Swift property, e.g. -lazy.errors true, -execution.retries 2,
                          -sitedir.keep true, -foreach.max.threads 100,
                          -clustering.enabled true, or any global swift.conf key such as
@@ -226,7 +227,7 @@ def _cmd_run(argv: Sequence[str]) -> int:
     from swiftnb import lang
 
     try:
-        program = lang.load(opts.script)
+        program = lang.load(opts.script, recompile=opts.flag("-recompile"))
     except lang.CompileError as exc:
         if not _parses(opts.script):
             print(f"Could not compile SwiftScript source: {exc.render()}", file=sys.stderr)

@@ -22,14 +22,31 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from swiftnb.lang import ast, types
+from swiftnb.lang import ast, parsecache, types
 from swiftnb.lang.checked import (Binding, CheckedProgram, Param, Signature, Symbol,
                                   Write)
 from swiftnb.lang.checker import check as _check
 from swiftnb.lang.errors import CompileError, Diagnostic, source_line
-from swiftnb.lang.parser import parse
 
 _STDLIB = {"stdlib.v1", "stdlib.v2"}
+
+
+def parse(text: str, filename: str = "<string>") -> ast.Program:
+    """Parse one source text into an :class:`ast.Program`; raise :class:`CompileError`
+    with the syntax errors.  (The parser, and lark, are loaded on the first call.)"""
+    from swiftnb.lang.parser import parse as parse_text
+
+    return parse_text(text, filename)
+
+
+def parse_file(text: str, path: str, recompile: bool = False) -> ast.Program:
+    """``parse`` for a script file's text: an unchanged script's earlier parse is reused
+    (``parsecache``) unless ``recompile``."""
+    program = None if recompile else parsecache.lookup(text, path)
+    if program is None:
+        program = parse(text, path)
+        parsecache.keep(text, path, program)
+    return program
 
 
 def check(program: ast.Program, sources: dict[str, str] | None = None,
@@ -63,7 +80,8 @@ def _find_module(name: str, dirs: list[str]) -> str | None:
 
 
 def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
-           search_path: list[str] | None) -> tuple[ast.Program, dict[str, str]]:
+           search_path: list[str] | None,
+           recompile: bool = False) -> tuple[ast.Program, dict[str, str]]:
     sources: dict[str, str] = {main_name: main_text}
     seen: set[str] = set()
     if os.path.isfile(main_name):
@@ -101,7 +119,7 @@ def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
                                          source_line(text, imp.pos.line)))
                 continue
             sources[path] = sub_text
-            sub = parse(sub_text, path)
+            sub = parse_file(sub_text, path, recompile)
             visit(sub, os.path.dirname(path) or ".", sub_text)
             types_.extend(sub.types)
             procs.extend(sub.procedures)
@@ -121,8 +139,12 @@ def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
 def compile_source(text: str, filename: str = "<string>", base_dir: str = ".",
                    search_path: list[str] | None = None) -> CheckedProgram:
     """Parse, resolve imports (against ``base_dir``) and check a source text."""
-    program = parse(text, filename)
-    merged, sources = _merge(program, filename, text, base_dir, search_path)
+    return _compile(parse(text, filename), text, filename, base_dir, search_path, False)
+
+
+def _compile(program: ast.Program, text: str, filename: str, base_dir: str,
+             search_path: list[str] | None, recompile: bool) -> CheckedProgram:
+    merged, sources = _merge(program, filename, text, base_dir, search_path, recompile)
     return _check(merged, sources)
 
 
@@ -144,10 +166,12 @@ def read_script(path: str) -> str:
             f"0x{data[start]:02x}); save it as UTF-8")) from None
 
 
-def load(path: str | os.PathLike, search_path: list[str] | None = None) -> CheckedProgram:
+def load(path: str | os.PathLike, search_path: list[str] | None = None,
+         recompile: bool = False) -> CheckedProgram:
     """Read, parse, import and check a script file.
 
-    ``search_path`` replaces ``$SWIFT_LIB`` when given.  Raises :class:`CompileError`
+    ``search_path`` replaces ``$SWIFT_LIB`` when given; ``recompile`` (``-recompile``)
+    parses the script and its imports again even when they are unchanged.  Raises :class:`CompileError`
     (syntax or semantic, or a file that exists but cannot be read) and
     :class:`FileNotFoundError` when there is no such file.
     """
@@ -159,10 +183,11 @@ def load(path: str | os.PathLike, search_path: list[str] | None = None) -> Check
     except OSError as exc:  # a directory, no permission...: an error for people
         raise CompileError(Diagnostic(path, 1, 1, "cannot read the script: "
                                       f"{exc.strerror or exc}")) from None
-    return compile_source(text, path, os.path.dirname(path) or ".", search_path)
+    return _compile(parse_file(text, path, recompile), text, path,
+                    os.path.dirname(path) or ".", search_path, recompile)
 
 
 __all__ = [
-    "ast", "types", "parse", "check", "load", "read_script", "compile_source", "CompileError",
+    "ast", "types", "parse", "parse_file", "check", "load", "read_script", "compile_source", "CompileError",
     "Diagnostic", "CheckedProgram", "Symbol", "Write", "Signature", "Param", "Binding",
 ]
