@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import os
 import re
-import uuid
 from typing import Any
 
 from swiftnb.engine.data import (
@@ -305,7 +304,7 @@ class ConcurrentMapper(Mapper):
                 rel = os.path.abspath(run)
             self.root = ("" if rel == "." else rel.rstrip("/") + "/") + "_concurrent"
         var = re.sub(r"[^A-Za-z0-9_.-]", "_", ctx.var_name or "tmp") or "tmp"
-        uid = f"{next(_CONCURRENT_IDS):06d}-{uuid.uuid4().hex[:12]}"
+        uid = f"{next(_CONCURRENT_IDS):06d}-{os.urandom(6).hex()}"
         self.base = f"{self.root}/{self.prefix or var}-{uid}"
 
     def describe(self) -> str:
