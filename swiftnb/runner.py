@@ -82,7 +82,7 @@ def build_run_executor(config: Any, bus: Any, *, site_run: str, keep: bool = Fal
     """The executor of a run (scheduling.build_executor, the one builder), with its
     refusals as :class:`RunSetupError`; ``cdm`` is the run's CDM policy, if any."""
     from swiftnb.scheduling.build import build_executor
-    from swiftnb.scheduling.scheduler import SchedulerError
+    from swiftnb.scheduling.errors import SchedulerError
 
     try:
         return build_executor(config, bus, site_run=site_run, keep_site_dir=keep,

@@ -36,7 +36,7 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> CoasterProvider:
                                          port_range=ctx.config.TCP_port_range)
     except CoasterConfigError as exc:
         try:
-            from swiftnb.scheduling.scheduler import SchedulerError
+            from swiftnb.scheduling.errors import SchedulerError
         except ImportError:
             raise exc from None
         text = str(exc)

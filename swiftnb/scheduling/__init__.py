@@ -6,14 +6,27 @@ engine's Executor over many sites; ``set_throttle`` for live changes), :class:`S
 See docs/scheduling.md.
 """
 
-from swiftnb.scheduling.build import build_executor, register_provider
-from swiftnb.scheduling.clock import RealClock, VirtualClock
-from swiftnb.scheduling.policies import POLICIES, make_policy
-from swiftnb.scheduling.policy import Policy
-from swiftnb.scheduling.scheduler import THROTTLE_NAMES, Scheduler, SchedulerError
-from swiftnb.scheduling.sites import Site
+import importlib
 
-__all__ = [
-    "build_executor", "register_provider", "Scheduler", "SchedulerError", "Site", "Policy",
-    "make_policy", "POLICIES", "VirtualClock", "RealClock", "THROTTLE_NAMES",
-]
+#: public name -> the module of this package that defines it (imported on first use: a
+#: run with one local site never loads the multi-site scheduler and its policies)
+_EXPORTS = {
+    "build_executor": "build", "register_provider": "build",
+    "RealClock": "clock", "VirtualClock": "clock",
+    "POLICIES": "policies", "make_policy": "policies", "Policy": "policy",
+    "THROTTLE_NAMES": "scheduler", "Scheduler": "scheduler", "SchedulerError": "errors",
+    "Site": "sites",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -37,7 +37,7 @@ from swiftnb.scheduling.clock import Clock, RealClock, VirtualClock
 from swiftnb.config.types import flatten_options
 from swiftnb.scheduling.options import OptionsError
 from swiftnb.scheduling.provider import Provider
-from swiftnb.scheduling.scheduler import Scheduler, SchedulerError
+from swiftnb.scheduling.errors import SchedulerError
 from swiftnb.scheduling.sites import Site
 
 __all__ = ["build_executor", "build_sites", "register_provider", "BuildContext",
@@ -385,6 +385,8 @@ def build_executor(
 
         clustering = ClusteringSettings(True, float(config.clustering_min_time),
                                         float(config.clustering_queue_delay))
+    from swiftnb.scheduling.scheduler import Scheduler  # (a one-site run never needs it)
+
     sched = Scheduler(
         sites, bus, policy=policy, clock=clock, seed=seed,
         job_submit_throttle=config.job_submit_throttle,

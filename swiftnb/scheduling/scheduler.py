@@ -40,6 +40,7 @@ from typing import Any
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import Event, EventBus, TaskStatus
 from swiftnb.scheduling.clock import Clock, RealClock, TimerHandle
+from swiftnb.scheduling.errors import SchedulerError
 from swiftnb.scheduling.policies import make_policy
 from swiftnb.scheduling.policy import Policy, PolicyContext, QueueStats
 from swiftnb.scheduling.provider import ProviderError, StatusReporter
@@ -58,10 +59,6 @@ _FAILED = int(TaskStatus.FAILED)
 _CANCELED = int(TaskStatus.CANCELED)
 #: failures Swift punished as "Connection refused" (-10 on top of the failure factor)
 _REFUSED = (FailureKind.CONNECTION_LOST, FailureKind.SUBMIT_REFUSED)
-
-class SchedulerError(ValueError):
-    """A request the scheduler cannot honour (unknown site or throttle name, bad value)."""
-
 
 class _Waiter:
     """A job waiting for a site: ``exclude`` it must not get (sites holding a replica),

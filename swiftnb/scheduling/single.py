@@ -36,7 +36,7 @@ from typing import Any
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.provider import Provider, ProviderError, StatusReporter
-from swiftnb.scheduling.scheduler import SchedulerError
+from swiftnb.scheduling.errors import SchedulerError
 from swiftnb.scheduling.sites import SATURATED, tscore
 from swiftnb.scheduling.throttles import (Throttle, parse_throttle, shown_limit,
                                           throttle_name)
