@@ -27,7 +27,7 @@ from swiftnb.engine.formatting import app_arg_str
 from swiftnb.engine.interp import CompileError, Exec, _set_binding
 from swiftnb.engine.mapcheck import MappingChecker
 from swiftnb.engine.mappers import MapperContext, create_mapper, reads_file
-from swiftnb.engine.task import Task
+from swiftnb.engine.task import Command, Task
 from swiftnb.engine.typeinfo import to_data_type
 from swiftnb.engine.values import (
     CLOSED,
@@ -864,7 +864,27 @@ class Run:
             source=f"{os.path.basename(cpos.file)}:{cpos.line}:{cpos.column}",
             thread=f"R-{next(self._thread)}", output_globs=globs,
         )
+        if len(info.commands) > 1:
+            task.more_commands = self._more_commands(info.commands[1:], frame)
         return task
+
+    def _more_commands(self, commands: list[Any], frame: list) -> tuple[Command, ...]:
+        """The commands after the first of an app body of several (trunk runs them in
+        order in the one job directory), each with its own words and redirections."""
+        more = []
+        for exe, args, redir, _cpos in commands:
+            argv: list[str] = []
+            for ev in args:
+                self._words(ev(frame), argv)
+            streams: list[str | None] = []
+            for r in redir:
+                words: list[str] = []
+                if r is not None:
+                    self._words(r(frame), words)
+                streams.append(" ".join(words) if r is not None else None)
+            more.append(Command(tr=exe, args=argv, stdin=streams[0], stdout=streams[1],
+                                stderr=streams[2]))
+        return tuple(more)
 
     def submit(self, call: Any, task: Task) -> None:
         if self.aborted:

@@ -7,9 +7,29 @@ and puts sites, throttles and policies behind it.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
+
+
+@dataclass(slots=True)
+class Command:
+    """A command line after the first of an app body of several (Swift/K trunk runs them
+    one after another in the job directory; the first that fails ends the job).  Its
+    fields mean what the Task's first-command fields of the same names mean."""
+
+    tr: str                          # the app name of its first word
+    args: list[str]
+    stdin: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    executable: str | None = None    # resolved by the site's app catalogue (None = tr)
+
+    def for_log(self) -> str:
+        """``tr a b``: the command as trunk's FormatCommands wrote it in the log."""
+        return " ".join((self.tr, *self.args))
 
 
 @dataclass(slots=True)
@@ -44,6 +64,27 @@ class Task:
     # directories; mapper.stage_out_globs()) of files the app may create; the wrapper
     # brings back whatever matches, none is required
     output_globs: list[str] = field(default_factory=list)
+    # the commands after the first of an app body of several, in order; empty for the
+    # usual one-command app (whose command is tr, args and the redirections above)
+    more_commands: tuple[Command, ...] = ()
+
+    def log_arguments(self) -> list[str]:
+        """JOB_START's ``arguments``: the args of a one-command app; of several, each
+        command as ``tr a b`` (trunk's ``[cmd1 args, cmd2 args]``)."""
+        if not self.more_commands:
+            return [str(a) for a in self.args]
+        return [" ".join((self.tr, *map(str, self.args))),
+                *(c.for_log() for c in self.more_commands)]
+
+
+def resolve_commands(commands: tuple[Command, ...],
+                     executable_for: Callable[[str], str | None]) -> tuple[Command, ...]:
+    """``commands`` with the program a site's app catalogue gives each (``executable_for``:
+    app name -> program, None when the catalogue does not list it: then the command runs
+    the program of its own name, as with ``executable: "*"``)."""
+    return tuple(c if c.executable is not None
+                 else dataclasses.replace(c, executable=executable_for(c.tr))
+                 for c in commands)
 
 
 class FailureKind(str, enum.Enum):

@@ -83,6 +83,11 @@ def remote_relpath(path: str) -> str:
     return wrapper.job_name(path)
 
 
+def _streams(task: Task) -> list[str]:
+    """The redirections of every command of the task (several commands: each has its own)."""
+    return [p for c in (task, *task.more_commands) for p in (c.stdin, c.stdout, c.stderr) if p]
+
+
 def local_path(base_dir: str, rel: str) -> str:
     """The local path of a path relative to the remote base directory."""
     if rel == ROOT_PREFIX or rel.startswith(ROOT_PREFIX + "/"):
@@ -169,16 +174,16 @@ class Stager:
             return spec
         # absolute paths are staged under __root__ and ../ under __parent__: the job and
         # its arguments use those names, in whatever word they stand (wrapper.job_args)
-        moved = {p: remote_relpath(p) for p in (*task.inputs, *task.outputs, task.stdin or "",
-                                                task.stdout or "", task.stderr or "")
+        moved = {p: remote_relpath(p) for p in (*task.inputs, *task.outputs, *_streams(task))
                  if p and remote_relpath(p) != p}
         if moved:
             for key in ("inputs", "outputs"):
                 spec[key] = [moved.get(p, p) for p in spec[key]]
-            for key in ("stdin", "stdout", "stderr"):
-                if spec[key] in moved:
-                    spec[key] = moved[spec[key]]
-            spec["args"] = wrapper.job_args(spec["args"], moved)
+            for command in (spec, *spec.get("commands", ())):
+                for key in ("stdin", "stdout", "stderr"):
+                    if command[key] in moved:
+                        command[key] = moved[command[key]]
+                command["args"] = wrapper.job_args(command["args"], moved)
             if cdm:
                 spec["cdm"] = {moved.get(p, p): rule for p, rule in cdm.items()}
         return spec
@@ -199,7 +204,8 @@ class Stager:
         spec = self.spec(task, base)
         if not self.copies:
             return spec, base
-        names = [p for p in (*task.inputs, task.stdin or "") if p]
+        names = [p for p in (*task.inputs, task.stdin or "",
+                             *(c.stdin or "" for c in task.more_commands)) if p]
         for path in dict.fromkeys(names):
             if self._skipped(path, ("DIRECT", "LOCAL")):  # BROADCAST copies from shared/
                 continue

@@ -65,11 +65,13 @@ from __future__ import annotations
 
 import errno
 import itertools
+import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from typing import Any, NamedTuple
 
@@ -164,6 +166,13 @@ _STDERR_SUFFIX = ".stderr.txt"
 #: directory unless another output lives there.
 _MAPPED_SUFFIX = {_STDOUT_SUFFIX: ".stdout", _STDERR_SUFFIX: ".stderr"}
 
+#: A job of several commands: the plan its sequence process reads, and the file where it
+#: tells which command it is at (beside the job directory too)
+_PLAN_SUFFIX = ".commands.json"
+_STATUS_SUFFIX = ".command"
+#: ``python wrapper.py --commands < plan``: run a job's commands (run_commands)
+_SEQUENCE_FLAG = "--commands"
+
 
 def format_arguments(args: list[str]) -> str:
     """Java's ``List.toString``: ``[a, b]`` (the form of ``Arguments:`` and JOB_START)."""
@@ -203,7 +212,7 @@ def spec_from_task(
     wd = work_dir or "swiftwork"
     if not os.path.isabs(wd):
         wd = os.path.join(base_dir, wd)
-    return {
+    spec = {
         "jobid": task.jobid,
         "tr": task.tr,
         "executable": task.executable or task.tr,
@@ -226,6 +235,12 @@ def spec_from_task(
         "output_globs": list(task.output_globs),
         "cdm": {str(path): [str(a) for a in entry] for path, entry in (cdm or {}).items()},
     }
+    if task.more_commands:  # an app body of several commands: the ones after the first
+        spec["commands"] = [{"tr": c.tr, "executable": c.executable or c.tr,
+                             "args": [str(a) for a in c.args], "stdin": c.stdin,
+                             "stdout": c.stdout, "stderr": c.stderr}
+                            for c in task.more_commands]
+    return spec
 
 
 def _tail(path: str | None, limit: int = TAIL_CHARS) -> str:
@@ -681,6 +696,18 @@ class Job:
         self.gen_script = "SWIFT_GEN_SCRIPTS" in extra
         self.executable: str = spec.get("executable") or spec["tr"]
         self.argv: list[str] = []
+        #: the commands after the first (spec ``commands``), None for a one-command app
+        self.more: list[dict[str, Any]] | None = spec.get("commands")
+        #: several commands: what the sequence process runs (see run_commands), the
+        #: files it reads that from and tells which command it is at, the programs
+        self._plan: list[dict[str, Any]] = []
+        self.plan_path: str | None = None
+        self._status_path = ""
+        self._programs: list[str] = []
+        #: the command (spec form) a failure is about, when not the first
+        self._failed: dict[str, Any] | None = None
+        #: the stdout and stderr whose ends a failure shows, when not the first command's
+        self._tails: tuple[str, str] | None = None
         self.failure: dict[str, Any] | None = None
         self.stdin_path: str | None = None
         self.stdout_path = self._stream_path(spec.get("stdout"), _STDOUT_SUFFIX)
@@ -910,8 +937,7 @@ class Job:
                     self._make_inside(os.path.join(self.dir, *literal))
             stdin = spec.get("stdin")
             if stdin:
-                inside = None if os.path.isabs(stdin) else _inside(self.dir, stdin)
-                self.stdin_path = inside if inside and os.path.lexists(inside) else self._resolve_input(stdin)
+                self.stdin_path = self._input_place(stdin)
                 if not os.path.exists(self.stdin_path):
                     return self._fail_early(f"Could not locate input file: {stdin}")
         except OSError as exc:
@@ -919,12 +945,14 @@ class Job:
                                     f"(stage in): {exc}")
         if self._premade:
             self._drop_premade()
-        exe = self._resolve_executable()
+        exe = self._resolve_executable(self.executable)
         if exe is None:
             return self
         # the arguments name each mapped file as the job sees it (job_name), in whatever
         # word it stands
         self.argv = [exe] + job_args([str(a) for a in spec.get("args") or ()], self._renamed())
+        if self.more is not None and not self._prepare_sequence():
+            return self
         if self.extra_info_command or self.gen_script:
             self._site_notes()
         return self
@@ -944,16 +972,107 @@ class Job:
         if self.gen_script:
             import shlex
 
-            line = shlex.join(self.argv)
-            for sign, path in (("<", self.stdin_path), (">", self.stdout_path),
-                               ("2>", self.stderr_path)):
-                if path:
-                    line += f" {sign} {shlex.quote(path)}"
+            lines = []
+            for command in self._plan or [{"argv": self.argv, "stdin": self.stdin_path,
+                                           "stdout": self.stdout_path,
+                                           "stderr": self.stderr_path}]:
+                line = shlex.join(command["argv"])
+                for sign, key in (("<", "stdin"), (">", "stdout"), ("2>", "stderr")):
+                    if command[key]:
+                        line += f" {sign} {shlex.quote(command[key])}"
+                lines.append(line + (" || exit" if self._plan else ""))
             try:
                 with open(os.path.join(self.dir, "run.sh"), "w") as fh:
-                    fh.write(f"#!/bin/sh\ncd {shlex.quote(self.dir)}\n{line}\n")
+                    fh.write(f"#!/bin/sh\ncd {shlex.quote(self.dir)}\n" + "\n".join(lines) + "\n")
             except OSError:
                 pass
+
+    def _input_place(self, path: str) -> str:
+        """Where the app reads an input redirection (``stdin=``): its staged place in the
+        job directory, else where it is mapped."""
+        inside = None if os.path.isabs(path) else _inside(self.dir, path)
+        return inside if inside and os.path.lexists(inside) else self._resolve_input(path)
+
+    def _stream_place(self, path: str | None) -> str | None:
+        """Where a later command of several writes a mapped stdout or stderr: the first
+        command's capture when it is the same path, else its place in the job directory
+        (moved out with the outputs), or in place for a CDM DIRECT output."""
+        if not path:
+            return None
+        spec = self.spec
+        if path == spec.get("stdout"):
+            return self.stdout_path
+        if path == spec.get("stderr"):
+            return self.stderr_path
+        rule = self._cdm_dir(path, _CDM_OUTPUT)
+        if rule is not None and rule[0] == "DIRECT":
+            target = self._cdm_target(rule[1], path)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            return target
+        inside = self._output_place(path)
+        if inside is None:
+            return os.path.join(self.base_dir, path)
+        self._make_inside(os.path.dirname(inside))
+        return inside
+
+    def _prepare_sequence(self) -> bool:
+        """Prepare a job of several commands (Swift/K trunk's multi-command app body):
+        resolve each program, stage each redirection, and make the job's process a
+        :func:`run_commands` over them, the plan on its stdin.  False when it failed
+        (``failure`` is set and the job directory gone)."""
+        spec = self.spec
+        names = self._renamed()
+        plan = [{"argv": self.argv, "stdin": self.stdin_path,
+                 "stdout": self.stdout_path if spec.get("stdout") else None,
+                 "stderr": self.stderr_path if spec.get("stderr") else None}]
+        programs = [self.argv[0]]
+        try:
+            for command in self.more or ():
+                self._failed = command  # a failure now is about this command
+                program = self._resolve_executable(command.get("executable") or command["tr"])
+                if program is None:
+                    return False
+                stdin = command.get("stdin")
+                stdin_path = self._input_place(stdin) if stdin else None
+                if stdin_path is not None and not os.path.exists(stdin_path):
+                    self._fail_early(f"Could not locate input file: {stdin}")
+                    return False
+                plan.append({"argv": [program, *job_args([str(a) for a in command["args"]],
+                                                         names)],
+                             "stdin": stdin_path,
+                             "stdout": self._stream_place(command.get("stdout")),
+                             "stderr": self._stream_place(command.get("stderr"))})
+                programs.append(program)
+            self._failed = None
+            self.plan_path = self.dir + _PLAN_SUFFIX
+            self._status_path = self.dir + _STATUS_SUFFIX
+            self._own_files += [self.plan_path, self._status_path]
+            with open(self.plan_path, "w") as fh:
+                json.dump({"status": self._status_path, "commands": plan}, fh)
+        except OSError as exc:
+            self._fail_early(f"Could not prepare the job directory {self.rel_dir} "
+                             f"(stage in): {exc}")
+            return False
+        self._plan, self._programs = plan, programs
+        self.argv = [sys.executable, "-I", os.path.abspath(__file__), _SEQUENCE_FLAG]
+        return True
+
+    def _ran_last(self) -> str:
+        """The program of the command a job of several commands was at when it ended
+        (the one that failed or ran out of walltime); its command and streams are what a
+        failure then tells of."""
+        try:
+            with open(self._status_path) as fh:
+                index = int(fh.read().strip() or 0)
+        except (OSError, ValueError):
+            index = 0
+        index = min(max(index, 0), len(self._plan) - 1)
+        command = self._plan[index]
+        if index and self.more is not None:
+            self._failed = self.more[index - 1]
+        self._tails = (command["stdout"] or self.dir + _STDOUT_SUFFIX,
+                       command["stderr"] or self.dir + _STDERR_SUFFIX)
+        return self._programs[index]
 
     def _make_job_dir(self) -> None:
         """Create a job directory no other job uses.  A directory of that name may exist:
@@ -1027,8 +1146,7 @@ class Job:
             return
         self._made.append(directory)
 
-    def _resolve_executable(self) -> str | None:
-        name = self.executable
+    def _resolve_executable(self, name: str) -> str | None:
         if os.sep in name:
             candidates = [name] if os.path.isabs(name) else [
                 os.path.join(self.dir, name), os.path.join(self.base_dir, name)]
@@ -1077,6 +1195,8 @@ class Job:
         """Descriptors (stdin, stdout, stderr) for the child; :meth:`close_streams` closes
         them.  Plain descriptors, not file objects: this runs once per app call."""
         opened: list[int] = []
+        if self.plan_path is not None:
+            return self._open_sequence_streams(opened)
         try:
             if self.stdin_path:
                 stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_CLOEXEC)
@@ -1086,6 +1206,23 @@ class Job:
             stdout = self._open_out(self.stdout_path, not self.spec.get("stdout"), opened)
             stderr = stdout if self.stderr_path == self.stdout_path else self._open_out(
                 self.stderr_path, not self.spec.get("stderr"), opened)
+        except BaseException:
+            self._streams = opened
+            self.close_streams()
+            raise
+        self._streams = opened
+        return stdin, stdout, stderr
+
+    def _open_sequence_streams(self, opened: list[int]) -> tuple[int, int, int]:
+        """A job of several commands: the plan on stdin, and the wrapper's captures as
+        stdout and stderr (what a command without redirections writes); each command
+        opens its own redirections."""
+        try:
+            assert self.plan_path is not None
+            stdin = os.open(self.plan_path, os.O_RDONLY | os.O_CLOEXEC)
+            opened.append(stdin)
+            stdout = self._open_out(self.dir + _STDOUT_SUFFIX, True, opened)
+            stderr = self._open_out(self.dir + _STDERR_SUFFIX, True, opened)
         except BaseException:
             self._streams = opened
             self.close_streams()
@@ -1146,14 +1283,16 @@ class Job:
             if canceled:
                 return self._result(False, returncode, "Canceled", kind=KIND_CANCELED)
             if timed_out:
+                program = self.argv[0] if self.plan_path is None else self._ran_last()
                 return self._result(
                     False, returncode,
-                    f"Application {self.argv[0]} exceeded its walltime of "
+                    f"Application {program} exceeded its walltime of "
                     f"{float(self.spec.get('walltime') or 0):g} seconds and was killed",
                     kind=KIND_WALLTIME)
             code = returncode if returncode is None or returncode >= 0 else 128 - returncode
             if code != 0:
-                return self._result(False, code, f"Application {self.argv[0]} failed with an "
+                program = self.argv[0] if self.plan_path is None else self._ran_last()
+                return self._result(False, code, f"Application {program} failed with an "
                                     f"exit code of {code}{_signal_note(returncode)}")
             missing, moves = self._check_outputs()
             if missing:
@@ -1189,7 +1328,8 @@ class Job:
         missing: list[str] = []
         moves: list[_Move] = []
         declared = list(self.spec.get("outputs") or ())
-        for extra in (self.spec.get("stdout"), self.spec.get("stderr")):
+        for extra in (self.spec.get("stdout"), self.spec.get("stderr"),
+                      *(c.get(k) for c in self.more or () for k in ("stdout", "stderr"))):
             if extra and extra not in declared:
                 declared.append(extra)
         outputs = set(self.spec.get("outputs") or ())
@@ -1286,13 +1426,15 @@ class Job:
                 kind: str = KIND_APP_EXIT) -> dict[str, Any]:
         """The result dict.  ``kind`` is ignored when ok (then None); ``staged_out``
         lists what was moved to base_dir (relative paths, in order) only when ok."""
-        stdout_tail = "" if ok else self._tail_of(self.stdout_path)
-        stderr_tail = "" if ok else self._tail_of(self.stderr_path)
+        out, err = self._tails or (self.stdout_path, self.stderr_path)
+        stdout_tail = "" if ok else self._tail_of(out)
+        stderr_tail = "" if ok else self._tail_of(err)
         message = ""
         if not ok:
+            shown = self._failed or self.spec  # the command the failure is about
             message = (
-                f"Exception in {self.spec['tr']}:\n"
-                f"    Arguments: {format_arguments(list(self.spec.get('args') or ()))}\n"
+                f"Exception in {shown['tr']}:\n"
+                f"    Arguments: {format_arguments(list(shown.get('args') or ()))}\n"
                 f"    Host: {self.site}\n"
                 f"    Directory: {self.rel_dir}\n"
                 f"    stderr.txt: {stderr_tail}\n"
@@ -1458,9 +1600,66 @@ def _signal_note(returncode: int | None) -> str:
     return f" (killed by signal {-returncode}, {name})"
 
 
-if __name__ == "__main__":  # a worker can run ``python wrapper.py < spec.json``
-    import json
-    import sys
+def run_commands(plan: dict[str, Any]) -> int:
+    """The process of a job of several commands (``python -I wrapper.py --commands``, the
+    plan on stdin, in the job directory): run them one after another, each with its own
+    redirections; the first that fails ends the job with its exit code, and the later
+    ones do not run (as trunk's ``_swiftwrap``).  Before each command starts, its index
+    is written to the plan's status file: the wrapper names the command that failed.
+    A command killed by a signal is returned as the negative signal number."""
+    status = os.open(plan["status"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
+                     0o666)
+    try:
+        for index, command in enumerate(plan["commands"]):
+            os.pwrite(status, b"%-8d\n" % index, 0)
+            code = _run_command(command)
+            if code != 0:
+                return code
+    finally:
+        os.close(status)
+    return 0
 
+
+def _run_command(command: dict[str, Any]) -> int:
+    """One command of several, its redirections opened here; a stream it does not
+    redirect is this process's (the wrapper's capture).  Its exit code, negative for a
+    signal; 127 (126) when it could not be started, as a shell says."""
+    opened: list[int] = []
+    try:
+        stdin = os.open(command["stdin"] or os.devnull, os.O_RDONLY)
+        opened.append(stdin)
+        stdout = stderr = None
+        if command["stdout"]:
+            stdout = os.open(command["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            opened.append(stdout)
+        if command["stderr"] and command["stderr"] == command["stdout"]:
+            stderr = stdout
+        elif command["stderr"]:
+            stderr = os.open(command["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+            opened.append(stderr)
+        proc = subprocess.Popen(command["argv"], stdin=stdin, stdout=stdout, stderr=stderr)
+    except OSError as exc:
+        print(f"Cannot execute {command['argv'][0]}: {exc.strerror or exc}", file=sys.stderr)
+        return 127 if exc.errno == errno.ENOENT else 126
+    finally:
+        for fd in opened:
+            os.close(fd)
+    return proc.wait()
+
+
+def _sequence_main() -> int:
+    """``python wrapper.py --commands``: run_commands on the plan read from stdin, then
+    end as its failing command did (by the same signal, when a signal ended it)."""
+    code = run_commands(json.load(sys.stdin))
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+        return 128 - code
+    return code
+
+
+if __name__ == "__main__":  # a worker can run ``python wrapper.py < spec.json``
+    if sys.argv[1:] == [_SEQUENCE_FLAG]:
+        sys.exit(_sequence_main())
     print(json.dumps(run_job(json.load(sys.stdin))))
 

@@ -256,15 +256,8 @@ class _Builder(Transformer):
 
     @staticmethod
     def _split_app_items(items: list) -> tuple[tuple, tuple]:
+        # several commands run one after another in the job directory (Swift/K trunk)
         commands = tuple(i for i in items if isinstance(i, ast.AppCommand))
-        if len(commands) > 1:
-            # Swift 0.96 (reference 1.7.2): exactly one command per app body.  Running
-            # only the first would fail later with a confusing "output files were not
-            # created"; master's several commands are not supported.
-            raise _Problem(commands[1].pos, "an app procedure runs exactly one command; "
-                                            f"found a second one ('{commands[1].executable}'"
-                                            "); use one command, e.g. sh \"-c\" \"cmd1; "
-                                            "cmd2\", or one app per command")
         return (tuple(i for i in items if isinstance(i, ast.Profile)), commands)
 
     def app_decl(self, c: list) -> ast.AppProcedure:

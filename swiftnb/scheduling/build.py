@@ -27,8 +27,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from swiftnb.config.model import Config, SiteConfig
-from swiftnb.engine.task import Executor, Task
+from swiftnb.config.model import AppConfig, Config, SiteConfig
+from swiftnb.engine.task import Executor, Task, resolve_commands
 from swiftnb.events import EventBus
 if TYPE_CHECKING:
     from swiftnb.execution.cdm import CdmPolicy
@@ -238,11 +238,18 @@ def app_resolver(config: Config) -> Callable[[Site, Task], Task]:
     for the providers that read them (batch sites: their job's resources)."""
     cache: dict[tuple[str, str], Any] = {}
 
-    def resolve(site: Site, task: Task) -> Task:
-        key = (site.name, task.tr)
+    def lookup(site: str, tr: str) -> AppConfig | None:
+        key = (site, tr)
         app = cache.get(key, cache)
         if app is cache:
-            app = cache[key] = config.app_for(site.name, task.tr)
+            app = cache[key] = config.app_for(site, tr)
+        return app
+
+    def resolve(site: Site, task: Task) -> Task:
+        app = lookup(site.name, task.tr)
+        if task.more_commands:
+            task = replace(task, more_commands=resolve_commands(
+                task.more_commands, lambda tr: _program(lookup(site.name, tr), tr)))
         if app is None:
             return task
         changes: dict[str, Any] = {}
@@ -259,6 +266,11 @@ def app_resolver(config: Config) -> Callable[[Site, Task], Task]:
         return replace(task, **changes) if changes else task
 
     return resolve
+
+
+def _program(app: AppConfig | None, tr: str) -> str | None:
+    """The program app ``tr`` runs by its definition, or None when it has none."""
+    return None if app is None else app.executable_for(tr)
 
 
 def _check_policy_options(policy_name: str, options: Mapping[str, Any]) -> None:

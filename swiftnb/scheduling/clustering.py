@@ -163,7 +163,8 @@ class Clusterer:
                 args = [str(a) for a in t.args]
                 emit("THREAD_ASSOCIATION", {"jobid": t.jobid, "thread": getattr(t, "thread", None)
                                             or "R", "host": site.name, "replicationGroup": None})
-                emit("JOB_START", {"jobid": t.jobid, "tr": t.tr, "arguments": args,
+                emit("JOB_START", {"jobid": t.jobid, "tr": t.tr,
+                                   "arguments": t.log_arguments() if t.more_commands else args,
                                    "tmpdir": tmpdir, "host": site.name})
                 emit("JOB_TASK", {"jobid": t.jobid, "taskid": taskid,
                                   "exec": t.executable or t.tr, "dir": tmpdir,

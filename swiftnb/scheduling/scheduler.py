@@ -602,7 +602,8 @@ class Scheduler:
             emit("REPLICA_START", {"jobid": jobid, "taskid": att.taskid, "host": site.name})
         tmpdir = site.provider.job_dir(task)
         args = [str(a) for a in task.args]
-        emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
+        emit("JOB_START", {"jobid": jobid, "tr": task.tr,
+                           "arguments": task.log_arguments() if task.more_commands else args,
                            "tmpdir": tmpdir, "host": site.name})
         emit("JOB_TASK", {"jobid": jobid, "taskid": att.taskid,
                           "exec": task.executable or task.tr, "dir": tmpdir,

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from swiftnb.engine.task import FailureKind, Task, TaskResult
+from swiftnb.engine.task import FailureKind, Task, TaskResult, resolve_commands
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.provider import Provider, ProviderError, StatusReporter
 from swiftnb.scheduling.errors import SchedulerError
@@ -131,6 +131,12 @@ class SingleSiteExecutor:
                 await self.provider.start()
                 self._started = True
 
+    def _program(self, tr: str) -> str | None:
+        """The program the site's app catalogue gives app ``tr``, or None."""
+        assert self.app_lookup is not None
+        app = self.app_lookup(tr)
+        return None if app is None else app[0]
+
     async def submit(self, task: Task) -> TaskResult:
         """Run one attempt of a task on the provider; returns when it has ended."""
         if self.closed:
@@ -150,6 +156,8 @@ class SingleSiteExecutor:
                 task.env = {**env, **task.env}
             if task.maxwalltime is None and walltime is not None:
                 task.maxwalltime = float(walltime)
+        if task.more_commands and self.app_lookup is not None:
+            task.more_commands = resolve_commands(task.more_commands, self._program)
         await self._ensure_started()
         if not self.parallel.try_acquire():
             await self.parallel.acquire()
@@ -163,7 +171,8 @@ class SingleSiteExecutor:
                                         "replicationGroup": None})
             tmpdir = self.provider.job_dir(task)
             args = [str(a) for a in task.args]
-            emit("JOB_START", {"jobid": jobid, "tr": task.tr, "arguments": args,
+            emit("JOB_START", {"jobid": jobid, "tr": task.tr,
+                               "arguments": task.log_arguments() if task.more_commands else args,
                                "tmpdir": tmpdir, "host": host})
             taskid = f"urn:R-{next(self._ids)}-{self._epoch_ms}"
             emit("JOB_TASK", {"jobid": jobid, "taskid": taskid,

@@ -1,0 +1,192 @@
+"""Apps of several commands (Swift/K trunk): every command runs, in order, in the one job
+directory, each with its own program (through the site's app catalogue), arguments and
+redirections; the first that fails ends the job with its exit code and later ones do
+not run.  Real ``swiftnb run`` subprocesses on a local site, a local coaster site and
+the SSH site of tests/sshd.py; one wrapper-level test for the walltime message.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from swiftnb.execution import wrapper
+
+pytestmark = pytest.mark.timeout(180)
+
+SWIFTNB = [sys.executable, "-m", "swiftnb.cli"]
+
+#: trunk's tests/multiline/multiline.swift
+MULTILINE = """
+type file;
+app (file o1, file e1, file o2, file e2) remote_driver ()
+{
+    date stdout=@o1 stderr=@e1;
+    ls stdout=@o2 stderr=@e2;
+}
+file d1_o <"sanity1.out">; file d1_e <"sanity1.err">;
+file d2_o <"sanity2.out">; file d2_e <"sanity2.err">;
+(d1_o, d1_e, d2_o, d2_e) = remote_driver();
+"""
+
+
+def _site_conf(kind: str, marker: str, sshd=None) -> str:
+    """swift.conf of one site of ``kind`` whose catalogue maps app ``foo`` to /bin/echo."""
+    apps = 'app.foo { executable: "/bin/echo" }\n    app.ALL { executable: "*" }'
+    if kind == "local":
+        return f"""
+sites: [local]
+site.local {{
+    execution {{ type: "local" }}
+    workDirectory: "swiftwork"
+    {apps}
+}}
+"""
+    if kind == "coaster":
+        return f"""
+sites: [cluster]
+site.cluster {{
+    execution {{
+        type: "coaster"
+        jobManager: "local:local"
+        options {{ maxJobs: 1, tasksPerNode: 2, maxNodesPerJob: 1, maxJobTime: "01:00:00" }}
+    }}
+    staging: "local"
+    workDirectory: "swiftwork"
+    {apps}
+}}
+"""
+    assert sshd is not None
+    return f"""
+sites: [remote]
+site.remote {{
+    execution {{ type: "ssh", URL: "{sshd.alias}" }}
+    filesystem {{ type: "ssh" }}
+    workDirectory: "{marker}/swiftwork"
+    staging: "swift"
+    {apps}
+}}
+"""
+
+
+class Site:
+    """Where a test's scripts run: ``marker`` is a directory the apps may write to by
+    absolute path (the login user's on the SSH site)."""
+
+    def __init__(self, kind: str, tmp_path: Path, sshd=None) -> None:
+        self.kind = kind
+        self.tmp = tmp_path
+        self.sshd = sshd
+        self.marker = Path(sshd.remote_work) / tmp_path.name if sshd else tmp_path
+        if sshd is not None:  # a directory of this test's own, the login user's
+            self.marker.mkdir()
+            self.marker.chmod(0o777)
+        self.conf = _site_conf(kind, str(self.marker), sshd)
+
+    def run(self, script: str):
+        import subprocess
+
+        (self.tmp / "wf.swift").write_text(script)
+        (self.tmp / "swift.conf").write_text(self.conf)
+        return subprocess.run([*SWIFTNB, "run", "wf.swift"], cwd=self.tmp, capture_output=True,
+                              text=True, timeout=150,
+                              env=self.sshd.env() if self.sshd else None)
+
+    def log(self) -> str:
+        return next(self.tmp.glob("run*/*.log")).read_text()
+
+
+@pytest.fixture(params=["local", "coaster", "ssh"])
+def site(request, tmp_path) -> Site:
+    sshd = request.getfixturevalue("sshd") if request.param == "ssh" else None
+    return Site(request.param, tmp_path, sshd)
+
+
+def test_trunk_multiline_runs_both_commands(site):
+    r = site.run(MULTILINE)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"\d\d:\d\d:\d\d", (site.tmp / "sanity1.out").read_text())  # date
+    assert (site.tmp / "sanity1.err").read_text() == ""
+    # ls ran in the job directory, where its own redirections were already open
+    assert {"sanity2.out", "sanity2.err"} <= set((site.tmp / "sanity2.out").read_text().split())
+    assert (site.tmp / "sanity2.err").read_text() == ""
+    # the log gives both commands, as trunk's FormatCommands did
+    assert re.search(r"JOB_START jobid=\S+ tr=date arguments=\[date, ls\] ", site.log())
+
+
+def test_commands_run_in_order_in_one_job_directory(site):
+    script = """
+type file;
+app (file o) chain ()
+{
+    sh "-c" "echo made > made.txt";
+    sh "-c" "cat made.txt; echo second" stdout=@o;
+}
+file out <"chain.txt">;
+out = chain();
+"""
+    r = site.run(script)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (site.tmp / "chain.txt").read_text() == "made\nsecond\n"
+
+
+def test_a_failing_middle_command_fails_the_app_and_stops_the_rest(site):
+    script = f"""
+type file;
+app (file o) three ()
+{{
+    touch "{site.marker}/first.txt";
+    sh "-c" "echo oops >&2; exit 3";
+    touch "{site.marker}/third.txt" stdout=@o;
+}}
+file out <"out.txt">;
+out = three();
+"""
+    r = site.run(script)
+    assert r.returncode != 0
+    assert "Exception in sh:" in r.stderr, r.stderr
+    assert "Arguments: [-c, echo oops >&2; exit 3]" in r.stderr
+    assert "stderr.txt: oops" in r.stderr
+    assert re.search(r"Caused by: Application \S*/sh failed with an exit code of 3\n", r.stderr)
+    assert (site.marker / "first.txt").exists()
+    assert not (site.marker / "third.txt").exists()
+    assert not (site.tmp / "out.txt").exists()
+
+
+def test_each_command_gets_its_program_from_the_app_catalogue(site):
+    script = """
+type file;
+app (file o, file e) greet ()
+{
+    echo "first" stdout=@e;
+    foo "hello" stdout=@o;
+}
+file out <"greet.txt">;
+file err <"first.txt">;
+(out, err) = greet();
+"""
+    r = site.run(script)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (site.tmp / "greet.txt").read_text() == "hello\n"  # app.foo is /bin/echo
+    assert (site.tmp / "first.txt").read_text() == "first\n"
+
+
+def test_walltime_names_the_command_that_was_running(tmp_path):
+    spec = {
+        "jobid": "echo-walltime", "tr": "echo", "executable": "echo", "args": ["quick"],
+        "base_dir": str(tmp_path), "work_dir": str(tmp_path / "swiftwork"),
+        "site_run": "wf-run001", "site": "local", "attempt": 0, "stdin": None,
+        "stdout": None, "stderr": None, "inputs": [], "outputs": [], "env": {},
+        "keep": False, "walltime": 1.0, "source": "wf.swift:3:5", "scratch": None,
+        "output_globs": [], "cdm": {},
+        "commands": [{"tr": "sleep", "executable": "sleep", "args": ["30"], "stdin": None,
+                      "stdout": None, "stderr": None}],
+    }
+    result = wrapper.run_job(spec)
+    assert result["kind"] == wrapper.KIND_WALLTIME
+    assert re.fullmatch(r"Application \S*/sleep exceeded its walltime of 1 seconds and was killed",
+                        result["cause"]), result["cause"]
+    assert result["message"].startswith("Exception in sleep:\n    Arguments: [30]\n")
