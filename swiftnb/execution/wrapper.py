@@ -16,7 +16,11 @@ cross a socket as it is.  The wrapper
 3. runs the argv list (never a shell string) with the job directory as working directory
    and stdin/stdout/stderr redirected; every mapped file the app may write is named by
    its :func:`job_name`, inside the job directory (``..`` as ``__parent__``, an absolute
-   path under ``__root__``), in whatever argument word it stands (:func:`job_args`),
+   path under ``__root__``), in whatever argument word it stands (:func:`job_args`);
+   an app body of several commands (the spec's ``commands``: those after the first,
+   Swift/K trunk) runs as one process, this file as ``python -I wrapper.py --commands``
+   (:func:`run_commands`), which runs them in order, each with its own redirections,
+   and stops at the first that fails, whose exit code becomes the job's,
 4. on exit 0 with every declared output present, moves the outputs to their mapped
    places with ``os.replace`` (atomic; a copy to a temporary name first across file
    systems), so a mapped path never holds a partial file, whether relative or absolute,
@@ -662,6 +666,19 @@ class Job:
     executable not found); the caller then returns it without starting anything.
     """
 
+    # A job of several commands only (class defaults: a one-command job pays nothing):
+    #: what the sequence process runs (see run_commands), one entry per command
+    _plan: tuple[dict[str, Any], ...] = ()
+    #: the file the plan is read from, and where the process tells which command it is at
+    plan_path: str | None = None
+    _status_path = ""
+    #: each command's program, resolved
+    _programs: tuple[str, ...] = ()
+    #: the later command (spec form) a failure is about; None: the first
+    _failed: dict[str, Any] | None = None
+    #: the stdout and stderr whose ends a failure shows, when not the first command's
+    _tails: tuple[str, str] | None = None
+
     def __init__(self, spec: dict[str, Any], spares: SpareDirs | None = None) -> None:
         self.spec = spec
         self._spares = spares
@@ -698,16 +715,6 @@ class Job:
         self.argv: list[str] = []
         #: the commands after the first (spec ``commands``), None for a one-command app
         self.more: list[dict[str, Any]] | None = spec.get("commands")
-        #: several commands: what the sequence process runs (see run_commands), the
-        #: files it reads that from and tells which command it is at, the programs
-        self._plan: list[dict[str, Any]] = []
-        self.plan_path: str | None = None
-        self._status_path = ""
-        self._programs: list[str] = []
-        #: the command (spec form) a failure is about, when not the first
-        self._failed: dict[str, Any] | None = None
-        #: the stdout and stderr whose ends a failure shows, when not the first command's
-        self._tails: tuple[str, str] | None = None
         self.failure: dict[str, Any] | None = None
         self.stdin_path: str | None = None
         self.stdout_path = self._stream_path(spec.get("stdout"), _STDOUT_SUFFIX)
@@ -1053,7 +1060,7 @@ class Job:
             self._fail_early(f"Could not prepare the job directory {self.rel_dir} "
                              f"(stage in): {exc}")
             return False
-        self._plan, self._programs = plan, programs
+        self._plan, self._programs = tuple(plan), tuple(programs)
         self.argv = [sys.executable, "-I", os.path.abspath(__file__), _SEQUENCE_FLAG]
         return True
 
