@@ -1,4 +1,4 @@
-// THIS-SCRIPT-SHOULD-FAIL (Swift 0.96 allows exactly one command in an app body)
+// Two commands in an app body (0.96 allowed one; Swift/K trunk runs both, in order)
 type file;
 app (file a, file b) two () {
   touch @a;
