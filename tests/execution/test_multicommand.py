@@ -1,8 +1,9 @@
 """Apps of several commands (Swift/K trunk): every command runs, in order, in the one job
 directory, each with its own program (through the site's app catalogue), arguments and
 redirections; the first that fails ends the job with its exit code and later ones do
-not run.  Real ``swiftnb run`` subprocesses on a local site, a local coaster site and
-the SSH site of tests/sshd.py; one wrapper-level test for the walltime message.
+not run.  Real ``swiftnb run`` subprocesses on a local site, a local coaster site, the
+SSH site of tests/sshd.py and the Slurm of tests/slurm.py (one batch job per call); one
+wrapper-level test for the walltime message.
 """
 
 from __future__ import annotations
@@ -60,6 +61,16 @@ site.cluster {{
     {apps}
 }}
 """
+    if kind == "slurm":
+        return f"""
+sites: [cluster]
+site.cluster {{
+    execution {{ type: "slurm", options {{ pollInterval: 0.5 }} }}
+    workDirectory: "{marker}/swiftwork"
+    staging: "swift"
+    {apps}
+}}
+"""
     assert sshd is not None
     return f"""
 sites: [remote]
@@ -77,10 +88,11 @@ class Site:
     """Where a test's scripts run: ``marker`` is a directory the apps may write to by
     absolute path (the login user's on the SSH site)."""
 
-    def __init__(self, kind: str, tmp_path: Path, sshd=None) -> None:
+    def __init__(self, kind: str, tmp_path: Path, sshd=None, env=None) -> None:
         self.kind = kind
         self.tmp = tmp_path
         self.sshd = sshd
+        self.env = sshd.env() if sshd is not None else env
         self.marker = Path(sshd.remote_work) / tmp_path.name if sshd else tmp_path
         if sshd is not None:  # a directory of this test's own, the login user's
             self.marker.mkdir()
@@ -92,16 +104,19 @@ class Site:
         (self.tmp / "swift.conf").write_text(self.conf)
         return subprocess.run([*SWIFTNB, "run", "wf.swift"], cwd=self.tmp, capture_output=True,
                               text=True, timeout=150, check=False,
-                              env=self.sshd.env() if self.sshd else None)
+                              env=self.env)
 
     def log(self) -> str:
         return next(self.tmp.glob("run*/*.log")).read_text()
 
 
-@pytest.fixture(params=["local", "coaster", "ssh"])
+@pytest.fixture(params=["local", "coaster", "ssh", "slurm"])
 def site(request, tmp_path) -> Site:
-    sshd = request.getfixturevalue("sshd") if request.param == "ssh" else None
-    return Site(request.param, tmp_path, sshd)
+    if request.param == "ssh":
+        return Site("ssh", tmp_path, request.getfixturevalue("sshd"))
+    if request.param == "slurm":
+        return Site("slurm", tmp_path, env=request.getfixturevalue("slurm").env())
+    return Site(request.param, tmp_path)
 
 
 def test_trunk_multiline_runs_both_commands(site):
