@@ -878,10 +878,12 @@ class Run:
                 self._words(ev(frame), argv)
             streams: list[str | None] = []
             for r in redir:
-                words: list[str] = []
-                if r is not None:
+                if r is None:
+                    streams.append(None)
+                else:
+                    words: list[str] = []
                     self._words(r(frame), words)
-                streams.append(" ".join(words) if r is not None else None)
+                    streams.append(" ".join(words))
             more.append(Command(tr=exe, args=argv, stdin=streams[0], stdout=streams[1],
                                 stderr=streams[2]))
         return tuple(more)
