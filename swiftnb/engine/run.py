@@ -809,17 +809,7 @@ class Run:
         if not info.commands:
             raise SwiftError(f"app {info.name} has no command")
         exe, args, redir, cpos = info.commands[0]
-        argv: list[str] = []
-        for ev in args:
-            self._words(ev(frame), argv)
-        rd = []
-        for r in redir:
-            if r is None:
-                rd.append(None)
-            else:
-                w: list[str] = []
-                self._words(r(frame), w)
-                rd.append(" ".join(w))
+        argv, rd = self._command_line(args, redir, frame)
         profiles: dict[str, str] = {}
         for k, v in info.profiles:
             profiles[app_arg_str(self.plain(k(frame)))] = app_arg_str(self.plain(v(frame)))
@@ -873,20 +863,26 @@ class Run:
         order in the one job directory), each with its own words and redirections."""
         more = []
         for exe, args, redir, _cpos in commands:
-            argv: list[str] = []
-            for ev in args:
-                self._words(ev(frame), argv)
-            streams: list[str | None] = []
-            for r in redir:
-                if r is None:
-                    streams.append(None)
-                else:
-                    words: list[str] = []
-                    self._words(r(frame), words)
-                    streams.append(" ".join(words))
+            argv, streams = self._command_line(args, redir, frame)
             more.append(Command(tr=exe, args=argv, stdin=streams[0], stdout=streams[1],
                                 stderr=streams[2]))
         return tuple(more)
+
+    def _command_line(self, args: list[Any], redir: list[Any],
+                      frame: list) -> tuple[list[str], list[str | None]]:
+        """One command's words, and its stdin, stdout and stderr (None: not redirected)."""
+        argv: list[str] = []
+        for ev in args:
+            self._words(ev(frame), argv)
+        streams: list[str | None] = []
+        for r in redir:
+            if r is None:
+                streams.append(None)
+            else:
+                words: list[str] = []
+                self._words(r(frame), words)
+                streams.append(" ".join(words))
+        return argv, streams
 
     def submit(self, call: Any, task: Task) -> None:
         if self.aborted:
