@@ -1178,7 +1178,7 @@ def _remaps(tgt: FileNode) -> bool:
         if m.state != CLOSED:
             return False
         m = m.value
-    return bool(getattr(m, "remappable", False))
+    return m.remappable
 
 
 def store_plain(rt: Any, tgt: Node, v: Any) -> None:

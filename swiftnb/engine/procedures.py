@@ -333,7 +333,7 @@ def _collect_dynamic(node: Composite) -> None:
     """Output arrays whose mapper finds files after the run (filesys_mapper, simple_mapper
     with a pattern): the files the app produced become the elements ("dynamic output")."""
     m = node.mapper
-    if m is None or m.__class__ is Cell or not hasattr(m, "existing"):
+    if m is None or m.__class__ is Cell:
         return
     try:
         leaves = m.existing()

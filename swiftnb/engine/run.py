@@ -470,13 +470,13 @@ class Run:
             root = f[slot]
             if root is None or root.__class__ is Cell:
                 continue
-            m = root.mapped_by if root.__class__ is FileNode else getattr(root, "mapper", None)
+            m = root.mapped_by if root.__class__ is FileNode else root.mapper
             if m.__class__ is Cell:
                 m = m.value if m.state == CLOSED else None
                 if m is None:
                     continue  # the mapping never resolved: nothing was made
             test = m is not None and m.__class__.__name__ == "TestMapper"
-            if m is not None and not test and not getattr(m, "temp", False):
+            if m is not None and not test and not m.temp:
                 continue  # a user mapping: the files are the script's results
             for leaf in V.file_leaves(root):
                 path = leaf.path
@@ -485,7 +485,7 @@ class Run:
                 owner = leaf.gc_of or leaf
                 temp = owner.gc_temp
                 if test:
-                    if temp and getattr(m, "temp", False):
+                    if temp and m.temp:
                         self.ctx.write_stdout(f"Cleaning file {path}\n")
                     else:
                         self.ctx.write_stdout(f"Not cleaning {path} (not temporary)\n")
@@ -581,8 +581,8 @@ class Run:
         root: Any = n
         while root.parent is not None and root.parent.__class__ is not str:
             root = root.parent
-        m = _now(getattr(root, "mapper", None))  # the mapping may still be evaluated
-        return m is not None and bool(getattr(m, "fixed", False))
+        m = _now(root.mapper)  # the mapping may still be evaluated
+        return m is not None and m.fixed
 
     def filename_of(self, n: Any) -> str:
         data = self.mapping_data(n)
@@ -607,9 +607,9 @@ class Run:
             steps.append(D.Field(n.key) if p.__class__ is StructNode else D.Index(n.key))
             n = p
         steps.reverse()
-        b = _now(n.mapped_by if n.__class__ is FileNode else getattr(n, "mapper", None))
+        b = _now(n.mapped_by if n.__class__ is FileNode else n.mapper)
         if b is None:
-            tag = n.temporary if n.__class__ is FileNode else getattr(n, "tag", None)
+            tag = n.temporary if n.__class__ is FileNode else n.tag
             if not isinstance(tag, str):
                 root = n.parent if n.parent.__class__ is str else "temp"
                 tag = f"{root}-t{next(self._temp)}".replace("?", "tmp")
@@ -625,7 +625,7 @@ class Run:
                 path = b.map(tuple(steps))
             except D.BuiltinError as e:
                 raise SwiftError(e.message) from None
-            temp = getattr(b, "temp", False)
+            temp = b.temp
             if self.mapcheck is not None and node.__class__ is FileNode:
                 self.mapcheck.claim(node, path, b)
         if node.__class__ is FileNode:
@@ -648,7 +648,7 @@ class Run:
             pending.fail(SwiftError(e.message, dependency=True))
             done()
             return
-        if getattr(m, "needs_prepare", False):
+        if m.needs_prepare:
             async def prep() -> None:
                 try:
                     await m.prepare()
@@ -672,7 +672,7 @@ class Run:
         try:
             if mexec.is_input:
                 self._populate_input(node, sym, m, mexec.pos)
-            elif isinstance(node, Composite) and getattr(m, "fixed", False):
+            elif isinstance(node, Composite) and m.fixed:
                 # the mapper fixes the elements of an output array: they exist (open)
                 # now, so an app producing the whole array stages every one back
                 self._create_fixed(node, m)
@@ -828,10 +828,10 @@ class Run:
                 # dynamic output: the app decides the elements; the mapper names the
                 # files it may create, the wrapper brings back whatever matches
                 m = _now(o.mapper)
-                if m is not None and not getattr(m, "fixed", False):
+                if m is not None and not m.fixed:
                     try:
                         globs.extend(m.stage_out_globs())
-                    except (AttributeError, D.BuiltinError):
+                    except D.BuiltinError:
                         pass
         made = self._made_dirs
         for p in outputs:

@@ -21,7 +21,10 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from swiftnb.engine.mappers.base import Mapper
 
 OPEN = 0
 CLOSED = 1
@@ -346,7 +349,8 @@ class FileNode(Node):
         self.tname = tname
         self.path = path
         self.temporary = False
-        self.mapped_by: Any = None
+        # the mapper, or a Cell holding it while the mapping is evaluated
+        self.mapped_by: Mapper | Cell | None = None
         # file garbage collection (see Run.clean_scope): ``gc_temp`` - the path was made
         # by a temporary mapping (concurrent mapper, test_mapper temp="true"), so the
         # file may be deleted once nothing refers to it; ``gc_refs`` - references beyond
@@ -391,7 +395,7 @@ class Composite(Node):
                  "watch", "tag")
 
     def _init_composite(self, tinfo: Any) -> None:
-        self.mapper: Any = None
+        self.mapper: Mapper | Cell | None = None  # as FileNode.mapped_by
         self.watch: Callback | None = None
         self.tag: str | None = None  # stable name stem for unmapped temporaries
         self.writers = 0
