@@ -1136,10 +1136,10 @@ class Compiler:
         if b.needs_return_type:
             rtype = return_type
             if rtype is None or rtype.is_any:
-                checked = getattr(self.rt, "checked", None)
+                checked = self.rt.checked
                 try:
-                    rtype = checked.type_of(e)  # type: ignore[union-attr]
-                except Exception:  # noqa: BLE001 - no checker information
+                    rtype = checked.type_of(e) if isinstance(checked, CheckedProgram) else None
+                except KeyError:  # the checker recorded no type for it
                     rtype = None
             if rtype is None or rtype.is_any:
                 rtype = T.STRING  # our choice: an untyped readData reads the text

@@ -413,7 +413,7 @@ class ExprStmt(Exec):
             nr.wait(lambda: self.run(f, done))
             return
         except Failed as e:
-            if self.on_failed is not None and not getattr(e.error, "skipped", False):
+            if self.on_failed is not None and not e.error.skipped:
                 self.on_failed(e.error)
         except SwiftError as e:
             self.rt.runtime_error(e, self.pos)
