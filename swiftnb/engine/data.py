@@ -303,8 +303,9 @@ class BuiltinContext(Protocol):
     """What a built-in may use of the running program.
 
     ``script_args``: the ``-name=value`` arguments after the script name.
-    ``script_argv``: optional, those arguments as the raw words of the command line
-    (``args()`` parses them itself; without it they are rebuilt as ``-name=value``).
+    ``script_argv``: those arguments as the raw words of the command line, or ``None``
+    when they were given as a mapping (``args()`` parses the words itself; without them
+    it rebuilds ``-name=value`` words).
     ``base_dir``: the directory relative paths are resolved against (Swift's CWD).
     ``run_dir``: the run directory (for temporary files).
     ``return_type``: the declared type the result is assigned to, when the engine knows
@@ -312,17 +313,20 @@ class BuiltinContext(Protocol):
     this module or a ``swiftnb.lang.types`` type (see :func:`as_data_type`).
     ``return_file``: for ``writeData``, the :class:`FileValue` (mapped path) of the file
     variable the result is assigned to; ``None`` otherwise.
-    ``arg_names``: optional, the variable names of the actual arguments (``None`` for
+    ``arg_names``: the variable names of the actual arguments (``None`` for
     expressions), used in messages such as ``%i requires an int! Variable "x" is a float``.
     ``arg_types``: for a builtin registered with ``needs_arg_types`` (writeData), the
     declared types of its positional arguments (``None`` where unknown).
     """
 
     script_args: dict[str, str]
+    script_argv: list[str] | None
     base_dir: str
     run_dir: str
     return_type: Any
     return_file: FileValue | None
+    arg_names: list | None
+    arg_types: list | None
 
     def write_stdout(self, text: str) -> None:
         """Write text to the run's console (stdout), atomically, without adding a newline."""

@@ -143,6 +143,7 @@ class _Context:
     def __init__(self, run: "Run") -> None:
         self.run = run
         self.script_args = run.script_args
+        self.script_argv = run.script_argv
         self.base_dir = run.base_dir
         self.run_dir = run.run_dir
         self.return_type: Any = None
@@ -189,6 +190,10 @@ class Run:
         self.restart = restart
         self.stdout = stdout if stdout is not None else sys.stdout
         self.script_args = _parse_args(settings.script_args)
+        #: the words as given, for ``args()`` (``-n:7``, ``-n 7``); None for a mapping
+        self.script_argv: list[str] | None = (
+            None if isinstance(settings.script_args, dict)
+            else [str(a) for a in settings.script_args or ()])
         self.max_foreach_threads = max(1, int(settings.max_foreach_threads))
         self.lazy = bool(settings.lazy_errors)
         self.retries = max(0, int(settings.execution_retries))

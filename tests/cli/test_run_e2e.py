@@ -65,6 +65,17 @@ def test_script_arguments(tmp_path, run):
     assert r.stdout == "SwiftScript trace: a b;c\n"
 
 
+def test_args_parses_the_words_of_the_command_line(tmp_path, run):
+    """args() sees the words as typed (``-min:3``, ``-n 7``, a bare flag), not a
+    ``-name=value`` rebuilding of them."""
+    script = write(tmp_path, "a.swift", 'import "stdlib.v2";\n'
+                   'string[string] a = args("-min:<int> -n <int> [-normalize]");\n'
+                   'trace(a["-min"], a["-n"], a["-normalize"]);\n')
+    r = run(script, "-min:3", "-n", "7", "-normalize", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "SwiftScript trace: 3, 7, true\n"
+
+
 def test_odd_file_names_reach_the_app_as_single_words(tmp_path, run):
     (tmp_path / "in put;'x.txt").write_text("data\n")
     script = write(tmp_path, "odd.swift", """\

@@ -16,6 +16,7 @@ from swiftnb.engine.data import ArrayType as DataArrayType
 from swiftnb.engine.data import StructType as DataStructType
 from swiftnb.engine.data import (
     AssertionFailed,
+    BuiltinContext,
     BuiltinError,
     FileValue,
     as_data_type,
@@ -54,8 +55,8 @@ def read_text(ctx: Any, f: Any, what: str) -> str:
         raise BuiltinError(f"{what}: cannot read {path}: {e.strerror}") from None
 
 
-def _arg_names(ctx: Any, skip: int) -> list | None:
-    names = getattr(ctx, "arg_names", None)
+def _arg_names(ctx: BuiltinContext, skip: int) -> list | None:
+    names = ctx.arg_names
     return list(names[skip:]) if names else None
 
 
@@ -192,7 +193,7 @@ def _parse_args_spec(spec: str) -> dict[str, dict]:
 
 
 @register("args")
-def args(ctx: Any, spec: str) -> dict[str, str]:
+def args(ctx: BuiltinContext, spec: str) -> dict[str, str]:
     """args(string spec) -> string[string]. Parses the script's command line by an
     option spec, as Swift's ``FnArgs``: ``"-min:<int>, -max:<int>, -bins:<int:10>,
     [-normalize]"`` (commas, or whitespace when there are none).  Each option is a key
@@ -203,7 +204,7 @@ def args(ctx: Any, spec: str) -> dict[str, str]:
     mandatory option '-min'``, ``Invalid value 'x' for option '-min'. Must be an
     integer``."""
     opts = _parse_args_spec(spec)
-    argv = getattr(ctx, "script_argv", None)
+    argv = ctx.script_argv
     if argv is None:
         argv = [f"-{k}={v}" for k, v in ctx.script_args.items()]
     parsed: dict[str, str] = {}

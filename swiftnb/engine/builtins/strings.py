@@ -8,7 +8,7 @@ from typing import Any
 
 from swiftnb.engine.builtins.jregex import compile_java, java_split, replace_all, replace_first
 from swiftnb.engine.builtins.registry import register
-from swiftnb.engine.data import BuiltinError, sorted_items
+from swiftnb.engine.data import BuiltinContext, BuiltinError, sorted_items
 from swiftnb.engine.formatting import java_format, strcat_str, strjoin_str, swift_format
 
 
@@ -66,9 +66,9 @@ def regexp(ctx: Any, s: str, pattern: str, replacement: str) -> str:
 
 
 @register("sprintf")
-def sprintf(ctx: Any, fmt: str, *args: Any) -> str:
+def sprintf(ctx: BuiltinContext, fmt: str, *args: Any) -> str:
     """sprintf(string fmt, any...) -> string. Swift format (``%s %i %d %f %b %q %M %p %k %%``)."""
-    return swift_format(fmt, args, getattr(ctx, "arg_names", None) and ctx.arg_names[1:])
+    return swift_format(fmt, args, ctx.arg_names and ctx.arg_names[1:])
 
 
 @register("format")
