@@ -18,7 +18,8 @@ from __future__ import annotations
 import dataclasses
 import time as _time
 from collections.abc import Callable, Iterator
-from typing import Any
+
+from swiftnb.engine.task import Executor, Task, TaskResult
 
 __all__ = ["Failure", "FailureLog", "RecordingExecutor"]
 
@@ -35,12 +36,12 @@ class Failure:
     """
 
     id: int
-    task: Any
-    result: Any
+    task: Task
+    result: TaskResult
     site: str
     time: float
     source: str
-    retries: list[Any] = dataclasses.field(default_factory=list)
+    retries: list[TaskResult] = dataclasses.field(default_factory=list)
 
     @property
     def jobid(self) -> str:
@@ -83,10 +84,10 @@ class FailureLog:
         self._listeners: list[Callable[[Failure], None]] = []
         self._attempts: dict[str, int] = {}   # jobid -> highest attempt number seen
 
-    def record(self, task: Any, result: Any) -> Failure:
+    def record(self, task: Task, result: TaskResult) -> Failure:
         failure = Failure(id=len(self.items) + 1, task=task, result=result,
                           site=result.site or "", time=self.clock(),
-                          source=getattr(task, "source", "") or "")
+                          source=task.source)
         self.items.append(failure)
         self.saw_attempt(task)
         for callback in list(self._listeners):
@@ -96,8 +97,8 @@ class FailureLog:
                 pass
         return failure
 
-    def saw_attempt(self, task: Any) -> None:
-        attempt = getattr(task, "attempt", 0) or 0
+    def saw_attempt(self, task: Task) -> None:
+        attempt = task.attempt
         if attempt > self._attempts.get(task.jobid, -1):
             self._attempts[task.jobid] = attempt
 
@@ -135,11 +136,11 @@ class RecordingExecutor:
     Canceled attempts (the run was stopped, a replica lost the race) are not failures.
     """
 
-    def __init__(self, inner: Any, log: FailureLog) -> None:
+    def __init__(self, inner: Executor, log: FailureLog) -> None:
         self.inner = inner
         self.log = log
 
-    async def submit(self, task: Any) -> Any:
+    async def submit(self, task: Task) -> TaskResult:
         result = await self.inner.submit(task)
         if not result.ok and not result.canceled:
             self.log.record(task, result)
