@@ -161,8 +161,8 @@ class Clusterer:
             for t in tasks:
                 tmpdir = site.provider.job_dir(t)
                 args = [str(a) for a in t.args]
-                emit("THREAD_ASSOCIATION", {"jobid": t.jobid, "thread": getattr(t, "thread", None)
-                                            or "R", "host": site.name, "replicationGroup": None})
+                emit("THREAD_ASSOCIATION", {"jobid": t.jobid, "thread": t.thread or "R",
+                                            "host": site.name, "replicationGroup": None})
                 emit("JOB_START", {"jobid": t.jobid, "tr": t.tr,
                                    "arguments": t.log_arguments() if t.more_commands else args,
                                    "tmpdir": tmpdir, "host": site.name})

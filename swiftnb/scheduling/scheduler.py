@@ -34,8 +34,8 @@ import itertools
 import math
 import random
 from collections import deque
-from collections.abc import Hashable, Iterable
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import Event, EventBus, TaskStatus
@@ -47,6 +47,9 @@ from swiftnb.scheduling.provider import ProviderError, StatusReporter
 from swiftnb.scheduling.sites import MINWEIGHT, ScoreFactors, Site
 from swiftnb.scheduling.throttles import (THROTTLE_ALIASES, THROTTLE_NAMES, Throttle,
                                           parse_throttle, shown_limit, throttle_name)
+
+if TYPE_CHECKING:  # clustering imports this module: the Clusterer is imported when used
+    from swiftnb.scheduling.clustering import ClusteringSettings
 
 __all__ = ["Scheduler", "THROTTLE_NAMES", "THROTTLE_ALIASES", "SchedulerError"]
 
@@ -273,7 +276,7 @@ class Scheduler:
         replication_limit: int = 3,
         replication_sweep: float = 10.0,
         factors: ScoreFactors | None = None,
-        clustering: Any = None,
+        clustering: ClusteringSettings | None = None,
         site_run: str | None = None,
     ) -> None:
         self.sites: list[Site] = list(sites)
@@ -311,7 +314,7 @@ class Scheduler:
         self._ids = itertools.count(1)
         self._epoch_ms = int(self.clock.now() * 1000)
         #: (site, task) -> task with the site's executable/env/walltime (build_executor sets it)
-        self.resolve_app: Any = None
+        self.resolve_app: Callable[[Site, Task], Task] | None = None
         self._seq = itertools.count()
         self._queues: dict[Hashable, deque[_Waiter]] = {}
         self._waiting = 0
@@ -329,7 +332,7 @@ class Scheduler:
         self._unsubscribe = bus.subscribe(self._on_event)
         self.closed = False
         self.clusterer = None
-        if clustering is not None and getattr(clustering, "enabled", False):
+        if clustering is not None and clustering.enabled:
             from swiftnb.scheduling.clustering import Clusterer
 
             self.clusterer = Clusterer(self, clustering)
@@ -523,7 +526,7 @@ class Scheduler:
         return {
             "policy": self.policy.name,
             "time": self.clock.now(),
-            "virtual_time": bool(getattr(self.clock, "virtual", False)),
+            "virtual_time": self.clock.virtual,
             "waiting": self._waiting,
             "retrying": len(self._failed_on),   # jobs whose failed sites are remembered
             "sites": [s.snapshot() for s in self.sites],
@@ -596,7 +599,7 @@ class Scheduler:
         jobid = task.jobid
         ref = att.ref
         emit("THREAD_ASSOCIATION", {
-            "jobid": jobid, "thread": getattr(task, "thread", None) or "R", "host": site.name,
+            "jobid": jobid, "thread": task.thread or "R", "host": site.name,
             "replicationGroup": ref and _group_of(self, ref)})
         if ref is not None and ref.replica:
             emit("REPLICA_START", {"jobid": jobid, "taskid": att.taskid, "host": site.name})
