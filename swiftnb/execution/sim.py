@@ -33,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import time as _time
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from swiftnb.config.types import BadValue, Distribution, parse_distribution, parse_outages
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import TaskStatus
+from swiftnb.scheduling.clock import Clock, RealClock, VirtualClock
 from swiftnb.scheduling.options import ProviderOptions, option
 from swiftnb.scheduling.provider import Provider, ProviderState, StatusReporter, swift_job_dir
 
@@ -113,16 +113,6 @@ class SimOptions(ProviderOptions):
             yield "speed", f"invalid value {self.speed:g}, expected a number greater than 0"
 
 
-class _RealClock:
-    virtual = False
-
-    def now(self) -> float:
-        return _time.time()
-
-    async def sleep(self, delay: float) -> None:
-        await asyncio.sleep(max(0.0, delay))
-
-
 class SimProvider(Provider):
     """A simulated site (see the module docstring for the options)."""
 
@@ -133,7 +123,7 @@ class SimProvider(Provider):
         name: str,
         options: SimOptions | Mapping[str, Any] | None = None,
         *,
-        clock: Any = None,
+        clock: Clock | None = None,
         site_run: str = "run",
     ) -> None:
         self.name = name
@@ -154,8 +144,9 @@ class SimProvider(Provider):
         self.failure_message = options.failureMessage
         self.seed = options.seed
         self.rng = random.Random(f"{self.seed}:{name}")
-        self.clock = clock if clock is not None else _RealClock()
-        self.origin = getattr(self.clock, "start", None) or self.clock.now()
+        self.clock: Clock = clock if clock is not None else RealClock()
+        #: outages are relative to this: the virtual epoch, or when the site was made
+        self.origin = self.clock.start if isinstance(self.clock, VirtualClock) else self.clock.now()
         self._free = self.slots
         self._slot_waiters: deque[asyncio.Future] = deque()
         self._made_dirs: set[str] = set()

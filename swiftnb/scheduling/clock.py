@@ -149,6 +149,8 @@ class VirtualClock:
         loop = self._loop
         if loop is None or loop is not asyncio.get_running_loop():
             return  # a tick left over from a loop that was replaced
+        # asyncio has no public way to ask whether callbacks are ready to run: its own
+        # loops keep them in ``_ready``; other loops (uvloop) do not, hence the probe
         ready = getattr(loop, "_ready", None)
         if ready is not None:
             busy = len(ready) > 0
