@@ -818,7 +818,7 @@ class _Fast:
                 # plain str keys: lark's rule names are Tokens, whose __eq__ is Python code
                 if action is Shift:
                     row[str(ttype)] = (0, arg, None, None)
-                elif getattr(callbacks[arg], "passthrough", False):
+                elif callbacks[arg] is _pass_through:
                     # a one-symbol ?rule: the value stays, only the state changes
                     row[str(ttype)] = (1, 1, str(arg.origin.name), None)
                 else:
@@ -1002,6 +1002,12 @@ class _Fast:
                 return value_stack[-1]
 
 
+def _pass_through(args: list) -> Any:
+    """The reduction of a one-symbol ``?rule``: its value stays (_Fast knows it by
+    identity and only changes the state)."""
+    return args[0]
+
+
 def _reducer(rule: Any, builder: "_Builder") -> Any:
     """The reduction callback of one rule, doing what lark's tree builder does for an
     inline transformer (drop filtered tokens, splice ``_rule`` children, ``?rule`` with
@@ -1061,10 +1067,7 @@ def _reducer(rule: Any, builder: "_Builder") -> Any:
     if inline:
         return gather
     if expand1 and size == 1 and len(idx) == 1 and not splice:
-        def passthrough(args: list) -> Any:
-            return args[0]
-        passthrough.passthrough = True  # type: ignore[attr-defined]
-        return passthrough
+        return _pass_through
     if expand1 and fn is None:
         def reduce_expand(args: list) -> Any:
             children = gather(args)
@@ -1145,8 +1148,8 @@ def _parse_one(text: str, filename: str) -> ast.Program:
         except UnexpectedCharacters as e:
             raise CompileError(_char_error(e, filename, text)) from None
         except UnexpectedInput as e:  # pragma: no cover - other lark input errors
-            line = getattr(e, "line", 1) or 1
-            col = getattr(e, "column", 1) or 1
+            # lark declares line and column on UnexpectedInput; UnexpectedEOF sets -1
+            line, col = max(e.line, 1), max(e.column, 1)
             raise CompileError(Diagnostic(filename, line, col, "syntax error",
                                           source_line(text, line))) from None
         finally:
