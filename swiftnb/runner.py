@@ -22,9 +22,17 @@ import dataclasses
 import inspect
 import os
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where used at run time: `import swiftnb.runner` stays light
+    from swiftnb.attempts import FailureLog
+    from swiftnb.config.model import Config
+    from swiftnb.engine.restart import RestartLog
+    from swiftnb.engine.run import Run, RunOutcome
+    from swiftnb.events import EventBus
+    from swiftnb.lang import ast as A
+    from swiftnb.lang.checked import CheckedProgram
 
 __all__ = ["RunSetupError", "RunHandle", "prepare_run", "start_run", "load_run_config"]
 
@@ -39,7 +47,7 @@ class RunSetupError(Exception):
 
 def load_run_config(config_file: str | None = None, *, properties: Mapping[str, Any] | None = None,
                     sites: str | Sequence[str] | None = None, sites_file: str | None = None,
-                    tc_file: str | None = None, base_dir: str = ".") -> Any:
+                    tc_file: str | None = None, base_dir: str = ".") -> Config:
     """The typed Config of a run: swift.conf layers, legacy files, properties, ``sites``.
 
     Raises :class:`RunSetupError` with the loader's message (key, origin, suggestion).
@@ -129,9 +137,10 @@ def _args_list(args: Any) -> list[str]:
 class RunHandle:
     """A run in progress or finished.  Awaitable: ``outcome = await handle``."""
 
-    def __init__(self, *, program: Any, config: Any, bus: Any, run_dir: Any, executor: Any,
-                 engine_run: Any, restart: Any, writer: Any = None, detach_log: Any = None,
-                 ticker: Any = None, base_dir: str = ".", failure_log: Any = None,
+    def __init__(self, *, program: CheckedProgram | A.Program, config: Config, bus: EventBus,
+                 run_dir: Any, executor: Any, engine_run: Run, restart: RestartLog,
+                 writer: Any = None, detach_log: Any = None, ticker: Any = None,
+                 base_dir: str = ".", failure_log: FailureLog | None = None,
                  keep_events: bool = True) -> None:
         """``keep_events=False``: do not keep the event stream in memory (``event_list``,
         ``events`` and ``timings`` are then empty): a command-line run writes it to its
@@ -152,14 +161,14 @@ class RunHandle:
         self._events: list[Any] = []
         self._unsubscribe = bus.subscribe(self._events.append) if keep_events else (
             lambda: None)
-        self.outcome: Any = None
+        self.outcome: RunOutcome | None = None
         self.interrupted = False
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._done_callbacks: list[Callable[[RunHandle], None]] = []
         # filled by the RecordingExecutor the engine submits through (prepare_run)
         self._failures = failure_log if failure_log is not None else FailureLog(
-            getattr(bus, "clock", None) or time.time)
+            bus.clock)
         self._executor_closed = False
 
     # ---------------------------------------------------------------- identity
@@ -197,7 +206,7 @@ class RunHandle:
         self._task.add_done_callback(self._finished)
         return self
 
-    async def _main(self) -> Any:
+    async def _main(self) -> RunOutcome:
         ticker = self._ticker
         if ticker is not None:
             ticker.start()
@@ -219,7 +228,7 @@ class RunHandle:
             raise
         await self._close()
         self.outcome = outcome
-        self._end(ok=bool(getattr(outcome, "ok", False)))
+        self._end(ok=outcome.ok)
         return outcome
 
     async def _close(self) -> None:
@@ -382,11 +391,11 @@ class RunHandle:
         """True/False once done, None while running."""
         if not self.done:
             return None
-        return bool(self.outcome is not None and getattr(self.outcome, "ok", False))
+        return self.outcome is not None and self.outcome.ok
 
     @property
     def errors(self) -> list[str]:
-        return list(getattr(self.outcome, "errors", None) or [])
+        return list(self.outcome.errors) if self.outcome is not None else []
 
     @property
     def exit_code(self) -> int | None:
@@ -395,7 +404,7 @@ class RunHandle:
             return None
         if self.outcome is None:
             return 2
-        code = getattr(self.outcome, "exit_code", 2)
+        code = self.outcome.exit_code
         return 0 if self.ok else (code if code == 99 else 2)
 
     @property
@@ -467,7 +476,8 @@ class RunHandle:
 # ------------------------------------------------------------------------- building
 
 
-def _compile(source: Any, base_dir: str) -> Any:
+def _compile(source: str | os.PathLike | CheckedProgram | A.Program,
+             base_dir: str) -> CheckedProgram | A.Program:
     from swiftnb import lang
 
     if not isinstance(source, (str, os.PathLike)):
@@ -480,7 +490,8 @@ def _compile(source: Any, base_dir: str) -> Any:
     return lang.compile_source(text, "<string>", base_dir)
 
 
-def prepare_run(source: Any, *, config: Any = None, config_file: str | None = None,
+def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program, *,
+                config: Config | None = None, config_file: str | None = None,
                 sites: str | Sequence[str] | None = None, sites_file: str | None = None,
                 tc_file: str | None = None, runid: str | None = None,
                 args: Any = None, base_dir: str = ".",
@@ -504,6 +515,7 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
     from swiftnb.engine import run as run_mod
     from swiftnb.engine.restart import RestartLog, RestartLogError
     from swiftnb.events import EventBus
+    from swiftnb.lang.checked import CheckedProgram
     from swiftnb.rundir import discard_run_dir, make_run_dir
 
     base_dir = os.path.abspath(base_dir)
@@ -517,7 +529,8 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
     if resume is not None and not os.path.isfile(resume):
         raise RunSetupError(f"-resume {resume}: no such restart log")
     if script_name is None:
-        script_name = getattr(getattr(program, "program", None), "filename", None) or "swift"
+        tree = program.program if isinstance(program, CheckedProgram) else program
+        script_name = tree.filename
         if script_name.startswith("<"):
             script_name = "swift"
     try:
@@ -538,7 +551,7 @@ def prepare_run(source: Any, *, config: Any = None, config_file: str | None = No
                                 arguments=list(log_arguments if log_arguments is not None
                                                else _args_list(args)),
                                 cwd=base_dir,
-                                config_text=config.dump() if hasattr(config, "dump") else None)
+                                config_text=config.dump())
 
         def undo() -> None:
             if detach_log:
