@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING
 from swiftnb import SWIFT_VERSION
 
 if TYPE_CHECKING:  # the configuration package is imported only by the commands using it
+    from typing import TextIO
+
     from swiftnb.config import Config
     from swiftnb.config.cli_options import CommandLine
+    from swiftnb.engine.run import RunOutcome
+    from swiftnb.lang.checked import CheckedProgram
+    from swiftnb.runner import RunHandle
 
 EXIT_OK = 0
 EXIT_USAGE = 1
@@ -292,7 +297,7 @@ def _list_config(opts: CommandLine) -> int:
     return EXIT_OK
 
 
-def _execute(opts: CommandLine, program, config, base_dir: str) -> int:
+def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_dir: str) -> int:
     """Prepare the run (swiftnb.runner), tee the console into ``swift.out``, run it."""
     import os
 
@@ -384,16 +389,15 @@ def _resume_name_warning(resume: str, script: str) -> str | None:
             f"(its name does not start with \"{stem}-\"); resuming with it anyway")
 
 
-def _execute_in(opts, program, config, handle, warnings=()) -> int:
+def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, handle: RunHandle,
+                warnings: Sequence[str] = ()) -> int:
     import asyncio
     import os
 
     err = sys.stderr
     print(_version_line(), file=err)
     print(f"RunID: {handle.runid}", file=err)
-    for warning in getattr(program, "warnings", ()) or ():
-        print(f"Warning: {warning}", file=err)
-    for warning in getattr(config, "warnings", ()) or ():
+    for warning in [*program.warnings, *config.warnings]:
         print(f"Warning: {warning}", file=err)
     for warning in warnings:
         print(f"Warning: {warning}", file=err)
@@ -410,7 +414,7 @@ def _execute_in(opts, program, config, handle, warnings=()) -> int:
     elif opts.flag("-verbose", "-v"):
         handle.bus.subscribe(lambda e: _echo_debug(e, verbose=True))
 
-    async def main() -> object:
+    async def main() -> RunOutcome:
         import signal
 
         loop = asyncio.get_running_loop()
@@ -441,19 +445,19 @@ def _execute_in(opts, program, config, handle, warnings=()) -> int:
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("Execution interrupted", file=err)
         _log_interrupted_end(handle)
-        restart = getattr(getattr(handle, "restart", None), "path", None)
-        if restart and os.path.isfile(restart):
+        restart = handle.restart.path
+        if os.path.isfile(restart):
             print(f"Restart log: {restart}", file=err)
         return EXIT_EXECUTION
-    if _outcome_ok(outcome):
+    if outcome.ok:
         return EXIT_OK
-    _print_failure(outcome, err, aborted=bool(getattr(handle.run, "aborted", False)))
+    _print_failure(outcome, err, aborted=handle.run.aborted)
     print(f"Restart log: {handle.restart.path}", file=err)
-    code = getattr(outcome, "exit_code", EXIT_EXECUTION)
+    code = outcome.exit_code
     return code if code == 99 else EXIT_EXECUTION  # 99: the hang detector (reference 2.6)
 
 
-def _log_interrupted_end(handle) -> None:
+def _log_interrupted_end(handle: RunHandle) -> None:
     """End an interrupted run's log with ``Swift finished with errors``, as every failed
     run's log ends (log tools look for that line to tell a finished run from a running
     one).  The run has closed its log writer by now, so the line is appended; nothing is
@@ -461,7 +465,7 @@ def _log_interrupted_end(handle) -> None:
     import os
     import time
 
-    path = getattr(handle, "log_path", None)
+    path = handle.log_path
     if not path:
         return
     try:
@@ -480,17 +484,7 @@ def _log_interrupted_end(handle) -> None:
         pass
 
 
-def _outcome_ok(outcome) -> bool:
-    if isinstance(outcome, bool):
-        return outcome
-    for attr in ("ok", "success", "succeeded"):
-        value = getattr(outcome, attr, None)
-        if isinstance(value, bool):
-            return value
-    return outcome is None or outcome == 0
-
-
-def _print_failure(outcome, err, aborted: bool = False) -> None:
+def _print_failure(outcome: RunOutcome, err: TextIO, aborted: bool = False) -> None:
     """Swift's end-of-run error report (reference 2.6), unless the engine printed it.
 
     With lazy errors, Swift's ``ProcessBulkErrors`` lists each distinct message once,
@@ -499,16 +493,16 @@ def _print_failure(outcome, err, aborted: bool = False) -> None:
     error that is not an app failure (a failed assert) ends a lazy run at once, and Swift
     then printed only that one: ``Execution failed:`` and its message.
     """
-    if getattr(outcome, "reported", False):
+    if outcome.reported:
         return
-    errors = list(getattr(outcome, "errors", None) or ())
+    errors = outcome.errors
     if not errors:
         print("Execution failed:\nExecution completed with errors", file=err)
         return
-    if aborted and getattr(outcome, "lazy", False):
+    if aborted and outcome.lazy:
         print(f"Execution failed:\n{errors[-1]}", file=err)
         return
-    if len(errors) == 1 and not getattr(outcome, "lazy", False):
+    if len(errors) == 1 and not outcome.lazy:
         print(f"Execution failed:\n{errors[0]}", file=err)
         return
     counts: dict[str, int] = {}
