@@ -39,6 +39,7 @@ import pandas as pd
 
 from swiftnb.events import KINDS, Event
 from swiftnb.logs.fastparse import Front, front_from_bytes
+from swiftnb.logs.writer import stream_name
 
 __all__ = [
     "read_log",
@@ -147,11 +148,11 @@ def _read_bytes(source: str | os.PathLike[str] | IO[Any]) -> tuple[bytes, str]:
         except IsADirectoryError:
             raise LogFormatError(f"{name} is a directory, not a log file") from None
     else:
-        name = getattr(source, "name", "<stream>")
+        name = stream_name(source) or "<stream>"
         data = source.read()
         if isinstance(data, str):
-            return data.encode("utf-8"), str(name)
-    return _decompress(data, str(name)), str(name)
+            return data.encode("utf-8"), name
+    return _decompress(data, name), name
 
 
 def _decompress(data: bytes, name: str) -> bytes:

@@ -18,6 +18,7 @@ at the end of a run and when detached.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import time as _time
 from collections.abc import Callable
@@ -218,6 +219,17 @@ def format_event(event: Event, stamp: Callable[[float], str] | None = None) -> s
     return f"{when} {_LEVEL_PAD.get(level, level)} {logger} {msg}\n"
 
 
+def stream_name(stream: IO[Any]) -> str | None:
+    """The name of the file under a stream open() made (``<stdout>`` for sys.stdout);
+    None for an in-memory one (StringIO, BytesIO), which has no name."""
+    f: Any = stream
+    if isinstance(f, io.TextIOWrapper):
+        f = f.buffer
+    if isinstance(f, (io.BufferedReader, io.BufferedWriter, io.BufferedRandom)):
+        f = f.raw
+    return str(f.name) if isinstance(f, io.FileIO) else None
+
+
 class LogWriter:
     """Subscribe to a bus and write Swift 0.96 log lines to a file or a text stream.
 
@@ -257,7 +269,7 @@ class LogWriter:
         else:
             self._stream = target
             self._owned = False
-            self.path = getattr(target, "name", None)
+            self.path = stream_name(target)
         self._stamp = _Stamp()
         self._flush_interval = flush_interval
         self._last_flush = _time.monotonic()
