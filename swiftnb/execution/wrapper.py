@@ -885,7 +885,7 @@ class Job:
             return self._fail_early(
                 f"Could not create the job directory {self.rel_dir} in the site {where} "
                 f"{self._root}: {exc.strerror or exc}"
-                + (f" ({exc.filename})" if getattr(exc, "filename", None) else ""))
+                + (f" ({exc.filename})" if exc.filename else ""))
         bad = _bad_cdm_directive(self.cdm)
         if bad is not None:
             return self._fail_early(bad)
