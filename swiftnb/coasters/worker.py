@@ -65,6 +65,7 @@ import subprocess
 import sys
 import threading
 import time
+import types
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -160,8 +161,9 @@ def read_secret_file(path: str) -> str:
     return secret
 
 
-def load_wrapper(path: str | None = None) -> Any:
-    """The job wrapper module: ``path``, else ``wrapper.py`` beside this file, else swiftnb's."""
+def load_wrapper(path: str | None = None) -> types.ModuleType:
+    """The job wrapper module: ``path``, else ``wrapper.py`` beside this file, else swiftnb's.
+    Loaded from its file, not imported: a block's node has no swiftnb installed."""
     candidates = [path] if path else [os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrapper.py")]
     for candidate in candidates:
         if candidate and os.path.exists(candidate):
@@ -427,7 +429,7 @@ class Worker:
     """
 
     def __init__(self, transport: "TcpTransport | StdioTransport", cores: int,
-                 wrapper: Any) -> None:
+                 wrapper: types.ModuleType) -> None:
         self.transport = transport
         self.cores = cores
         self.wrapper = wrapper
@@ -445,10 +447,8 @@ class Worker:
         self._wake_r, self._wake_w = os.pipe()
         for fd in (self._wake_r, self._wake_w):
             os.set_blocking(fd, False)
-        # empty job directories reused by the next task (a wrapper.py of an older
-        # swiftnb has no SpareDirs: then every task makes its own)
-        spare_dirs = getattr(wrapper, "SpareDirs", None)
-        self._spares = spare_dirs() if spare_dirs is not None else None
+        # empty job directories reused by the next task (wrapper.py ships with this file)
+        self._spares = wrapper.SpareDirs()
 
     def hello(self) -> dict[str, Any]:
         """The first message: who this worker is (the transport adds what it needs)."""
