@@ -8,7 +8,7 @@ import os
 import shutil
 from typing import Any
 
-from swiftnb.engine.data import parse_path, path_str
+from swiftnb.engine.data import FileValue, parse_path, path_str
 from swiftnb.engine.formatting import java_str
 from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
 
@@ -74,7 +74,7 @@ class ExtMapper(Mapper):
         if isinstance(v, dict):
             from swiftnb.engine.data import sorted_items
             return " ".join(java_str(x) for _, x in sorted_items(v))
-        if hasattr(v, "path") and not isinstance(v, str):
+        if isinstance(v, FileValue):
             return v.path or ""
         return java_str(v)
 
