@@ -560,8 +560,7 @@ class Worker:
             self._check_running()
         self._flush()
         self._clean_up()
-        if self._spares is not None:
-            self._spares.clear()
+        self._spares.clear()
         self._open = False
         try:
             self.transport.close()
@@ -607,8 +606,7 @@ class Worker:
         self._spawn(task, self._prepare(task))
 
     def _prepare(self, task: _Task) -> Any:
-        return (self.wrapper.prepare(task.spec) if self._spares is None
-                else self.wrapper.prepare(task.spec, self._spares))
+        return self.wrapper.prepare(task.spec, self._spares)
 
     def _guarded(self, task: _Task, step: "Callable[..., None]", *args: Any) -> None:
         """``step(task, *args)``; a worker bug fails the task instead of losing it."""

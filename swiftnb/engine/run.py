@@ -26,7 +26,7 @@ from swiftnb.engine import values as V
 from swiftnb.engine.formatting import app_arg_str
 from swiftnb.engine.interp import CompileError, Exec, _set_binding
 from swiftnb.engine.mapcheck import MappingChecker
-from swiftnb.engine.mappers import MapperContext, create_mapper, reads_file
+from swiftnb.engine.mappers import Mapper, MapperContext, create_mapper, reads_file
 from swiftnb.engine.task import Command, Task
 from swiftnb.engine.typeinfo import to_data_type
 from swiftnb.engine.values import (
@@ -672,7 +672,8 @@ class Run:
             return
         self._bound(mexec, node, sym, m, pending, done)
 
-    def _bound(self, mexec: Any, node: Node, sym: Any, m: Any, pending: Cell, done: Any) -> None:
+    def _bound(self, mexec: Any, node: Node, sym: Any, m: Mapper, pending: Cell,
+               done: Any) -> None:
         _set_binding(node, m)
         try:
             if mexec.is_input:
