@@ -10,6 +10,7 @@ service, ``swiftnb.coasters.servicecmd``).
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -581,5 +582,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _usage_error(f"unknown command {args[0]!r}")
 
 
+def console() -> None:
+    """The ``swiftnb`` command: :func:`main`, then the end of the process.
+
+    What the run made is still alive when the process ends, and the interpreter's last
+    collections would walk all of it (some 15 ms of a 0.16 s one-app run) only to free
+    memory the exit frees anyway; frozen, they skip it."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
