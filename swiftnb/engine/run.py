@@ -857,8 +857,7 @@ class Run:
             jobid=self._jobid(tr), tr=tr, args=argv, base_dir=self.base_dir, run_dir=self.run_dir,
             stdin=rd[0], stdout=rd[1], stderr=rd[2], inputs=inputs, outputs=outputs,
             profiles=profiles, maxwalltime=maxwall,
-            source=f"{os.path.basename(cpos.file)}:{cpos.line}:{cpos.column}",
-            thread=f"R-{next(self._thread)}", output_globs=globs,
+            source=_source(cpos), thread=f"R-{next(self._thread)}", output_globs=globs,
         )
         if len(info.commands) > 1:
             task.more_commands = self._more_commands(info.commands[1:], frame)
@@ -868,10 +867,10 @@ class Run:
         """The commands after the first of an app body of several (trunk runs them in
         order in the one job directory), each with its own words and redirections."""
         more = []
-        for exe, args, redir, _cpos in commands:
+        for exe, args, redir, cpos in commands:
             argv, streams = self._command_line(args, redir, frame)
             more.append(Command(tr=exe, args=argv, stdin=streams[0], stdout=streams[1],
-                                stderr=streams[2]))
+                                stderr=streams[2], source=_source(cpos)))
         return tuple(more)
 
     def _command_line(self, args: list[Any], redir: list[Any],
@@ -1033,6 +1032,11 @@ def _now(x: Any) -> Any:
     if x.state == FAILED:
         raise Failed(x.error)  # type: ignore[arg-type]
     raise NotReady(x)
+
+
+def _source(pos: A.Pos) -> str:
+    """``script.swift:12:5``: a command's place, as failure messages name it."""
+    return f"{os.path.basename(pos.file)}:{pos.line}:{pos.column}"
 
 
 def _walltime(text: str) -> float | None:

@@ -26,6 +26,7 @@ class Command:
     stdout: str | None = None
     stderr: str | None = None
     executable: str | None = None    # resolved by the site's app catalogue (None = tr)
+    source: str = ""                 # "script.swift:13:5": where it is, for messages
 
     def for_log(self) -> str:
         """``tr a b``: the command as trunk's FormatCommands wrote it in the log."""

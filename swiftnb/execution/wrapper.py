@@ -242,7 +242,7 @@ def spec_from_task(
     if task.more_commands:  # an app body of several commands: the ones after the first
         spec["commands"] = [{"tr": c.tr, "executable": c.executable or c.tr,
                              "args": [str(a) for a in c.args], "stdin": c.stdin,
-                             "stdout": c.stdout, "stderr": c.stderr}
+                             "stdout": c.stdout, "stderr": c.stderr, "source": c.source}
                             for c in task.more_commands]
     return spec
 
@@ -1448,8 +1448,9 @@ class Job:
                 f"    stdout.txt: {stdout_tail}\n"
                 f"Caused by: {cause}"
             )
-            if self.spec.get("source"):  # the script position of the call
-                message += f"\n\tat {self.spec['source']}"
+            source = shown.get("source") or self.spec.get("source")
+            if source:  # the script position of the (failing) command
+                message += f"\n\tat {source}"
         return {
             "ok": ok,
             "exit_code": code,

@@ -164,7 +164,8 @@ out = three();
     assert "Exception in sh:" in r.stderr, r.stderr
     assert "Arguments: [-c, echo oops >&2; exit 3]" in r.stderr
     assert "stderr.txt: oops" in r.stderr
-    assert re.search(r"Caused by: Application \S*/sh failed with an exit code of 3\n", r.stderr)
+    assert re.search(r"Caused by: Application \S*/sh failed with an exit code of 3\n"
+                     r"\tat \S+\.swift:6:5\n", r.stderr), r.stderr  # the failing command's place
     assert (site.marker / "first.txt").exists()
     assert not (site.marker / "third.txt").exists()
     assert not (site.tmp / "out.txt").exists()
