@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -78,14 +78,37 @@ class Task:
                 *(c.for_log() for c in self.more_commands)]
 
 
-def resolve_commands(commands: tuple[Command, ...],
-                     executable_for: Callable[[str], str | None]) -> tuple[Command, ...]:
-    """``commands`` with the program a site's app catalogue gives each (``executable_for``:
-    app name -> program, None when the catalogue does not list it: then the command runs
-    the program of its own name, as with ``executable: "*"``)."""
-    return tuple(c if c.executable is not None
-                 else dataclasses.replace(c, executable=executable_for(c.tr))
-                 for c in commands)
+@dataclass(frozen=True, slots=True)
+class AppEntry:
+    """What a site's app catalogue says of one app: its program, the environment its
+    job gets, and its walltime in seconds (None: not set)."""
+
+    executable: str
+    env: Mapping[str, str]
+    walltime: float | None
+
+
+def later_commands(commands: tuple[Command, ...], catalogue: Callable[[str], AppEntry | None]
+                   ) -> tuple[tuple[Command, ...], dict[str, str], float | None]:
+    """The commands after the first of an app body of several, as a site runs them, and
+    what their apps add to the job (Swift/K trunk's TCProfile): each command's program from
+    its own app (one the catalogue does not list runs the program of its own name), the
+    variables of each app's environment, and the sum of the apps' walltimes (None: none
+    set one).  The caller lets the first app's and the script's own settings win."""
+    resolved: list[Command] = []
+    env: dict[str, str] = {}
+    walltime: float | None = None
+    for command in commands:
+        entry = catalogue(command.tr)
+        if entry is not None:
+            env.update(entry.env)
+            if entry.walltime is not None:
+                walltime = (walltime or 0.0) + entry.walltime
+        if command.executable is None:
+            command = dataclasses.replace(
+                command, executable=entry.executable if entry is not None else None)
+        resolved.append(command)
+    return tuple(resolved), env, walltime
 
 
 class FailureKind(str, enum.Enum):

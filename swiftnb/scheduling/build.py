@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.config.model import AppConfig, Config, SiteConfig
-from swiftnb.engine.task import Executor, Task, resolve_commands
+from swiftnb.engine.task import AppEntry, Executor, Task, later_commands
 from swiftnb.events import EventBus
 if TYPE_CHECKING:
     from swiftnb.execution.cdm import CdmPolicy
@@ -247,30 +247,41 @@ def app_resolver(config: Config) -> Callable[[Site, Task], Task]:
 
     def resolve(site: Site, task: Task) -> Task:
         app = lookup(site.name, task.tr)
-        if task.more_commands:
-            task = replace(task, more_commands=resolve_commands(
-                task.more_commands, lambda tr: _program(lookup(site.name, tr), tr)))
-        if app is None:
-            return task
         changes: dict[str, Any] = {}
-        executable = app.executable_for(task.tr)
-        if task.executable is None and executable != task.tr:
-            changes["executable"] = executable
-        if app.env:
-            changes["env"] = {**app.env, **task.env}
-        if task.maxwalltime is None and app.max_wall_time:
-            changes["maxwalltime"] = float(app.max_wall_time)
-        if app.options or app.attributes:
-            changes["profiles"] = {**flatten_options(app.attributes),
-                                   **flatten_options(app.options), **task.profiles}
+        env = dict(task.env)
+        walltime = task.maxwalltime  # the script's own profile wins
+        if app is not None:
+            executable = app.executable_for(task.tr)
+            if task.executable is None and executable != task.tr:
+                changes["executable"] = executable
+            env = {**app.env, **env}
+            if walltime is None and app.max_wall_time:
+                walltime = float(app.max_wall_time)
+            if app.options or app.attributes:
+                changes["profiles"] = {**flatten_options(app.attributes),
+                                       **flatten_options(app.options), **task.profiles}
+        if task.more_commands:
+            commands, more_env, more_walltime = later_commands(
+                task.more_commands, lambda tr: _entry(lookup(site.name, tr), tr))
+            changes["more_commands"] = commands
+            env = {**more_env, **env}
+            if task.maxwalltime is None and more_walltime is not None:
+                walltime = (walltime or 0.0) + more_walltime
+        if env != task.env:
+            changes["env"] = env
+        if walltime != task.maxwalltime:
+            changes["maxwalltime"] = walltime
         return replace(task, **changes) if changes else task
 
     return resolve
 
 
-def _program(app: AppConfig | None, tr: str) -> str | None:
-    """The program app ``tr`` runs by its definition, or None when it has none."""
-    return None if app is None else app.executable_for(tr)
+def _entry(app: AppConfig | None, tr: str) -> AppEntry | None:
+    """What ``app`` (app ``tr``'s definition on a site, if any) says of ``tr``."""
+    if app is None:
+        return None
+    walltime = float(app.max_wall_time) if app.max_wall_time else None
+    return AppEntry(app.executable_for(tr), dict(app.env), walltime)
 
 
 def _check_policy_options(policy_name: str, options: Mapping[str, Any]) -> None:
@@ -326,15 +337,13 @@ def _single_local_site(config: Config) -> SiteConfig | None:
     return sites[0]
 
 
-def _app_lookup(config: Config, site: str) -> Callable[[str], Any]:
-    """tr -> (executable, env, maxwalltime seconds) on ``site``, or None if not there."""
-    cache: dict[str, object] = {}
+def _app_lookup(config: Config, site: str) -> Callable[[str], AppEntry | None]:
+    """tr -> what ``site``'s app catalogue says of it, or None if it is not there."""
+    cache: dict[str, AppEntry | None] = {}
 
-    def lookup(tr: str):
+    def lookup(tr: str) -> AppEntry | None:
         if tr not in cache:
-            app = config.app_for(site, tr)
-            cache[tr] = None if app is None else (
-                app.executable_for(tr), dict(app.env), app.max_wall_time)
+            cache[tr] = _entry(config.app_for(site, tr), tr)
         return cache[tr]
 
     return lookup

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from swiftnb.engine.task import FailureKind, Task, TaskResult, resolve_commands
+from swiftnb.engine.task import AppEntry, FailureKind, Task, TaskResult, later_commands
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.provider import Provider, ProviderError, StatusReporter
 from swiftnb.scheduling.errors import SchedulerError
@@ -97,10 +97,10 @@ class SingleSiteExecutor:
         host_job_submit: float | str | None = 2,
         file_transfers: float | str | None = 4,
         file_operations: float | str | None = 8,
-        app_lookup: Callable[[str], tuple[str, dict[str, str], float | None] | None] | None = None,
+        app_lookup: Callable[[str], AppEntry | None] | None = None,
     ) -> None:
-        """``app_lookup(tr)`` is the site's app catalogue: (executable, env, maxwalltime
-        seconds) or None when the app is not available there (default: any app runs the
+        """``app_lookup(tr)`` is the site's app catalogue: what it says of app ``tr``, or
+        None when the app is not available there (default: any app runs the
         program of its name, Swift's ``app.ALL { executable: "*" }``)."""
         self.provider = provider
         self.name = provider.name
@@ -131,12 +131,6 @@ class SingleSiteExecutor:
                 await self.provider.start()
                 self._started = True
 
-    def _program(self, tr: str) -> str | None:
-        """The program the site's app catalogue gives app ``tr``, or None."""
-        assert self.app_lookup is not None
-        app = self.app_lookup(tr)
-        return None if app is None else app[0]
-
     async def submit(self, task: Task) -> TaskResult:
         """Run one attempt of a task on the provider; returns when it has ended."""
         if self.closed:
@@ -150,14 +144,19 @@ class SingleSiteExecutor:
                 return TaskResult(
                     ok=False, failure=FailureKind.NOT_EXECUTABLE,
                     message=f'The application "{task.tr}" is not available on any of the sites')
-            executable, env, walltime = app
-            task.executable = executable
-            if env:
-                task.env = {**env, **task.env}
-            if task.maxwalltime is None and walltime is not None:
-                task.maxwalltime = float(walltime)
-        if task.more_commands and self.app_lookup is not None:
-            task.more_commands = resolve_commands(task.more_commands, self._program)
+            scripted = task.maxwalltime is not None  # the script's own profile
+            task.executable = app.executable
+            if app.env:
+                task.env = {**app.env, **task.env}
+            if not scripted and app.walltime is not None:
+                task.maxwalltime = app.walltime
+            if task.more_commands:
+                task.more_commands, env, walltime = later_commands(task.more_commands,
+                                                                   self.app_lookup)
+                if env:
+                    task.env = {**env, **task.env}
+                if not scripted and walltime is not None:
+                    task.maxwalltime = (task.maxwalltime or 0.0) + walltime
         await self._ensure_started()
         if not self.parallel.try_acquire():
             await self.parallel.acquire()

@@ -36,8 +36,12 @@ file d2_o <"sanity2.out">; file d2_e <"sanity2.err">;
 
 
 def _site_conf(kind: str, marker: str, sshd=None) -> str:
-    """swift.conf of one site of ``kind`` whose catalogue maps app ``foo`` to /bin/echo."""
-    apps = 'app.foo { executable: "/bin/echo" }\n    app.ALL { executable: "*" }'
+    """swift.conf of one site of ``kind`` whose catalogue maps app ``foo`` to /bin/echo and
+    apps ``shA``/``shB`` to /bin/sh with an environment variable each."""
+    apps = ('app.foo { executable: "/bin/echo" }\n'
+            '    app.shA { executable: "/bin/sh", env.FROM_A: "a" }\n'
+            '    app.shB { executable: "/bin/sh", env.FROM_B: "b" }\n'
+            '    app.ALL { executable: "*" }')
     if kind == "local":
         return f"""
 sites: [local]
@@ -187,6 +191,39 @@ file err <"first.txt">;
     assert r.returncode == 0, r.stdout + r.stderr
     assert (site.tmp / "greet.txt").read_text() == "hello\n"  # app.foo is /bin/echo
     assert (site.tmp / "first.txt").read_text() == "first\n"
+
+
+def test_the_job_gets_the_environment_of_every_commands_app(site):
+    """Trunk's TCProfile: each app's env joins the job's, so every command sees all."""
+    script = """
+type file;
+app (file a, file b) both ()
+{
+    shA "-c" "echo $FROM_A-$FROM_B" stdout=@a;
+    shB "-c" "echo $FROM_A-$FROM_B" stdout=@b;
+}
+file fa <"a.txt">;
+file fb <"b.txt">;
+(fa, fb) = both();
+"""
+    r = site.run(script)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (site.tmp / "a.txt").read_text() == "a-b\n"
+    assert (site.tmp / "b.txt").read_text() == "a-b\n"
+
+
+def test_later_commands_add_their_apps_walltime_and_environment():
+    from swiftnb.engine.task import AppEntry, Command, later_commands
+
+    catalogue = {"b": AppEntry("/bin/b", {"B": "1", "X": "b"}, 60.0),
+                 "c": AppEntry("/bin/c", {"C": "2", "X": "c"}, None),
+                 "d": AppEntry("/bin/d", {}, 30.0)}
+    commands = (Command("b", []), Command("c", ["x"]), Command("d", []), Command("e", []))
+    resolved, env, walltime = later_commands(commands, catalogue.get)
+    assert [c.executable for c in resolved] == ["/bin/b", "/bin/c", "/bin/d", None]
+    assert env == {"B": "1", "C": "2", "X": "c"}
+    assert walltime == 90.0
+    assert later_commands((Command("e", []),), catalogue.get)[1:] == ({}, None)
 
 
 def test_walltime_names_the_command_that_was_running(tmp_path):
