@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import math
-import random
 import re
 from typing import Any
 
@@ -250,6 +248,13 @@ def _jrem(a: int, b: int) -> int:
     return -r if a < 0 else r
 
 
+def _java_random() -> float:
+    """``java("java.lang.Math", "random")``: a float in [0, 1)."""
+    import random  # here: few scripts draw numbers (1 ms of every start)
+
+    return random.random()
+
+
 def _digest(seed: int, seq: int) -> bytes:
     """SHA-1 of (seed, seq), four bytes each, as trunk's v2 Random hashes them (each byte
     is Java's ``(byte) (n % 0xff)``, then ``n >>= 8``)."""
@@ -258,6 +263,8 @@ def _digest(seed: int, seq: int) -> bytes:
         for _ in range(4):
             out.append(_jrem(n, 0xFF) & 0xFF)
             n >>= 8
+    import hashlib  # here: few scripts draw numbers, and hashlib is 2 ms of every start
+
     return hashlib.sha1(bytes(out)).digest()
 
 
@@ -337,7 +344,7 @@ _JAVA_STATICS: dict[str, dict[str, Any]] = {
         "rint": lambda x: float(round(_f(x))), "round": _jround,
         "abs": lambda x: abs(x), "max": lambda a, b: max(a, b), "min": lambda a, b: min(a, b),
         "signum": _jsignum, "toRadians": lambda x: math.radians(_f(x)),
-        "toDegrees": lambda x: math.degrees(_f(x)), "random": lambda: random.random(),
+        "toDegrees": lambda x: math.degrees(_f(x)), "random": _java_random,
         "expm1": lambda x: math.expm1(_f(x)), "log1p": lambda x: math.log1p(_f(x)),
     },
     "java.lang.Integer": {
