@@ -19,12 +19,12 @@ set); ``CoasterProvider.from_site`` fills them in.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, fields
 from collections.abc import Callable
 from typing import Any
 
 from swiftnb.config.types import JAVA_INT_MAX, JAVA_INT_MIN, BadValue, in_range, time_to_seconds
+from swiftnb.nearest import close_matches
 
 __all__ = ["CoasterSettings", "CoasterConfigError", "format_hms"]
 
@@ -286,6 +286,6 @@ _CHOICES = {
 
 def _unknown(key: str, prefix: str) -> str:
     names = sorted(set(_ALIASES) | _IGNORED)
-    near = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
+    near = close_matches(key, names, cutoff=0.5)
     hint = f"; did you mean '{near[0]}'?" if near else ""
     return f"unexpected property '{prefix}.{key}'{hint}"

@@ -30,7 +30,6 @@ script argument.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +39,7 @@ from swiftnb.config.loader import load_config
 from swiftnb.config.model import Config, ConfigError
 from swiftnb.config.types import ValueType
 from swiftnb.config.validate import PROPERTY_NAMES
+from swiftnb.nearest import close_matches
 
 __all__ = ["CommandLine", "CommandLineError", "Property", "PROPERTIES", "VALUE_OPTIONS",
            "FLAG_OPTIONS", "CONFIG_OPTIONS", "parse_command_line", "check_files",
@@ -289,7 +289,7 @@ def suggest(word: str) -> str:
                    | {"-" + name for name in PROPERTIES})
     lowered = {k.lower(): k for k in known}
     close = [lowered[word.lower()]] if word.lower() in lowered else \
-        difflib.get_close_matches(word, known, n=1)
+        close_matches(word, known)
     return f" (did you mean {close[0]}?)" if close else ""
 
 

@@ -8,7 +8,6 @@ it came from (``# [R] sites.xml line 12`` in the dump).
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
@@ -24,6 +23,7 @@ from swiftnb.config.locate import (
 from swiftnb.config.model import ConfigError
 from swiftnb.config.types import BadValue, T, ValueType, seconds_to_time
 from swiftnb.config.validate import PROPERTY_NAMES
+from swiftnb.nearest import close_matches
 
 # TScore constants of the site scheduler (reference 6.1): T = 100, B = 2 ln T / pi, C = 0.2
 _T = 100.0
@@ -507,7 +507,7 @@ def convert_properties(path: str, display: str, origins: Origins, env: Mapping[s
             continue
         names = list(PROPERTY_NAMES) + ["sites.file", "tc.file", "use.provider.staging",
                                         "use.wrapper.staging", "ticker.disable"]
-        near = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+        near = close_matches(key, names, cutoff=0.6)
         errors.append(f"{display}:{line}: {key}: unknown property"
                       + (f", did you mean {near[0]}?" if near else ""))
     # 0.95: apps are found on $PATH unless swift.properties defines some app.SITE.NAME
@@ -579,7 +579,7 @@ def _flat_site_property(tree: "_Tree", key: str, value: str, line: int) -> None:
         tree.set(site + _FLAT_SITE[lower], value, line)
     else:
         names = {n.lower(): n for n in _FLAT_SITE_NAMES}
-        near = difflib.get_close_matches(lower, list(names), n=1, cutoff=0.6)
+        near = close_matches(lower, list(names), cutoff=0.6)
         raise ValueError("unknown site property" + (f", did you mean {names[near[0]]}?"
                                                      if near else ""))
 

@@ -30,6 +30,7 @@ from swiftnb.config.model import (
 )
 from swiftnb.config.types import ValueType
 from swiftnb.config.validate import PROPERTY_NAMES, Checker, show
+from swiftnb.nearest import close_matches
 
 if TYPE_CHECKING:
     from swiftnb.config.hocon import Layer
@@ -269,12 +270,10 @@ def build(raw: dict[str, Any], origins: Origins, files: list[tuple[str, str]],
 
 
 def _near(word: str, choices) -> str | None:
-    import difflib
-
     lowered = {c.lower(): c for c in choices}
     if word.lower() in lowered:
         return lowered[word.lower()]
-    close = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    close = close_matches(word.lower(), list(lowered), cutoff=0.6)
     return lowered[close[0]] if close else None
 
 

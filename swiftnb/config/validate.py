@@ -9,13 +9,13 @@ then among keys valid elsewhere (``maxJobs`` written at site level ->
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
 from swiftnb.config import schema
 from swiftnb.config.locate import Origins
 from swiftnb.config.types import BadValue, ValueType
+from swiftnb.nearest import close_matches
 
 PROPERTY_NAMES = {
     "hostname": "hostName", "ip.address": "hostName", "tcp.port.range": "TCPPortRange",
@@ -115,11 +115,12 @@ def _is_attribute(node: Any) -> bool:
     return isinstance(node, ValueType) and node.kind == "any"
 
 
+
 def _near_miss(key: str, node: dict) -> bool:
     known = [k for k in node if k != "*"]
     lowered = [k.lower() for k in known]
     return key.lower() in lowered or bool(
-        difflib.get_close_matches(key, known, n=1, cutoff=0.8))
+        close_matches(key, known, cutoff=0.8))
 
 
 def suggest(key: str, value: Any, node: dict, path: tuple[str, ...]) -> str | None:
@@ -133,7 +134,7 @@ def suggest(key: str, value: Any, node: dict, path: tuple[str, ...]) -> str | No
     lowered = {k.lower(): k for k in here}
     if key.lower() in lowered:
         return lowered[key.lower()]
-    close = difflib.get_close_matches(key, here, n=1, cutoff=0.75)
+    close = close_matches(key, here, cutoff=0.75)
     if close:
         return close[0]
     # A key valid somewhere else in the same scope (site or global).
@@ -149,7 +150,7 @@ def suggest(key: str, value: Any, node: dict, path: tuple[str, ...]) -> str | No
         in_site = _find(schema.SITE, key)
         if in_site:
             return "site.<name>." + ".".join(in_site)
-    close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
+    close = close_matches(key.lower(), lowered)
     if close:
         return lowered[close[0]]
     return None

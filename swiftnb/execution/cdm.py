@@ -31,7 +31,6 @@ job spec's ``cdm`` field.
 
 from __future__ import annotations
 
-import difflib
 import enum
 import re
 from collections.abc import Sequence
@@ -190,6 +189,8 @@ def _rule(words: list[str], number: int, where: str) -> CdmRule:
 def _nearest_policy(name: str) -> str:
     """The policy name closest to a misspelt one (there always is one to suggest)."""
     names = [k.value for k in CdmPolicyKind]
+    import difflib  # (not swiftnb.nearest: this module is stdlib-only, see above)
+
     close = difflib.get_close_matches(name.upper(), names, n=1, cutoff=0.0)
     return close[0] if close else CdmPolicyKind.DEFAULT.value
 

@@ -39,6 +39,7 @@ from swiftnb.scheduling.options import OptionsError
 from swiftnb.scheduling.provider import Provider
 from swiftnb.scheduling.errors import SchedulerError
 from swiftnb.scheduling.sites import Site
+from swiftnb.nearest import close_matches
 
 __all__ = ["build_executor", "build_sites", "register_provider", "BuildContext",
            "provider_factory", "check_sites"]
@@ -287,7 +288,6 @@ def _entry(app: AppConfig | None, tr: str) -> AppEntry | None:
 def _check_policy_options(policy_name: str, options: Mapping[str, Any]) -> None:
     """``siteSelectionOptions`` keys the chosen policy does not take: name the key, the
     policy and what it does take (and the nearest), not a Python TypeError."""
-    import difflib
     import inspect
 
     from swiftnb.scheduling.policies import POLICIES
@@ -301,7 +301,7 @@ def _check_policy_options(policy_name: str, options: Mapping[str, Any]) -> None:
     known = [n for n in params if n != "self"]
     for key in options:
         if key not in known:
-            near = difflib.get_close_matches(key, known, n=1)
+            near = close_matches(key, known)
             raise SchedulerError(
                 f"siteSelectionOptions.{key}: not an option of siteSelectionPolicy "
                 f"\"{policy_name}\" ("

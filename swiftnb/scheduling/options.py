@@ -14,7 +14,6 @@ brokerage policy (``cores``, ``maxTime``...) are accepted everywhere.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import types
 import typing
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from typing import Any, ClassVar, TypeVar
 
 from swiftnb.config.schema import SWIFT_EXECUTION_OPTION_NAMES as COASTER_OPTION_NAMES
 from swiftnb.config.types import JAVA_INT_MAX, JAVA_INT_MIN, BadValue, in_range
+from swiftnb.nearest import close_matches
 
 __all__ = ["ProviderOptions", "OptionsError", "BROKERAGE_KEYS", "option"]
 
@@ -120,7 +120,7 @@ class ProviderOptions:
                     raise fail(key, f"a coaster option (blocks of pilot jobs), with no effect"
                                     f"{kind}: remove it, or make the site execution.type "
                                     "\"coaster\" with a jobManager such as \"local:slurm\"")
-                near = difflib.get_close_matches(key, sorted(set(fields) | set(cls.ALIASES)), n=1)
+                near = close_matches(key, sorted(set(fields) | set(cls.ALIASES)))
                 raise fail(key, f"unknown key{kind}" + (f", did you mean {near[0]}?" if near
                                                         else ""))
             convert = field.metadata.get("convert")

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from swiftnb.scheduling.policy import Policy
 from swiftnb.scheduling.sites import backoff
+from swiftnb.nearest import close_matches
 
 if TYPE_CHECKING:
     from swiftnb.engine.task import Task
@@ -575,9 +576,7 @@ def make_policy(spec: "str | Policy | dict | None", **options: Any) -> Policy:
         return cls(**options)
     cls = POLICIES.get(spec.lower())
     if cls is None:
-        import difflib
-
-        near = difflib.get_close_matches(spec.lower(), POLICIES, n=1)
+        near = close_matches(spec.lower(), POLICIES)
         hint = f"; did you mean \"{near[0]}\"?" if near else ""
         raise ValueError(
             f"unknown site selection policy \"{spec}\" (expected one of "

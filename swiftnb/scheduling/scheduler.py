@@ -47,6 +47,7 @@ from swiftnb.scheduling.provider import ProviderError, StatusReporter
 from swiftnb.scheduling.sites import MINWEIGHT, ScoreFactors, Site
 from swiftnb.scheduling.throttles import (THROTTLE_ALIASES, THROTTLE_NAMES, Throttle,
                                           parse_throttle, shown_limit, throttle_name)
+from swiftnb.nearest import close_matches
 
 if TYPE_CHECKING:  # clustering imports this module: the Clusterer is imported when used
     from swiftnb.scheduling.clustering import ClusteringSettings
@@ -539,9 +540,7 @@ class Scheduler:
         try:
             return self.by_name[name]
         except KeyError:
-            import difflib
-
-            near = difflib.get_close_matches(name, self.by_name, n=1)
+            near = close_matches(name, self.by_name)
             hint = f"; did you mean {near[0]}?" if near else ""
             raise SchedulerError(f"unknown site {name!r}{hint}") from None
 

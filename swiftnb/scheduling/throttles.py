@@ -17,12 +17,13 @@ and the single local site speak to the notebook's throttles panel alike
 from __future__ import annotations
 
 import asyncio
-import difflib
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
+
+from swiftnb.nearest import close_matches
 
 __all__ = ["Throttle", "parse_throttle", "UNLIMITED", "THROTTLE_NAMES", "THROTTLE_ALIASES",
            "OFF_NAMES", "SWIFT_OFF", "throttle_name", "shown_limit", "ThrottleControl"]
@@ -58,7 +59,7 @@ def throttle_name(name: str) -> str:
     """The swift.conf name of a throttle; ValueError (naming the nearest) if unknown."""
     name = THROTTLE_ALIASES.get(name, name)
     if name not in THROTTLE_NAMES:
-        near = difflib.get_close_matches(name, THROTTLE_NAMES, n=1)
+        near = close_matches(name, THROTTLE_NAMES)
         hint = f"; did you mean {near[0]}?" if near else ""
         raise ValueError(f"unknown throttle {name!r}{hint}")
     return name

@@ -26,7 +26,6 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
-import difflib
 import enum
 import math
 import re
@@ -39,6 +38,7 @@ from typing import ClassVar
 from swiftnb.engine.task import FailureKind
 from swiftnb.events import TaskStatus
 from swiftnb.execution.shell import CommandResult, Shell, ShellError, ShellFailure
+from swiftnb.nearest import close_matches
 from swiftnb.scheduling.provider import ProviderError
 
 __all__ = ["JobState", "JobStatus", "Resources", "LRM", "JobPoller", "register_lrm",
@@ -203,7 +203,7 @@ class LRM(abc.ABC):
             if key in cls.option_keys or prefix is not None:
                 continue
             known = sorted(cls.option_keys) + [p + "*" for p in cls.option_prefixes]
-            near = difflib.get_close_matches(key, sorted(cls.option_keys), n=1, cutoff=0.6)
+            near = close_matches(key, sorted(cls.option_keys))
             hint = f"; did you mean '{near[0]}'?" if near else ""
             problems.append(f"{where}.{key} has no meaning for {cls.name} "
                             f"(it understands {', '.join(known) or 'none'}){hint}")
