@@ -3,8 +3,8 @@
 Every configuration starts from this file.  Its origins come from the scanner (no
 pyhocon); its unresolved layer (for merging with files) from pyhocon; and, since it has
 no substitutions, its resolved values are the same in every environment, so they are
-kept on disk (``$XDG_CACHE_HOME/swiftnb``, with the file's text and the code that
-read it, and used only while both are the same) and a run without configuration files of its own never imports pyhocon.
+kept on disk (``swiftnb.diskcache``, ``defaults/``, with the file's text and the code
+that read it) and a run without configuration files of its own never imports pyhocon.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ from __future__ import annotations
 import copy
 import importlib.util
 import os
-import pickle
-import zlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from swiftnb import diskcache
 from swiftnb.config.locate import Origins, Scanner, text_problem
 
 if TYPE_CHECKING:
@@ -80,63 +79,22 @@ def _load_resolved() -> dict[str, Any] | None:
     text = _text()
     if "${" in text:
         return None
-    key = _cache_key(text)
-    path = _cache_path(key) if key is not None else None
-    if path is not None:
-        try:
-            with open(path, "rb") as fh:
-                kept_key, kept = pickle.load(fh)
-            if kept_key == key and isinstance(kept, dict):
-                return kept
-        except Exception:  # noqa: BLE001 - missing, unreadable or stale: resolve instead
-            pass
+    spec = importlib.util.find_spec("pyhocon")
+    code = diskcache.code_state(
+        [os.path.join(os.path.dirname(os.path.abspath(__file__)), "hocon.py")]
+        + ([spec.origin] if spec is not None and spec.origin else []))
+    key = None if code is None else (text, *code)
+    path = None if key is None else diskcache.place("defaults", key)
+    if path is not None and key is not None:
+        kept = diskcache.load(path, key)
+        if isinstance(kept, dict):
+            return kept
     from swiftnb.config.hocon import merge_and_resolve
 
     values = merge_and_resolve([layer({})], {})
-    if path is not None and key is not None:  # (a path is made only with a key)
-        _keep(path, (key, values))
+    if path is not None and key is not None:
+        diskcache.store(path, key, values)
     return values
-
-
-def _cache_key(text: str) -> tuple[str, ...] | None:
-    """What the kept values depend on: the text, and the code that read it."""
-    readers = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "hocon.py")]
-    spec = importlib.util.find_spec("pyhocon")
-    if spec is not None and spec.origin:
-        readers.append(spec.origin)
-    key = [text]
-    for reader in readers:
-        try:
-            st = os.stat(reader)
-        except OSError:
-            return None
-        key.append(f"{reader}:{st.st_mtime_ns}:{st.st_size}")
-    return tuple(key)
-
-
-def _cache_path(key: tuple[str, ...]) -> str | None:
-    """Where the resolved defaults are kept (``SWIFTNB_NO_CACHE``: nowhere); named by a
-    checksum of ``key`` so that installations sharing a home keep one each (the file
-    holds the whole key, which is compared: the checksum only names it)."""
-    if os.environ.get("SWIFTNB_NO_CACHE"):
-        return None
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    name = f"resolved-{zlib.crc32(chr(0).join(key).encode('utf-8', 'surrogatepass')):08x}"
-    return os.path.join(root, "swiftnb", "defaults", f"{name}.pickle")
-
-
-def _keep(path: str, kept: tuple[tuple[str, ...], dict[str, Any]]) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            pickle.dump(kept, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:  # a read-only home: resolve again next time
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
 
 
 def merge_plain(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from pyhocon.config_parser import ConfigParser
 from pyhocon.config_tree import ConfigSubstitution, ConfigValues
 from pyhocon.exceptions import ConfigException
 
+from swiftnb import diskcache
 from swiftnb.config.locate import (
     Origin, Origins, Scanner, ScanError, expander, system_properties, text_problem,
 )
@@ -130,57 +131,26 @@ def _parse_cached(text: str, basedir: str, included: list[str]) -> ConfigTree:
     return tree
 
 
-def _disk_cache_path(text: str) -> str | None:
-    """Where the parse of a configuration without includes is kept between processes.
-
-    Every ``swiftnb`` start parses at least the embedded defaults, and pyparsing takes
-    0.1 s for that; a pickle loads in a tenth of a millisecond.  Keyed by the text and
-    pyhocon's version, in ``$XDG_CACHE_HOME/swiftnb`` (``~/.cache/swiftnb``);
-    ``SWIFTNB_NO_CACHE`` turns it off."""
-    if os.environ.get("SWIFTNB_NO_CACHE"):
-        return None
-    import hashlib
-
+def _disk_key(text: str) -> tuple[str, str | None]:
+    """(key, cache file) of the parse of a configuration without includes, kept between
+    processes (``swiftnb.diskcache``, ``hocon/``): pyparsing takes 0.1 s for a file a
+    pickle loads in a tenth of a millisecond.  Keyed by the text and pyhocon's version."""
     import pyhocon
 
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    digest = hashlib.sha256(
-        f"{getattr(pyhocon, '__version__', '')}\0{text}".encode("utf-8", "surrogatepass")
-    ).hexdigest()[:32]
-    return os.path.join(root, "swiftnb", "hocon", f"{digest}.pickle")
+    key = (text, str(getattr(pyhocon, "__version__", "")))
+    return key, diskcache.place("hocon", key)
 
 
 def _from_disk(text: str) -> ConfigTree | None:
-    path = _disk_cache_path(text)
-    if path is None:
-        return None
-    import pickle
-
-    try:
-        with open(path, "rb") as fh:
-            tree = pickle.load(fh)
-    except Exception:  # noqa: BLE001 - missing, unreadable or stale: parse instead
-        return None
+    key, path = _disk_key(text)
+    tree = None if path is None else diskcache.load(path, key)
     return tree if isinstance(tree, ConfigTree) else None
 
 
 def _to_disk(text: str, tree: ConfigTree) -> None:
-    path = _disk_cache_path(text)
-    if path is None:
-        return
-    import pickle
-
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(tmp, "wb") as fh:
-            pickle.dump(tree, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except Exception:  # noqa: BLE001 - a read-only home, a tree pickle cannot hold
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    key, path = _disk_key(text)
+    if path is not None:
+        diskcache.store(path, key, tree)
 
 
 def _read(path: str) -> str:
