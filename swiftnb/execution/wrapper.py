@@ -1202,39 +1202,38 @@ class Job:
         """Descriptors (stdin, stdout, stderr) for the child; :meth:`close_streams` closes
         them.  Plain descriptors, not file objects: this runs once per app call."""
         opened: list[int] = []
-        if self.plan_path is not None:
-            return self._open_sequence_streams(opened)
         try:
-            if self.stdin_path:
-                stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_CLOEXEC)
-                opened.append(stdin)
+            if self.plan_path is not None:
+                streams = self._sequence_streams(self.plan_path, opened)
             else:
-                stdin = _devnull()
-            stdout = self._open_out(self.stdout_path, not self.spec.get("stdout"), opened)
-            stderr = stdout if self.stderr_path == self.stdout_path else self._open_out(
-                self.stderr_path, not self.spec.get("stderr"), opened)
+                streams = self._command_streams(opened)
         except BaseException:
             self._streams = opened
             self.close_streams()
             raise
         self._streams = opened
+        return streams
+
+    def _command_streams(self, opened: list[int]) -> tuple[int, int, int]:
+        """The one command's redirections, or the wrapper's captures."""
+        if self.stdin_path:
+            stdin = os.open(self.stdin_path, os.O_RDONLY | os.O_CLOEXEC)
+            opened.append(stdin)
+        else:
+            stdin = _devnull()
+        stdout = self._open_out(self.stdout_path, not self.spec.get("stdout"), opened)
+        stderr = stdout if self.stderr_path == self.stdout_path else self._open_out(
+            self.stderr_path, not self.spec.get("stderr"), opened)
         return stdin, stdout, stderr
 
-    def _open_sequence_streams(self, opened: list[int]) -> tuple[int, int, int]:
+    def _sequence_streams(self, plan_path: str, opened: list[int]) -> tuple[int, int, int]:
         """A job of several commands: the plan on stdin, and the wrapper's captures as
         stdout and stderr (what a command without redirections writes); each command
         opens its own redirections."""
-        try:
-            assert self.plan_path is not None
-            stdin = os.open(self.plan_path, os.O_RDONLY | os.O_CLOEXEC)
-            opened.append(stdin)
-            stdout = self._open_out(self.dir + _STDOUT_SUFFIX, True, opened)
-            stderr = self._open_out(self.dir + _STDERR_SUFFIX, True, opened)
-        except BaseException:
-            self._streams = opened
-            self.close_streams()
-            raise
-        self._streams = opened
+        stdin = os.open(plan_path, os.O_RDONLY | os.O_CLOEXEC)
+        opened.append(stdin)
+        stdout = self._open_out(self.dir + _STDOUT_SUFFIX, True, opened)
+        stderr = self._open_out(self.dir + _STDERR_SUFFIX, True, opened)
         return stdin, stdout, stderr
 
     def _open_out(self, path: str, wrapper_owned: bool, opened: list[int]) -> int:
