@@ -63,8 +63,10 @@ def typecheck_file(path: str, *, out=None, err=None) -> int:
     if missing:
         print(missing, file=err)
         return EXIT_MISSING_SCRIPT
+    from swiftnb import scriptcache
+
     try:
-        program = lang.load(path)
+        program = lang.load(path, parse_file=scriptcache.parse)
     except lang.CompileError as exc:
         print(exc.render(), file=err)
         return EXIT_COMPILE
@@ -233,7 +235,10 @@ def _cmd_run(argv: Sequence[str]) -> int:
     from swiftnb import lang
 
     try:
-        program = lang.load(opts.script, recompile=opts.flag("-recompile"))
+        from swiftnb import scriptcache
+
+        program = lang.load(opts.script, parse_file=scriptcache.reparse
+                            if opts.flag("-recompile") else scriptcache.parse)
     except lang.CompileError as exc:
         if not _parses(opts.script):
             print(f"Could not compile SwiftScript source: {exc.render()}", file=sys.stderr)

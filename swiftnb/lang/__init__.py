@@ -20,9 +20,9 @@ and ``E`` and makes ``assert`` trunk's (docs/language.md).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from swiftnb.lang import ast, parsecache, types
+from swiftnb.lang import ast, types
 from swiftnb.lang.checked import (Binding, CheckedProgram, Param, Signature, Symbol,
                                   Write)
 from swiftnb.lang.checker import check as _check
@@ -39,14 +39,9 @@ def parse(text: str, filename: str = "<string>") -> ast.Program:
     return parse_text(text, filename)
 
 
-def parse_file(text: str, path: str, recompile: bool = False) -> ast.Program:
-    """``parse`` for a script file's text: an unchanged script's earlier parse is reused
-    (``parsecache``) unless ``recompile``."""
-    program = None if recompile else parsecache.lookup(text, path)
-    if program is None:
-        program = parse(text, path)
-        parsecache.keep(text, path, program)
-    return program
+#: how a script file's text becomes its AST: ``parse``, or one that reuses the parse of an
+#: unchanged file (the ``swiftnb`` command's ``swiftnb.scriptcache``)
+ParseFile = Callable[[str, str], ast.Program]
 
 
 def check(program: ast.Program, sources: dict[str, str] | None = None,
@@ -81,7 +76,7 @@ def _find_module(name: str, dirs: list[str]) -> str | None:
 
 def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
            search_path: list[str] | None,
-           recompile: bool = False) -> tuple[ast.Program, dict[str, str]]:
+           parse_file: ParseFile = parse) -> tuple[ast.Program, dict[str, str]]:
     sources: dict[str, str] = {main_name: main_text}
     seen: set[str] = set()
     if os.path.isfile(main_name):
@@ -119,7 +114,7 @@ def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
                                          source_line(text, imp.pos.line)))
                 continue
             sources[path] = sub_text
-            sub = parse_file(sub_text, path, recompile)
+            sub = parse_file(sub_text, path)
             visit(sub, os.path.dirname(path) or ".", sub_text)
             types_.extend(sub.types)
             procs.extend(sub.procedures)
@@ -139,12 +134,12 @@ def _merge(main: ast.Program, main_name: str, main_text: str, base_dir: str,
 def compile_source(text: str, filename: str = "<string>", base_dir: str = ".",
                    search_path: list[str] | None = None) -> CheckedProgram:
     """Parse, resolve imports (against ``base_dir``) and check a source text."""
-    return _compile(parse(text, filename), text, filename, base_dir, search_path, False)
+    return _compile(parse(text, filename), text, filename, base_dir, search_path, parse)
 
 
 def _compile(program: ast.Program, text: str, filename: str, base_dir: str,
-             search_path: list[str] | None, recompile: bool) -> CheckedProgram:
-    merged, sources = _merge(program, filename, text, base_dir, search_path, recompile)
+             search_path: list[str] | None, parse_file: ParseFile) -> CheckedProgram:
+    merged, sources = _merge(program, filename, text, base_dir, search_path, parse_file)
     return _check(merged, sources)
 
 
@@ -167,11 +162,11 @@ def read_script(path: str) -> str:
 
 
 def load(path: str | os.PathLike, search_path: list[str] | None = None,
-         recompile: bool = False) -> CheckedProgram:
+         parse_file: ParseFile = parse) -> CheckedProgram:
     """Read, parse, import and check a script file.
 
-    ``search_path`` replaces ``$SWIFT_LIB`` when given; ``recompile`` (``-recompile``)
-    parses the script and its imports again even when they are unchanged.  Raises :class:`CompileError`
+    ``search_path`` replaces ``$SWIFT_LIB`` when given; ``parse_file`` parses the script
+    and the files it imports (``parse``, or one that keeps parses between runs).  Raises :class:`CompileError`
     (syntax or semantic, or a file that exists but cannot be read) and
     :class:`FileNotFoundError` when there is no such file.
     """
@@ -183,11 +178,11 @@ def load(path: str | os.PathLike, search_path: list[str] | None = None,
     except OSError as exc:  # a directory, no permission...: an error for people
         raise CompileError(Diagnostic(path, 1, 1, "cannot read the script: "
                                       f"{exc.strerror or exc}")) from None
-    return _compile(parse_file(text, path, recompile), text, path,
-                    os.path.dirname(path) or ".", search_path, recompile)
+    return _compile(parse_file(text, path), text, path, os.path.dirname(path) or ".",
+                    search_path, parse_file)
 
 
 __all__ = [
-    "ast", "types", "parse", "parse_file", "check", "load", "read_script", "compile_source", "CompileError",
+    "ast", "types", "parse", "ParseFile", "check", "load", "read_script", "compile_source", "CompileError",
     "Diagnostic", "CheckedProgram", "Symbol", "Write", "Signature", "Param", "Binding",
 ]

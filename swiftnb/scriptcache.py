@@ -7,6 +7,10 @@ parsed before, unchanged, is read back from the disk cache (``swiftnb.diskcache`
 file name, its text and the code that made it (parser, AST, grammar, lark) are all the
 same; only parses that succeeded are kept (an error is always reported by the parser
 itself).  ``-recompile`` (as in Swift) and ``SWIFTNB_NO_CACHE`` bypass it.
+
+The ``swiftnb`` command hands :func:`parse` (or, for ``-recompile``, :func:`reparse`) to
+``lang.load``: the language package itself keeps nothing, as it imports nothing of
+swiftnb outside itself.
 """
 
 from __future__ import annotations
@@ -14,13 +18,13 @@ from __future__ import annotations
 import importlib.util
 import os
 
-from swiftnb import diskcache
+from swiftnb import diskcache, lang
 from swiftnb.lang import ast
 
 #: kept parses at most; when more, the oldest half go
 MAX_KEPT = 256
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+_LANG = os.path.dirname(os.path.abspath(lang.__file__))
 _code: diskcache.Key | None = None
 
 
@@ -32,7 +36,7 @@ def _code_state() -> diskcache.Key | None:
         if spec is None or not spec.origin:
             return None
         _code = diskcache.code_state(
-            [os.path.join(_HERE, name) for name in ("parser.py", "ast.py", "swift.lark")]
+            [os.path.join(_LANG, name) for name in ("parser.py", "ast.py", "swift.lark")]
             + [spec.origin])
     return _code
 
@@ -64,3 +68,16 @@ def keep(text: str, filename: str, program: ast.Program) -> None:
     path, key = found
     diskcache.store(path, key, program)
     diskcache.prune(os.path.dirname(path), MAX_KEPT)
+
+
+def parse(text: str, path: str) -> ast.Program:
+    """``lang.parse`` of a script file, reusing its kept parse when it is unchanged."""
+    program = lookup(text, path)
+    return program if program is not None else reparse(text, path)
+
+
+def reparse(text: str, path: str) -> ast.Program:
+    """``lang.parse`` of a script file, kept for its next run (``-recompile``)."""
+    program = lang.parse(text, path)
+    keep(text, path, program)
+    return program

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from swiftnb.lang import parsecache, parse
+from swiftnb import scriptcache
+from swiftnb.lang import parse
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -73,19 +74,19 @@ def test_a_syntax_error_is_reported_every_time_and_never_kept(tmp_path):
 
 def test_the_kept_parses_are_pruned_to_the_newest(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setattr(parsecache, "MAX_KEPT", 4)
+    monkeypatch.setattr(scriptcache, "MAX_KEPT", 4)
     for i in range(6):
         text = f"int x = {i};\n"
-        place = parsecache._place(f"s{i}.swift", text)
+        place = scriptcache._place(f"s{i}.swift", text)
         if place is not None and os.path.exists(place[0]):  # the oldest is pruned first
             os.utime(place[0], (1000 + i, 1000 + i))
-        parsecache.keep(text, f"s{i}.swift", parse(text, f"s{i}.swift"))
-        place = parsecache._place(f"s{i}.swift", text)
+        scriptcache.keep(text, f"s{i}.swift", parse(text, f"s{i}.swift"))
+        place = scriptcache._place(f"s{i}.swift", text)
         assert place is not None
         os.utime(place[0], (1000 + i, 1000 + i))
     left = _kept(tmp_path)
     assert 2 <= len(left) <= 4
     newest = "int x = 5;\n"
-    found = parsecache.lookup(newest, "s5.swift")
+    found = scriptcache.lookup(newest, "s5.swift")
     assert found is not None and found.statements[0].pos.file == "s5.swift"
-    assert parsecache.lookup(newest, "other.swift") is None  # the name is part of it
+    assert scriptcache.lookup(newest, "other.swift") is None  # the name is part of it
