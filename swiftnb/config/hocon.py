@@ -131,6 +131,10 @@ def _parse_cached(text: str, basedir: str, included: list[str]) -> ConfigTree:
     return tree
 
 
+#: parses of configuration files kept on disk at most (the oldest half go beyond it)
+MAX_KEPT = 256
+
+
 def _disk_key(text: str) -> tuple[str, str | None]:
     """(key, cache file) of the parse of a configuration without includes, kept between
     processes (``swiftnb.diskcache``, ``hocon/``): pyparsing takes 0.1 s for a file a
@@ -151,6 +155,7 @@ def _to_disk(text: str, tree: ConfigTree) -> None:
     key, path = _disk_key(text)
     if path is not None:
         diskcache.store(path, key, tree)
+        diskcache.prune(os.path.dirname(path), MAX_KEPT)
 
 
 def _read(path: str) -> str:
