@@ -21,18 +21,9 @@ pytestmark = pytest.mark.timeout(180)
 
 SWIFTNB = [sys.executable, "-m", "swiftnb.cli"]
 
-#: trunk's tests/multiline/multiline.swift
-MULTILINE = """
-type file;
-app (file o1, file e1, file o2, file e2) remote_driver ()
-{
-    date stdout=@o1 stderr=@e1;
-    ls stdout=@o2 stderr=@e2;
-}
-file d1_o <"sanity1.out">; file d1_e <"sanity1.err">;
-file d2_o <"sanity2.out">; file d2_e <"sanity2.err">;
-(d1_o, d1_e, d2_o, d2_e) = remote_driver();
-"""
+#: trunk's tests/multiline/multiline.swift, as the conformance case keeps it
+MULTILINE = (Path(__file__).parents[1] / "conformance" / "trunk"
+             / "013-multiline.swift").read_text()
 
 
 def _site_conf(kind: str, marker: str, sshd=None) -> str:
