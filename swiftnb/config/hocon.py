@@ -22,7 +22,7 @@ from typing import Any, Mapping
 import pyparsing
 from pyhocon import ConfigFactory, ConfigTree
 from pyhocon.config_parser import ConfigParser
-from pyhocon.config_tree import ConfigSubstitution, ConfigValues
+from pyhocon.config_tree import ConfigSubstitution, ConfigValues, NoneValue
 from pyhocon.exceptions import ConfigException
 
 from swiftnb import diskcache
@@ -275,7 +275,7 @@ def _plain(value: Any) -> Any:
         return result
     if isinstance(value, list):
         return [_plain(v) for v in value]
-    if type(value).__name__ == "NoneValue":
+    if isinstance(value, NoneValue):
         return None
     return value
 

@@ -480,7 +480,7 @@ class Run:
                 m = m.value if m.state == CLOSED else None
                 if m is None:
                     continue  # the mapping never resolved: nothing was made
-            test = m is not None and m.__class__.__name__ == "TestMapper"
+            test = m is not None and m.reports_cleaning
             if m is not None and not test and not m.temp:
                 continue  # a user mapping: the files are the script's results
             for leaf in V.file_leaves(root):
@@ -509,7 +509,7 @@ class Run:
         m = node.mapped_by
         if m.__class__ is Cell:
             m = m.value
-        if m.__class__.__name__ == "TestMapper":
+        if isinstance(m, Mapper) and m.reports_cleaning:
             self.ctx.write_stdout(f"Remapping $ -> {path}\n")
 
     # ------------------------------------------------------------------ values

@@ -22,6 +22,7 @@ from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lexer import PatternStr
 
 from swiftnb.lang import ast
 from swiftnb.lang.errors import CompileError, Diagnostic, source_line
@@ -805,7 +806,7 @@ class _Fast:
         table = front.parse_table
         callbacks = {rule: _reducer(rule, builder) for rule in front.callbacks}
         names = {t.pattern.value: t.name for t in lark.terminals
-                 if type(t.pattern).__name__ == "PatternStr"}
+                 if isinstance(t.pattern, PatternStr)}
         self.punct = {v: names.get(v, _PUNCT_TYPES.get(v, v)) for v in
                       list(_PUNCT_TYPES) + ["<<"]}
         self.shared = {v: Token(self.punct[v], v) for v in _SHARED}

@@ -95,6 +95,9 @@ class Mapper:
     #: assigning another variable's file points the variable at that file instead of
     #: copying it (Swift's ``canBeRemapped``)
     remappable: bool = False
+    #: the engine reports what it cleans and remaps on stdout ("Cleaning file x",
+    #: "Remapping $ -> y"): Swift's test-suite mapper does, for its check scripts
+    reports_cleaning: ClassVar[bool] = False
 
     def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         self.spelled = spelled or self.name

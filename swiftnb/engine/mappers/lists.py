@@ -307,6 +307,7 @@ class TestMapper(Mapper):
     name = "TestMapper"
     aliases = ("test_mapper",)
     params = frozenset({"file", "temp", "remappable", "static"})
+    reports_cleaning = True
 
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
