@@ -48,6 +48,12 @@ from swiftnb.lang.checked import CheckedProgram
 __all__ = ["RunSettings", "RunOutcome", "Run", "EXIT_HANG"]
 
 EXIT_HANG = 99
+#: Said when evaluating the script's values exhausts Python's stack: an array literal, a
+#: path (``a.kids[0].kids[0]...``) or a value nested some hundreds of levels deep.
+#: Statements and expressions nest as deep as they like; values do not (yet).
+TOO_DEEP_VALUES = ("a value of the script nests too deeply to be evaluated (an array "
+                   "literal, a path such as a.b[0].b[0]... or a structure nested some "
+                   "hundreds of levels deep)")
 _B35 = "0123456789abcdefghijklmnopqrstuvxyz"  # base 35: a-z without w
 _UID_SPACE = 35**8  # eight base-35 digits
 
@@ -401,7 +407,10 @@ class Run:
 
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         self.bus.emit("MESSAGE", {}, text=f"swiftnb engine error: {text}", level="ERROR")
-        self.errors.append(f"swiftnb internal error: {exc!r}")
+        if isinstance(exc, RecursionError):  # the script's values, not an engine bug
+            self.errors.append(TOO_DEEP_VALUES)
+        else:
+            self.errors.append(f"swiftnb internal error: {exc!r}")
         self._finish_abort()
 
     # ------------------------------------------------------------------ errors

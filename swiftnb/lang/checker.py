@@ -135,6 +135,25 @@ class Checker:
                     ft = self.resolve(f.type, f.dims)
                     t.fields[f.name] = ft
                     self.node_types[f] = ft
+        self._check_containment()
+
+    def _check_containment(self) -> None:
+        """A structure may not hold itself, directly or through other structures (an
+        array of it is fine: arrays start empty).  Its value would never end: Swift/K
+        built every field of a structure when it made one, and overflowed its stack."""
+        done: set[str] = set()
+        for td in self.program.types:
+            start = self.types.get(td.name)
+            if td.kind != "struct" or td.name in done or not isinstance(start, T.StructType):
+                continue
+            path = _containment_cycle(start)
+            if path is not None:
+                done.update(owner.type_name for owner, _ in path)
+                route = " -> ".join(f"{owner.type_name}.{name}" for owner, name in path)
+                first = next((f for f in td.fields if f.name == path[0][1]), td)
+                self.error(first.pos, f"Type {td.name} contains itself ({route} is a "
+                                   f"{td.name}): a structure cannot hold a value of its own "
+                                   f"type; an array of it ({td.name}[]) can")
 
     def _resolve_alias(self, td: ast.TypeDecl) -> T.SwiftType:
         if td.name in self.types:
@@ -1433,6 +1452,25 @@ def _type_text(te: ast.TypeExpr | None) -> str:
     if te is None:
         return ""
     return te.name + "".join(f"[{k.name if k else ''}]" for k in te.dims)
+
+
+def _containment_cycle(start: T.StructType) -> list[tuple[T.StructType, str]] | None:
+    """The fields leading from ``start`` back to it through structures (not arrays), or
+    None.  Iterative: a chain of thousands of types must not exhaust the stack."""
+    stack: list[tuple[T.StructType, list[tuple[T.StructType, str]]]] = [(start, [])]
+    seen: set[int] = set()
+    while stack:
+        owner, path = stack.pop()
+        for name, ft in owner.fields.items():
+            if not isinstance(ft, T.StructType):
+                continue
+            step = path + [(owner, name)]
+            if ft is start:
+                return step
+            if id(ft) not in seen:
+                seen.add(id(ft))
+                stack.append((ft, step))
+    return None
 
 
 def _same_type_decl(a: ast.TypeDecl, b: ast.TypeDecl) -> bool:

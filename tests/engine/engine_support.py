@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import Any
 
 from swiftnb.engine.task import Task, TaskResult
 

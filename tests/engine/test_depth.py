@@ -137,3 +137,20 @@ def test_typecheck_of_a_5000_term_expression(tmp_path: Path) -> None:
     p = _run(tmp_path, "int x = " + " * ".join(["1"] * N) + ";\ntrace(x);\n", "-typecheck")
     _no_traceback(p)
     assert p.returncode == 0, p.stderr[-2000:]
+
+
+@pytest.mark.parametrize("source", [
+    "trace(" + "[" * 1000 + "1" + "]" * 1000 + ");\n",
+    ("type T { int v; T[] kids; }\nT a;\na.v = 0;\na" + ".kids[0]" * 1000 + ".v = 5;\n"
+     "trace(a" + ".kids[0]" * 1000 + ".v);\n"),
+], ids=["array literal", "path"])
+def test_values_nested_too_deeply_are_a_swift_error(tmp_path: Path, source: str) -> None:
+    """Values (unlike statements and expressions) are still walked recursively: one
+    nested a thousand levels deep ends the run with a plain error and exit 2, not as an
+    internal error."""
+    p = _run(tmp_path, source)
+    _no_traceback(p)
+    text = p.stdout + p.stderr
+    assert p.returncode == 2, text[-2000:]
+    assert "a value of the script nests too deeply to be evaluated" in text
+    assert "internal error" not in text

@@ -267,3 +267,19 @@ def test_top_level_variables_by_name() -> None:
               "foreach i in [1:2] { int local = i; }")
     assert set(c.top_level) == {"g", "a"}
     assert c.top_level["a"].type == T.INT and c.top_level["g"].kind == "global"
+
+
+def test_a_structure_that_contains_itself_is_an_error() -> None:
+    """Its value would never end (Swift/K overflowed its stack making one); an array of
+    it starts empty, so a tree of structures stays valid."""
+    with pytest.raises(lang.CompileError) as info:
+        check("type T { int v; T next; }\nT a;\na.v = 1;")
+    [d] = info.value.diagnostics
+    assert (d.line, d.column, d.message) == (1, 19, (
+        "Type T contains itself (T.next is a T): a structure cannot hold a value of its "
+        "own type; an array of it (T[]) can"))
+    assert errors("type U { int v; V w; }\ntype V { string s; U u; }\nU a;") == [
+        "Type U contains itself (U.w -> V.u is a U): a structure cannot hold a value of "
+        "its own type; an array of it (U[]) can"]
+    check("type T { int v; T[] kids; }\nT a;\na.kids[0].v = 2;")
+    check("type A { int v; }\ntype B { A x; A y; }\ntype C { B b; A a; }\nC c;")
