@@ -31,6 +31,11 @@ EXIT_USAGE = 1
 EXIT_EXECUTION = 2
 EXIT_COMPILE = 3
 EXIT_MISSING_SCRIPT = 4
+#: the script's name when its code comes on the command line (``-e``), as in Swift
+SOURCE_NAME = "<string>"
+#: what names the run directory's files of such a run (``swift-run001.log``); Swift's
+#: were ``<string>-run001.log``
+STRING_RUN_NAME = "swift"
 
 USAGE = """\
 usage: swiftnb run [options] script.swift [-name=value ...]
@@ -73,6 +78,23 @@ def typecheck_file(path: str, *, out=None, err=None) -> int:
     for warning in program.warnings:
         print(f"Warning: {warning}", file=err)
     print(program.summary(), file=out)
+    return EXIT_OK
+
+
+def typecheck_source(source: str) -> int:
+    """``-typecheck -e CODE``: check the code given on the command line."""
+    import os
+
+    from swiftnb import lang
+
+    try:
+        program = lang.compile_source(source, SOURCE_NAME, os.getcwd())
+    except lang.CompileError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_COMPILE
+    for warning in program.warnings:
+        print(f"Warning: {warning}", file=sys.stderr)
+    print(program.summary())
     return EXIT_OK
 
 
@@ -125,6 +147,7 @@ options:
   -sitelist              print the defined sites and exit
   -cdm.file FILE         the CDM policy file (also -cdmfile, -CDMFile)
   -recompile             parse the script again even if it is unchanged
+  -e CODE                run the SwiftScript code CODE instead of a script file
   -PROPERTY VALUE        a Swift property, e.g. -lazy.errors true, -execution.retries 2,
                          -sitedir.keep true, -foreach.max.threads 100,
                          -clustering.enabled true, or any global swift.conf key such as
@@ -216,16 +239,22 @@ def _cmd_run(argv: Sequence[str]) -> int:
         return EXIT_OK
     if opts.flag("-listconfig", "-sitelist"):  # no script needed (as in Swift)
         return _list_config(opts)
-    if opts.script is None:
+    source = opts.values.get("-e")  # the script's code itself (Swift's -e)
+    if source is not None and opts.script is not None:
+        print("Could not start execution:\n\t-e and <file> are mutually exclusive",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if opts.script is None and source is None:
         print("swiftnb: no SwiftScript program specified", file=sys.stderr)
         print(RUN_USAGE, file=sys.stderr)
         return EXIT_USAGE
     if opts.flag("-typecheck"):
-        return typecheck_file(opts.script)
-    missing = script_problem(opts.script)
-    if missing:
-        print(missing, file=sys.stderr)
-        return EXIT_MISSING_SCRIPT
+        return typecheck_file(opts.script) if source is None else typecheck_source(source)
+    if opts.script is not None:
+        missing = script_problem(opts.script)
+        if missing:
+            print(missing, file=sys.stderr)
+            return EXIT_MISSING_SCRIPT
     base_dir = os.getcwd()
     try:
         check_files(opts, base_dir)  # before compiling: a usage error, exit 1
@@ -235,12 +264,15 @@ def _cmd_run(argv: Sequence[str]) -> int:
     from swiftnb import lang
 
     try:
-        from swiftnb import scriptcache
+        if source is not None:
+            program = lang.compile_source(source, SOURCE_NAME, base_dir)
+        else:
+            from swiftnb import scriptcache
 
-        program = lang.load(opts.script, parse_file=scriptcache.reparse
-                            if opts.flag("-recompile") else scriptcache.parse)
+            program = lang.load(opts.script, parse_file=scriptcache.reparse
+                                if opts.flag("-recompile") else scriptcache.parse)
     except lang.CompileError as exc:
-        if not _parses(opts.script):
+        if not _parses(opts.script, source):
             print(f"Could not compile SwiftScript source: {exc.render()}", file=sys.stderr)
             return EXIT_COMPILE
         # Swift 0.96's Loader said a script that parses but fails its checks "could not
@@ -274,12 +306,17 @@ def _run_config(opts: CommandLine, base_dir: str) -> Config | None:
         return None
 
 
-def _parses(path: str) -> bool:
-    """Whether the script itself is free of syntax errors (its checks aside)."""
+def _parses(path: str | None, source: str | None = None) -> bool:
+    """Whether the script (the file at ``path``, or ``source``) is free of syntax errors,
+    its checks aside."""
     from swiftnb import lang
 
     try:
-        lang.parse(lang.read_script(path), path)
+        if source is not None:
+            lang.parse(source, SOURCE_NAME)
+        else:
+            assert path is not None
+            lang.parse(lang.read_script(path), path)
     except lang.CompileError:
         return False
     except OSError:
@@ -321,7 +358,7 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
             return EXIT_USAGE
     warnings = []
     if resume is not None:
-        warning = _resume_name_warning(resume, opts.script)
+        warning = _resume_name_warning(resume, opts.script or STRING_RUN_NAME)
         if warning:
             warnings.append(warning)
     pgraph = opts.values.get("-pgraph")

@@ -121,7 +121,7 @@ CONFIG_OPTIONS = frozenset({"-config", "-configpath", "-sites.file", "-tc.file",
                             "-properties"})
 
 #: the run's options that take a value
-VALUE_OPTIONS = frozenset({"-resume", "-runid", "-logfile", "-ui", "-pgraph"})
+VALUE_OPTIONS = frozenset({"-resume", "-runid", "-logfile", "-ui", "-pgraph", "-e"})
 
 #: the run's options without a value (-pauseOnStart, -monitor and -tui are accepted
 #: and ignored, as their displays do not exist here)

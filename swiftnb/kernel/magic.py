@@ -61,6 +61,8 @@ def parse_magic_line(line: str) -> dict[str, Any]:
         raise MagicUsageError(str(exc)) from None
     if opts.script is not None:
         raise MagicUsageError(f"unexpected {opts.script!r} (script arguments go after --)")
+    if "-e" in opts.values:
+        raise MagicUsageError("-e: the cell is the script")
     out["config_file"] = opts.values.get("-config")
     out["runid"] = opts.values.get("-runid")
     conf = dict(opts.conf)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -101,3 +100,32 @@ def test_a_hanging_run_exits_99_as_documented(tmp_path):
     assert r.returncode == 99, r.stderr
     assert "Thread: R-0, waiting on a (declared on line 1)" in r.stderr
     assert "Irrecoverable error found. Exiting." in r.stderr
+
+
+def test_e_runs_the_code_given_on_the_command_line(tmp_path):
+    """Swift 0.96's ``-e <string>``: the script's code itself, named ``<string>`` in
+    messages; its run directory's files are named ``swift-RUNID`` (Swift's were
+    ``<string>-RUNID``)."""
+    r = swiftnb("run", "-e", 'type file; app (file o) e (string s) { echo s stdout=@o; }\n'
+                'file f <"e.txt">; f = e("made"); trace(1 + 2);', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "SwiftScript trace: 3" in r.stdout
+    assert (tmp_path / "e.txt").read_text() == "made\n"
+    assert (tmp_path / "run001" / "swift-run001.log").is_file()
+
+
+def test_e_errors_and_typecheck(tmp_path):
+    r = swiftnb("-e", 'int x = "a";', cwd=tmp_path)
+    assert r.returncode == 3
+    assert "<string>:1:9: You cannot assign value of type string to a variable of type int" \
+        in r.stderr
+    r = swiftnb("-e", "trace(1", cwd=tmp_path)
+    assert r.returncode == 3 and r.stderr.startswith("Could not compile SwiftScript source: <string>:1:8:")
+    (tmp_path / "wf.swift").write_text("trace(1);\n")
+    r = swiftnb("-e", "trace(2);", "wf.swift", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "-e and <file> are mutually exclusive" in r.stderr
+    assert not any(p.name.startswith("run") for p in tmp_path.iterdir())
+    r = swiftnb("-typecheck", "-e", "int x = 1; trace(x);", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("<string>: program is valid.")
+    assert "-e CODE" in cli.RUN_USAGE

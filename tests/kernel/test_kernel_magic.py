@@ -56,6 +56,8 @@ def test_bad_options_and_config(ip, capsys):
     assert "nosuch" in capsys.readouterr().err
     assert ip.run_cell("%%swift -bogus 1\ntrace(1);").result is None
     assert "unknown option -bogus" in capsys.readouterr().err
+    assert ip.run_cell("%%swift -e 'trace(2);'\ntrace(1);").result is None
+    assert "%%swift: -e: the cell is the script" in capsys.readouterr().err
 
 
 def test_swift_config_shows_and_sets(ip, tmp_path, capsys):
