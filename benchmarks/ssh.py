@@ -177,12 +177,12 @@ foreach i in [0:{n - 1}] {{ outs[i] = echo(i); }}
         data.mkdir()
         for i in range(files):
             (data / f"f{i:04d}.bin").write_bytes(os.urandom(1 << 20))
-        stage = f"""
+        stage = """
 type file;
-app (file o) copy (file i) {{ cp @i @o; }}
+app (file o) copy (file i) { cp @i @o; }
 file ins[] <filesys_mapper; location="data", suffix=".bin">;
 file outs[] <simple_mapper; prefix="back/", suffix=".bin">;
-foreach f, i in ins {{ outs[i] = copy(f); }}
+foreach f, i in ins { outs[i] = copy(f); }
 """
         t_stage = swiftnb_run(server, work, stage, args.parallel)
         back = sorted((work / "back").iterdir())

@@ -162,7 +162,7 @@ def _select(argv: list[str], history: bool) -> int:
         chosen.reverse()  # newest first, as condor_history prints
     if not attributes:
         if not history:
-            print(f"\n\n-- Schedd: fakeschedd : <127.0.0.1:9618?...\n"
+            print("\n\n-- Schedd: fakeschedd : <127.0.0.1:9618?...\n"
                   " ID      OWNER            SUBMITTED     RUN_TIME ST PRI SIZE CMD")
         for r in chosen:
             letter = "IRXCH"[_job_status(r) - 1] if _job_status(r) <= 5 else "?"

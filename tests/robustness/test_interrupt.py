@@ -4,7 +4,6 @@ log is kept, the site directory is removed, exit code 2."""
 
 from __future__ import annotations
 
-import os
 import signal
 
 import pytest

@@ -43,7 +43,7 @@ def test_coaster_options_out_of_range_fail_check_config(tmp_path: Path, option: 
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 1, p.stdout[-500:] + p.stderr
     key = option.split(":")[0]
-    assert f"c.conf:4: invalid value" in p.stderr and f"options.{key}'" in p.stderr
+    assert "c.conf:4: invalid value" in p.stderr and f"options.{key}'" in p.stderr
     assert "expected" in p.stderr and "Traceback" not in p.stderr
 
 

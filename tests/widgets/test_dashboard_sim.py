@@ -75,7 +75,7 @@ def test_progress_sites_and_chart_as_the_browser_sees_them(tmp_path, browser):
     labels = dash.progress._labels
     assert browser.state(labels[7])["value"] == str(status[7])
     summary = browser.state(dash.progress.summary)["value"]
-    assert f"<b>jobs</b> 300 " in summary
+    assert "<b>jobs</b> 300 " in summary
     # sites table: the scheduler's final scores and counts
     rows = {r["site"]: r for r in table_rows(browser.state(dash.sites.table)["value"])}
     assert set(rows) == {"good", "flaky"}

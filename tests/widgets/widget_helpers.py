@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import comm
 from comm import DummyComm
 
 
