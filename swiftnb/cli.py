@@ -361,6 +361,11 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
         warning = _resume_name_warning(resume, opts.script or STRING_RUN_NAME)
         if warning:
             warnings.append(warning)
+    ui = opts.values.get("-ui")
+    if ui not in (None, "none", "summary"):  # Swift's text, TUI[:port], http[:port]
+        warnings.append(f"-ui {ui}: swiftnb has no such monitor; the run shows the summary "
+                        "ticker, and its live monitors are the notebook panels "
+                        "(docs/widgets.md)")
     pgraph = opts.values.get("-pgraph")
     if pgraph in ("false", None):
         pgraph = None

@@ -129,3 +129,14 @@ def test_e_errors_and_typecheck(tmp_path):
     r = swiftnb("-typecheck", "-e", "int x = 1; trace(x);", cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.startswith("<string>: program is valid.")
     assert "-e CODE" in cli.RUN_USAGE
+
+
+def test_ui_monitors_that_do_not_exist_here_are_a_warning(tmp_path):
+    (tmp_path / "wf.swift").write_text("trace(1);\n")
+    r = swiftnb("-ui", "http:8000", "wf.swift", cwd=tmp_path)
+    assert r.returncode == 0 and "SwiftScript trace: 1" in r.stdout
+    assert ("Warning: -ui http:8000: swiftnb has no such monitor; the run shows the summary "
+            "ticker") in r.stderr
+    r = swiftnb("-ui", "summary", "wf.swift", cwd=tmp_path)
+    assert r.returncode == 0 and "Warning" not in r.stderr
+    assert "Final status:" in r.stderr
