@@ -495,7 +495,12 @@ class _Builder(Transformer):
         return ast.Range(self._pos(c[0]), c[1], c[2], c[3] if len(c) > 3 else None)
 
     def filename_of(self, c: list) -> ast.FilenameOf:
-        return ast.FilenameOf(self._pos(c[0]), self._value(c[1]))
+        target = c[1]
+        if not isinstance(target, (ast.Name, ast.Index, ast.Member, ast.StarIndex, _EmptyIndex)):
+            # @(expr): the parentheses hold a variable, not any expression
+            raise _Problem(target.pos, "expected a variable after '@', found an expression "
+                                       "(@ gives the file name of a variable: @f, @(a[i]))")
+        return ast.FilenameOf(self._pos(c[0]), self._value(target))
 
     def call(self, c: list) -> ast.Call:
         return ast.Call(self._pos(c[0]), str(c[0]), c[1] if len(c) > 1 else ())

@@ -82,3 +82,19 @@ def test_long_operator_chains_check() -> None:
     src = "string s = " + " + ".join(['"x"'] * 3000) + ";\ntrace(s);"
     checked = lang.compile_source(src, "long.swift")
     assert "program is valid" in checked.summary()
+
+
+def test_filename_of_an_expression_is_a_located_error() -> None:
+    """``@( ... )`` holds a variable; an expression there (found by fuzzing trunk's own
+    scripts) was an AttributeError from the parser."""
+    for src, column in (("trace(@(1+2));", 9), ('int a = @("1");', 11), ("int a = @(12);", 11)):
+        try:
+            lang.compile_source(src, "f.swift")
+        except lang.CompileError as err:
+            [d] = err.diagnostics
+            assert (d.line, d.column) == (1, column), src
+            assert d.message.startswith("expected a variable after '@', found an expression")
+        else:
+            raise AssertionError(f"{src} compiled")
+    lang.compile_source('type file;\nfile a[] <simple_mapper; prefix="q">;\n'
+                        "trace(@(a[1]), @a[2], @(a), @filename(a[0]));", "f.swift")
