@@ -148,6 +148,7 @@ options:
   -cdm.file FILE         the CDM policy file (also -cdmfile, -CDMFile)
   -recompile             parse the script again even if it is unchanged
   -e CODE                run the SwiftScript code CODE instead of a script file
+  -compileOnly, -c       compile the script (again) and exit without running it
   -PROPERTY VALUE        a Swift property, e.g. -lazy.errors true, -execution.retries 2,
                          -sitedir.keep true, -foreach.max.threads 100,
                          -clustering.enabled true, or any global swift.conf key such as
@@ -263,6 +264,9 @@ def _cmd_run(argv: Sequence[str]) -> int:
         return EXIT_USAGE
     from swiftnb import lang
 
+    compile_only = opts.flag("-compileOnly", "-c")  # Swift/K trunk's: compile, do not run
+    if compile_only:
+        print(_version_line())
     try:
         if source is not None:
             program = lang.compile_source(source, SOURCE_NAME, base_dir)
@@ -270,7 +274,8 @@ def _cmd_run(argv: Sequence[str]) -> int:
             from swiftnb import scriptcache
 
             program = lang.load(opts.script, parse_file=scriptcache.reparse
-                                if opts.flag("-recompile") else scriptcache.parse)
+                                if opts.flag("-recompile") or compile_only
+                                else scriptcache.parse)
     except lang.CompileError as exc:
         if not _parses(opts.script, source):
             print(f"Could not compile SwiftScript source: {exc.render()}", file=sys.stderr)
@@ -281,6 +286,10 @@ def _cmd_run(argv: Sequence[str]) -> int:
         causes = exc.render().replace("\n", "\n\t")
         print(f"Could not start execution:\n\t{causes}", file=sys.stderr)
         return EXIT_COMPILE
+    if compile_only:
+        for warning in program.warnings:
+            print(f"Warning: {warning}", file=sys.stderr)
+        return EXIT_OK
     config = _run_config(opts, base_dir)
     if config is None:
         return EXIT_USAGE

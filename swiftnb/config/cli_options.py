@@ -129,7 +129,7 @@ FLAG_OPTIONS = frozenset({
     "-typecheck", "-dryrun", "-verbose", "-v", "-debug", "-d", "-version", "-help", "-h",
     "-monitor", "-tui", "-listconfig", "-sitelist", "-recompile", "-rlog",
     "-minimal.logging", "-reduced.logging", "-minimalLogging", "-reducedLogging",
-    "-pauseOnStart"})
+    "-pauseOnStart", "-compileOnly", "-c"})
 
 #: flags that take an optional word after them (0.96: ``-listconfig [files|full]``)
 OPTIONAL_VALUES: dict[str, tuple[str, ...]] = {"-listconfig": ("files", "full")}

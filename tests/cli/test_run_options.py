@@ -140,3 +140,17 @@ def test_ui_monitors_that_do_not_exist_here_are_a_warning(tmp_path):
     r = swiftnb("-ui", "summary", "wf.swift", cwd=tmp_path)
     assert r.returncode == 0 and "Warning" not in r.stderr
     assert "Final status:" in r.stderr
+
+
+def test_compile_only_compiles_and_does_not_run(tmp_path):
+    """Swift/K trunk's ``-compileOnly`` (``-c``): the version line, then exit 0 without a
+    run directory; a script that does not compile exits 3."""
+    (tmp_path / "wf.swift").write_text('trace("ran");\n')
+    for flag in ("-compileOnly", "-c"):
+        r = swiftnb(flag, "wf.swift", cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.startswith("Swift 0.96.2 swiftnb ") and "ran" not in r.stdout
+    assert not any(p.name.startswith("run") for p in tmp_path.iterdir())
+    (tmp_path / "bad.swift").write_text("trace(1;\n")
+    r = swiftnb("-c", "bad.swift", cwd=tmp_path)
+    assert r.returncode == 3 and "Could not compile SwiftScript source: bad.swift:1:" in r.stderr
