@@ -57,44 +57,34 @@ def _usage_error(message: str) -> int:
     return EXIT_USAGE
 
 
-def typecheck_file(path: str, *, out=None, err=None) -> int:
-    """Parse and check one script; print the summary or the diagnostics; exit code."""
+def typecheck_file(path: str | None, *, source: str | None = None, out=None, err=None) -> int:
+    """Parse and check one script (the file at ``path``, or the code ``source`` given
+    with ``-e``); print the summary or the diagnostics; exit code."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
 
+    import os
+
     from swiftnb import lang
 
-    missing = script_problem(path)
-    if missing:
-        print(missing, file=err)
-        return EXIT_MISSING_SCRIPT
-    from swiftnb import scriptcache
-
     try:
-        program = lang.load(path, parse_file=scriptcache.parse)
+        if source is not None:
+            program = lang.compile_source(source, SOURCE_NAME, os.getcwd())
+        else:
+            assert path is not None
+            missing = script_problem(path)
+            if missing:
+                print(missing, file=err)
+                return EXIT_MISSING_SCRIPT
+            from swiftnb import scriptcache
+
+            program = lang.load(path, parse_file=scriptcache.parse)
     except lang.CompileError as exc:
         print(exc.render(), file=err)
         return EXIT_COMPILE
     for warning in program.warnings:
         print(f"Warning: {warning}", file=err)
     print(program.summary(), file=out)
-    return EXIT_OK
-
-
-def typecheck_source(source: str) -> int:
-    """``-typecheck -e CODE``: check the code given on the command line."""
-    import os
-
-    from swiftnb import lang
-
-    try:
-        program = lang.compile_source(source, SOURCE_NAME, os.getcwd())
-    except lang.CompileError as exc:
-        print(exc.render(), file=sys.stderr)
-        return EXIT_COMPILE
-    for warning in program.warnings:
-        print(f"Warning: {warning}", file=sys.stderr)
-    print(program.summary())
     return EXIT_OK
 
 
@@ -250,7 +240,7 @@ def _cmd_run(argv: Sequence[str]) -> int:
         print(RUN_USAGE, file=sys.stderr)
         return EXIT_USAGE
     if opts.flag("-typecheck"):
-        return typecheck_file(opts.script) if source is None else typecheck_source(source)
+        return typecheck_file(opts.script, source=source)
     if opts.script is not None:
         missing = script_problem(opts.script)
         if missing:
