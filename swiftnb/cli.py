@@ -361,8 +361,11 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
         if warning:
             warnings.append(warning)
     ui = opts.values.get("-ui")
+    monitor = next((f for f in ("-tui", "-monitor") if f in opts.flags), None)
     if ui not in (None, "none", "summary"):  # Swift's text, TUI[:port], http[:port]
-        warnings.append(f"-ui {ui}: swiftnb has no such monitor; the run shows the summary "
+        monitor = f"-ui {ui}"
+    if monitor is not None:
+        warnings.append(f"{monitor}: swiftnb has no such monitor; the run shows the summary "
                         "ticker, and its live monitors are the notebook panels "
                         "(docs/widgets.md)")
     pgraph = opts.values.get("-pgraph")

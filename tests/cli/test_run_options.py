@@ -137,6 +137,8 @@ def test_ui_monitors_that_do_not_exist_here_are_a_warning(tmp_path):
     assert r.returncode == 0 and "SwiftScript trace: 1" in r.stdout
     assert ("Warning: -ui http:8000: swiftnb has no such monitor; the run shows the summary "
             "ticker") in r.stderr
+    r = swiftnb("-tui", "wf.swift", cwd=tmp_path)
+    assert r.returncode == 0 and "Warning: -tui: swiftnb has no such monitor" in r.stderr
     r = swiftnb("-ui", "summary", "wf.swift", cwd=tmp_path)
     assert r.returncode == 0 and "Warning" not in r.stderr
     assert "Final status:" in r.stderr
