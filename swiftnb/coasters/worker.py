@@ -39,7 +39,8 @@ Two transports carry it (:class:`TcpTransport`, :class:`StdioTransport`; one
 
 When the channel ends (the service dropped the connection, the SSH connection died, the
 client closed stdin) the worker kills every app's process group and exits: the client has
-re-queued them, and nothing may be left running.  SIGTERM and SIGHUP do the same.  A
+re-queued them, and nothing may be left running.  SIGTERM and SIGHUP do the same (an
+app that such a signal reached first is held a moment, ``SIGNAL_GRACE``).  A
 SIGKILLed worker cannot clean up (apps run in sessions of their own, as cancellation needs,
 so they outlive it): that case is the client's, which saw each app's pid (= its process
 group) in ``active`` and the worker's in ``hello`` and can ``kill -KILL -PGID`` them.
@@ -86,6 +87,13 @@ DEFAULT_LOG_DIR = "~/.globus/coasters"
 #: connection attempts, and the pauses between them (s): a service that closes a
 #: connection without answering is busy (too many at once) or not listening yet
 CONNECT_PAUSES = (1.0, 2.0, 4.0, 8.0)
+#: an app ended by one of these signals, which its worker did not send, may be the first
+#: casualty of its whole block ending (``scancel``, a walltime: the batch system signals
+#: every process of the job, in no set order).  Its end is reported after
+#: ``SIGNAL_GRACE`` seconds, so that a worker the same signal reaches dies first and the
+#: client re-queues the task as the block's loss instead of failing it as the app's.
+LOST_SIGNALS = frozenset({signal.SIGTERM, signal.SIGKILL, signal.SIGHUP})
+SIGNAL_GRACE = 2.0
 
 TRACE = 5
 _LEVELS = {"ERROR": logging.ERROR, "WARN": logging.WARNING, "INFO": logging.INFO,
@@ -393,7 +401,7 @@ class _Task:
     """A task this worker holds: waiting for a slot, staging, or running."""
 
     __slots__ = ("n", "spec", "slow", "job", "proc", "pidfd", "deadline", "canceled",
-                 "timed_out")
+                 "timed_out", "held")
 
     def __init__(self, n: int, spec: dict[str, Any]) -> None:
         self.n = n
@@ -405,6 +413,8 @@ class _Task:
         self.deadline: float | None = None
         self.canceled = False
         self.timed_out = False
+        #: (report after, exit code) of an app a signal ended (see ``SIGNAL_GRACE``)
+        self.held: "tuple[float, int] | None" = None
 
 
 _CHANNEL, _WAKE = "channel", "wake"
@@ -545,6 +555,9 @@ class Worker:
         channel (what is still waiting for a slot is dropped: the client re-queues it)."""
         self._closing = True
         self._waiting.clear()
+        for task in list(self._tasks.values()):
+            if task.held is not None:
+                self._report_exit(task, task.held[1])
         for task in list(self._tasks.values()):
             if task.proc is not None:
                 task.canceled = True
@@ -701,15 +714,19 @@ class Worker:
         """How long the loop may wait: until the nearest walltime, or the next poll."""
         deadlines = [t.deadline for t in self._tasks.values()
                      if t.deadline is not None and t.proc is not None]
+        deadlines += [t.held[0] for t in self._tasks.values() if t.held is not None]
         wait = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
         if not self._use_pidfd and any(t.proc is not None for t in self._tasks.values()):
             wait = POLL_INTERVAL if wait is None else min(wait, POLL_INTERVAL)
         return wait
 
     def _check_running(self) -> None:
-        """Kill apps past their walltime; without pidfds, hear of ended apps."""
+        """Kill apps past their walltime; without pidfds, hear of ended apps; report
+        the apps held for ``SIGNAL_GRACE``."""
         now = time.monotonic()
         for task in list(self._tasks.values()):
+            if task.held is not None and now >= task.held[0]:
+                self._report_exit(task, task.held[1])
             if task.proc is None:
                 continue
             if task.deadline is not None and now >= task.deadline and not task.timed_out:
@@ -724,6 +741,16 @@ class Worker:
         proc, task.proc = task.proc, None
         assert proc is not None
         returncode = proc.wait()
+        if (returncode < 0 and -returncode in LOST_SIGNALS and not task.canceled
+                and not task.timed_out and not self._closing):
+            log.debug("task %s: signal %s from outside; reported in %s s", task.n,
+                      -returncode, SIGNAL_GRACE)
+            task.held = (time.monotonic() + SIGNAL_GRACE, returncode)
+            return
+        self._report_exit(task, returncode)
+
+    def _report_exit(self, task: _Task, returncode: int) -> None:
+        task.held = None
         if task.slow:
             self._on_thread(task, self._finish, returncode, True)
         else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -149,5 +150,34 @@ def test_walltime_and_cancel_on_the_one_thread(tmp_path, pidfd):
             _wait_for(lambda: not os.path.exists(f"/proc/{pid}") or
                       open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z",
                       f"app {pid} killed")
+    finally:
+        service.close()
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "polled"])
+def test_an_app_signalled_from_outside_waits_for_its_workers_fate(tmp_path, pidfd):
+    """``scancel`` signals every process of the block in no set order: an app that a
+    SIGTERM ended before its worker is held for a moment, so that the worker, dying of the
+    same signal, leaves the task to be re-queued instead of reporting it failed."""
+    service = FakeService(tmp_path, cores=1, pidfd=pidfd)
+    try:
+        # the app alone is signalled: after the grace, its end is the app's failure
+        service.run(1, "sleep 30")
+        active = service.read()
+        assert active["op"] == "active"
+        os.kill(active["pid"], signal.SIGTERM)
+        done = service.read()
+        assert (done["op"], done["n"]) == ("done", 1)
+        assert not done["result"]["ok"] and "SIGTERM" in done["result"]["message"], done
+        # the app, then its worker: the worker dies without a word about the task
+        service.run(2, "sleep 30")
+        active = service.read()
+        assert (active["op"], active["n"]) == ("active", 2)
+        os.kill(active["pid"], signal.SIGTERM)
+        # the worker has reaped the app (heard its end) before its own signal comes
+        _wait_for(lambda: not os.path.exists(f"/proc/{active['pid']}"), "the app reaped")
+        os.kill(service.proc.pid, signal.SIGTERM)
+        assert service.proc.wait(timeout=LIMIT) == 128 + signal.SIGTERM
+        assert service.reader.readline() == b""
     finally:
         service.close()
