@@ -426,7 +426,10 @@ class Composite(Node):
             _wake(kw)
         for child in self._children():
             if isinstance(child, Composite) and not child.closed:
-                child.close()
+                # a part with writers of its own (the output of a procedure still
+                # running: ``a.u = fill(n)``, ``c[0] = ints(n)``) closes when they end
+                if child.writers <= 0:
+                    child.close()
             elif (child.__class__ is Cell and not child.state and child.parent is self
                   and self.__class__ is StructNode):
                 # every writer of the struct has finished: a member still unassigned
