@@ -223,11 +223,20 @@ class BlockExec(Exec):
 
     def run(self, parent: list, done: Done) -> None:
         """Run as a statement (a nested block, an if/switch branch): one level deeper."""
-        global _nesting
         f = [None] * self.scope.nslots
         f[0] = parent
+        self.enter(f, done)
+
+    def enter(self, f: list, done: Done) -> None:
+        """Run in frame ``f`` one level deeper (a branch, a procedure body).
+
+        Once the stack is deep, only the statements' starts wait for the trampoline: the
+        block's variables and its statements' writer holds are set up before this
+        returns, so the caller may release its own holds at once (a procedure's outputs,
+        the struct an ``if`` writes) without the value closing in between."""
+        global _nesting
         if _nesting >= MAX_NESTING:
-            V.schedule(lambda: self.run_in(f, done))
+            self.run_in(f, done, deferred=True)
             return
         _nesting += 1
         try:
@@ -235,11 +244,15 @@ class BlockExec(Exec):
         finally:
             _nesting -= 1
 
-    def run_in(self, f: list, done: Done) -> None:
+    def run_in(self, f: list, done: Done, deferred: bool = False) -> None:
         """Run in a frame made by the caller (loop iterations, procedure bodies: those
-        statements count their own nesting, once, not once per iteration)."""
+        statements count their own nesting, once, not once per iteration).
+        ``deferred``: set up now, start the statements from the trampoline."""
         if self.single:
-            self.stmts[0].run(f, done)
+            if deferred:  # the one statement holds nothing: nothing to set up
+                V.schedule(lambda: self.stmts[0].run(f, done))
+            else:
+                self.stmts[0].run(f, done)
             return
         if self.cleanups and self.rt.file_gc and not self.defer_gc:
             done = _cleaner(self.rt, f, self.cleanups, done)
@@ -264,9 +277,19 @@ class BlockExec(Exec):
                     node.close()
         n = len(self.stmts)
         if n == 0:
-            done()
+            if deferred:
+                V.schedule(done)
+            else:
+                done()
             return
-        state = [n]
+        if deferred:
+            V.schedule(lambda: self._start(f, done))
+        else:
+            self._start(f, done)
+
+    def _start(self, f: list, done: Done) -> None:
+        """Start every statement (set up by ``run_in``); ``done`` after the last ends."""
+        state = [len(self.stmts)]
 
         def one_done() -> None:
             global _nesting

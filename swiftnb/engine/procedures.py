@@ -189,9 +189,9 @@ class CallExec(Exec):
                     emit("ENDCOMPOUND", {"thread": thread, "name": info.name})
                     done()
 
-                nested(lambda: body.run_in(frame, body_done))
+                body.enter(frame, body_done)
             else:
-                nested(lambda: body.run_in(frame, done))
+                body.enter(frame, done)
             self.release(f)  # the body's statements hold the outputs they write
 
 
