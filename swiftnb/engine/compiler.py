@@ -792,6 +792,19 @@ class Compiler:
                     v = get(f)
                     return v if isinstance(v, Node) else V.closed_cell(v)
                 return ev
+            if sym.formal and sym.tinfo.kind in ("array", "struct", "file"):
+                def evf(f: list) -> Any:
+                    n = get(f)
+                    if n.__class__ is Cell:
+                        # an argument that was not ready at the call (``f(a[i])`` before
+                        # a[i] exists): the cell that receives it; wait for it
+                        if n.state == CLOSED:
+                            return n.value
+                        if n.state:
+                            raise Failed(n.error)  # type: ignore[arg-type]
+                        raise NotReady(n)
+                    return n
+                return evf
             return get
         if isinstance(e, A.Index):
             base = self.node_expr(e.base, scope, create)
