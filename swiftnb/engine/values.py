@@ -232,13 +232,18 @@ class Node:
             self.waiters.append(cb)
 
     def _fire(self) -> None:
-        w = self.waiters
-        if w is not None:
-            self.waiters = None
-            _wake(w)
-        p = self.parent
-        if p.__class__ is not str and p is not None:
-            p._child_done(self)
+        """This node closed or failed: wake its waiters, and tell the values it is part
+        of, up as far as its end completes them (a loop: values may nest deep)."""
+        node: Node = self
+        while True:
+            w = node.waiters
+            if w is not None:
+                node.waiters = None
+                _wake(w)
+            p = node.parent
+            if p is None or p.__class__ is str or not p._settle(node):
+                break
+            node = p
         if _active is None:  # inside a drain, that drain runs what was woken
             drain()
 
@@ -306,8 +311,8 @@ class Cell(Node):
             self.waiters = None
             _wake(w)
         p = self.parent
-        if p is not None and p.__class__ is not str:
-            p._child_done(self)
+        if p is not None and p.__class__ is not str and p._settle(self):
+            p._fire()
         if _active is None:  # inside a drain, that drain runs what was woken
             drain()
 
@@ -416,28 +421,40 @@ class Composite(Node):
             schedule(self.watch)  # a self-referencing foreach re-checks its end
 
     def close(self) -> None:
-        """No more keys or members will be assigned: close this and open sub-composites."""
+        """No more keys or members will be assigned: close this and its open parts,
+        depth first, with a stack of its own (a value may nest thousands deep)."""
         if self.closed:
             return
+        self._close_keys()
+        stack = [(self, iter(self._children()))]
+        while stack:
+            node, parts = stack[-1]
+            for child in parts:
+                if isinstance(child, Composite):
+                    # a part with writers of its own (the output of a procedure still
+                    # running: ``a.u = fill(n)``, ``c[0] = ints(n)``) closes when they end
+                    if not child.closed and child.writers <= 0:
+                        child._close_keys()
+                        stack.append((child, iter(child._children())))
+                        break
+                elif (child.__class__ is Cell and not child.state and child.parent is node
+                      and node.__class__ is StructNode):
+                    # every writer of the struct has finished: a member still unassigned
+                    # never will be; the struct is complete without it (trace shows it)
+                    node.open_children -= 1
+            else:
+                stack.pop()
+                node._check_deep()
+        if _active is None:  # inside a drain, that drain runs what was woken
+            drain()
+
+    def _close_keys(self) -> None:
+        """The key set is final: wake who waits for that."""
         self.closed = True
         kw = self.key_waiters
         if kw is not None:
             self.key_waiters = None
             _wake(kw)
-        for child in self._children():
-            if isinstance(child, Composite) and not child.closed:
-                # a part with writers of its own (the output of a procedure still
-                # running: ``a.u = fill(n)``, ``c[0] = ints(n)``) closes when they end
-                if child.writers <= 0:
-                    child.close()
-            elif (child.__class__ is Cell and not child.state and child.parent is self
-                  and self.__class__ is StructNode):
-                # every writer of the struct has finished: a member still unassigned
-                # never will be; the struct is complete without it (trace shows it)
-                self.open_children -= 1
-        self._check_deep()
-        if _active is None:  # inside a drain, that drain runs what was woken
-            drain()
 
     def when_keys_closed(self, cb: Callback) -> None:
         """Run ``cb`` once the key set is final (``length``, ``foreach`` end)."""
@@ -463,6 +480,12 @@ class Composite(Node):
             self._child_done(node)
 
     def _child_done(self, child: Node) -> None:
+        if self._settle(child):
+            self._fire()
+
+    def _settle(self, child: Node) -> bool:
+        """Count a part's end; True if that ended this value too (closed or failed),
+        whose waiters and parent are then due."""
         if child.state == FAILED and self.state == OPEN:
             # a failed part makes the whole value unusable (dependants are skipped)
             self.error = child.error
@@ -471,11 +494,12 @@ class Composite(Node):
             if kw is not None and not self.closed:
                 self.key_waiters = None
                 _wake(kw)
-            self._fire()
-            return
+            return True
         self.open_children -= 1
-        if self.open_children == 0 and self.closed:
-            self._check_deep()
+        if self.open_children == 0 and self.closed and self.state == OPEN:
+            self.state = CLOSED
+            return True
+        return False
 
     def _check_deep(self) -> None:
         if self.state == OPEN and self.closed and self.open_children <= 0:
@@ -630,14 +654,14 @@ class ArrayNode(Composite):
         if self.subscribers and sub in self.subscribers:
             self.subscribers.remove(sub)
 
-    def close(self) -> None:
+    def _close_keys(self) -> None:
         self.subscribers = None
         if self.missing:
             # readers of keys that never came: let them find out (Invalid index)
             for cbs in self.missing.values():
                 _wake(cbs)
             self.missing = None
-        Composite.close(self)
+        Composite._close_keys(self)
 
     def sorted_keys(self) -> list[Any]:
         return sort_keys(self.items.keys())
