@@ -35,7 +35,7 @@ from swiftnb.engine.interp import (
     _wrap32,
     from_plain,
 )
-from swiftnb.engine.typeinfo import TypeTable, to_data_type
+from swiftnb.engine.typeinfo import TypeTable
 from swiftnb.engine.values import (
     CLOSED,
     ArrayNode,
@@ -1005,7 +1005,7 @@ class Compiler:
             if a.name is not None:
                 continue
             t = checked.type_of(a.value) if isinstance(checked, CheckedProgram) else T.ANY
-            out.append(None if t.is_any else to_data_type(t))
+            out.append(None if t.is_any else D.as_data_type(t))
         return out
 
     def x_StructLiteral(self, e: A.StructLiteral, scope: Scope) -> Callable:
@@ -1156,7 +1156,7 @@ class Compiler:
                     rtype = None
             if rtype is None or rtype.is_any:
                 rtype = T.STRING  # our choice: an untyped readData reads the text
-            dtype = to_data_type(rtype)
+            dtype = D.as_data_type(rtype)
         arg_names = [a.value.name if isinstance(a.value, A.Name) else None for a in e.args]
         arg_types = self.arg_types(e) if b.needs_arg_types else None
         plain = rt.plain

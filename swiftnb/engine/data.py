@@ -217,14 +217,15 @@ def sorted_items(array: dict) -> list[tuple[Any, Any]]:
 def leaf_files(value: Any) -> Iterator[FileValue]:
     """Every :class:`FileValue` inside ``value`` (arrays in key order, struct fields in
     field order), which is what ``filename``/``filenames`` of a composite list."""
-    if isinstance(value, FileValue):
-        yield value
-    elif isinstance(value, dict):
-        for _, v in sorted_items(value):
-            yield from leaf_files(v)
-    elif isinstance(value, StructValue):
-        for v in value.fields.values():
-            yield from leaf_files(v)
+    stack = [value]  # a stack of its own: values may nest thousands deep
+    while stack:
+        x = stack.pop()
+        if isinstance(x, FileValue):
+            yield x
+        elif isinstance(x, dict):
+            stack.extend(v for _, v in reversed(sorted_items(x)))
+        elif isinstance(x, StructValue):
+            stack.extend(reversed(list(x.fields.values())))
 
 
 # --------------------------------------------------------------------------- types
@@ -370,9 +371,13 @@ class SimpleContext:
         return "".join(self.stdout)
 
 
-def as_data_type(t: Any) -> SwiftType | None:
+def as_data_type(t: Any, _within: frozenset[str] = frozenset()) -> SwiftType | None:
     """Accept either a type of this module or one of ``swiftnb.lang.types`` (what the
-    checked program carries) and return the equivalent type of this module."""
+    checked program carries) and return the equivalent type of this module.
+
+    A structure that holds arrays of itself (``type T { T[] next; }``) is described
+    once: where it recurs, it is a ``StructType`` without fields.  Mappers and the data
+    file readers look no deeper than one structure's fields."""
     if t is None or isinstance(t, (PrimType, ArrayType, StructType, MappedType)):
         return t
     from swiftnb.lang import types as lt  # engine may import lang (DESIGN.md)
@@ -381,9 +386,13 @@ def as_data_type(t: Any) -> SwiftType | None:
         return PrimType(t.type_name)
     if isinstance(t, lt.ArrayType):
         key = "auto" if t.key == lt.AUTO else str(t.key)
-        return ArrayType(as_data_type(t.element), key)
+        return ArrayType(as_data_type(t.element, _within), key)
     if isinstance(t, lt.StructType):
-        return StructType(t.type_name, tuple((n, as_data_type(ft)) for n, ft in t.fields.items()))
+        if t.type_name in _within:
+            return StructType(t.type_name)
+        inner = _within | {t.type_name}
+        return StructType(t.type_name,
+                          tuple((n, as_data_type(ft, inner)) for n, ft in t.fields.items()))
     if isinstance(t, (lt.MappedType, lt.ExternalType)):
         return MappedType(t.name)
     if isinstance(t, lt.AnyType):

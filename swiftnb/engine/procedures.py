@@ -16,8 +16,7 @@ from typing import Any
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
 from swiftnb.engine.interp import (CALL, MAX_CALL_DEPTH, BlockExec, CompileError, Exec, Scope,
-                                   Sym, _tag, call_depth, frame_thread, nested,
-                                   temp_tag)
+                                   Sym, _tag, call_depth, frame_thread, temp_tag)
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,

@@ -28,7 +28,6 @@ from swiftnb.engine.interp import CompileError, Exec, _set_binding
 from swiftnb.engine.mapcheck import MappingChecker
 from swiftnb.engine.mappers import Mapper, MapperContext, create_mapper, reads_file
 from swiftnb.engine.task import Command, Task
-from swiftnb.engine.typeinfo import to_data_type
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,
@@ -650,7 +649,7 @@ class Run:
     def bind_mapper(self, mexec: Any, node: Node, sym: Any, name: str, params: dict,
                     pending: Cell, done: Any) -> None:
         mctx = MapperContext(base_dir=self.base_dir, run_dir=self.run_dir, var_name=sym.name,
-                             type=to_data_type(sym.ltype),
+                             type=D.as_data_type(sym.ltype),
                              where=f"{os.path.basename(sym.pos.file)}:{sym.pos.line}",
                              writes=not mexec.is_input)
         try:

@@ -6,7 +6,6 @@ that it can run an unchecked AST in tests; a checked program gives the same answ
 
 from __future__ import annotations
 
-from swiftnb.engine import data as D
 from swiftnb.engine.values import TypeInfo
 from swiftnb.lang import ast as A
 from swiftnb.lang import types as T
@@ -78,14 +77,3 @@ class TypeTable:
             ti = TypeInfo(t.name, "prim")
         self._infos[key] = ti
         return ti
-
-
-def to_data_type(t: T.SwiftType) -> D.SwiftType:
-    """The plain-data type description built-ins take (``readData``'s return type)."""
-    if isinstance(t, T.ArrayType):
-        return D.ArrayType(to_data_type(t.element), "auto" if t.is_auto else str(t.key))
-    if isinstance(t, T.StructType):
-        return D.StructType(t.name, tuple((n, to_data_type(ft)) for n, ft in t.fields.items()))
-    if t.is_primitive:
-        return D.PrimType(t.name)
-    return D.MappedType(t.name)
