@@ -1151,7 +1151,7 @@ def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
         def sub_done() -> None:
             pending[0] -= 1
             if pending[0] == 0:
-                done()
+                nested(done)
 
         def on_key(k: Any, n: Node) -> None:
             if mapped or isinstance(n, Composite) and tgt.tinfo.elem is not None:
@@ -1161,7 +1161,8 @@ def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
                 except SwiftError:
                     sub_done()
                     return
-                copy_node(rt, el, n, sub_done)
+                # one level deeper (a value may nest thousands deep: see ``nested``)
+                nested(lambda: copy_node(rt, el, n, sub_done))
             else:
                 if k not in tgt.items:
                     tgt.put(k, n)
@@ -1182,10 +1183,10 @@ def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
         def sub_done2() -> None:
             pending[0] -= 1
             if pending[0] == 0:
-                done()
+                nested(done)
 
         for n in names:
-            copy_node(rt, tgt.fields[n], src.fields[n], sub_done2)
+            nested(lambda t=tgt.fields[n], s=src.fields[n]: copy_node(rt, t, s, sub_done2))
         sub_done2()
         return
     raise SwiftError(f"cannot assign {src.name} to {tgt.name}")

@@ -17,7 +17,7 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,12 +47,12 @@ from swiftnb.lang.checked import CheckedProgram
 __all__ = ["RunSettings", "RunOutcome", "Run", "EXIT_HANG"]
 
 EXIT_HANG = 99
-#: Said when evaluating the script's values exhausts Python's stack: an array literal, a
-#: path (``a.kids[0].kids[0]...``) or a value nested some hundreds of levels deep.
-#: Statements and expressions nest as deep as they like; values do not (yet).
+#: Said when evaluating the script's values exhausts Python's stack: an array literal or
+#: a path (``a.kids[0].kids[0]...``) written some hundreds of levels deep in the source.
+#: Statements, expressions and the data a recursion builds nest as deep as they like.
 TOO_DEEP_VALUES = ("a value of the script nests too deeply to be evaluated (an array "
-                   "literal, a path such as a.b[0].b[0]... or a structure nested some "
-                   "hundreds of levels deep)")
+                   "literal or a path such as a.b[0].b[0]... written some hundreds of "
+                   "levels deep)")
 _B35 = "0123456789abcdefghijklmnopqrstuvxyz"  # base 35: a-z without w
 _UID_SPACE = 35**8  # eight base-35 digits
 
@@ -172,6 +172,42 @@ class _Context:
 
 def _program_of(checked: CheckedProgram | A.Program) -> A.Program:
     return checked if isinstance(checked, A.Program) else checked.program
+
+#: the parts of a value to convert next: (key or member name, node or plain value)
+Parts = Sequence[tuple[Any, Any]]
+
+
+def as_plain_data(n: Any, part: Callable[[Any], tuple[Any, Parts]]) -> Any:
+    """A value as plain data (dicts for arrays, ``StructValue``, ``FileValue``), with a
+    stack of its own: values may nest thousands deep.  ``part(node)`` converts one node
+    and names its parts, which go into the returned dict (or struct's fields) in order."""
+    top: dict[Any, Any] = {}
+    stack: list[tuple[Any, dict, Any]] = [(n, top, None)]
+    while stack:
+        node, into, key = stack.pop()
+        v, parts = part(node)
+        into[key] = v
+        if parts:
+            slots = v.fields if v.__class__ is D.StructValue else v
+            stack.extend((x, slots, k) for k, x in reversed(parts))
+    return top[None]
+
+
+def _plain_part(n: Any) -> tuple[Any, Parts]:
+    """One closed node as plain data (see ``Run.plain``)."""
+    while n.__class__ is Cell and isinstance(n.value, Node):
+        n = n.value
+    c = n.__class__
+    if c is Cell:
+        return n.value, ()
+    if c is FileNode:
+        return D.FileValue(n.name, n.tname, n.path), ()
+    if c is ArrayNode:
+        return {}, list(n.items.items())
+    if c is StructNode:
+        return (D.StructValue(n.tinfo.name, n.name, {}),
+                [(k, x) for k, x in n.fields.items() if x.state == CLOSED])
+    return n, ()
 
 
 class Run:
@@ -529,45 +565,35 @@ class Run:
         V.deep_ready(v)
         return self._plain(v)
 
-    def _plain(self, n: Any) -> Any:
-        c = n.__class__
-        if c is Cell:
-            v = n.value
-            return self._plain(v) if isinstance(v, Node) else v
-        if c is FileNode:
-            return D.FileValue(n.name, n.tname, n.path)
-        if c is ArrayNode:
-            return {k: self._plain(x) for k, x in n.items.items()}
-        if c is StructNode:
-            return D.StructValue(n.tinfo.name, n.name,
-                                 {k: self._plain(x) for k, x in n.fields.items() if x.state == CLOSED})
-        return n
+    @staticmethod
+    def _plain(n: Any) -> Any:
+        return as_plain_data(n, _plain_part)
 
     def mapping_data(self, n: Any) -> Any:
         """Plain data of a value's *mapping* (paths), without waiting for the files."""
-        if not isinstance(n, Node):
-            return n
-        c = n.__class__
-        if c is Cell:
+        return as_plain_data(n, self._mapping_part)
+
+    def _mapping_part(self, n: Any) -> tuple[Any, Parts]:
+        while n.__class__ is Cell:
             if n.state == CLOSED:
-                v = n.value
-                return self.mapping_data(v) if isinstance(v, Node) else v
-            if n.state == FAILED:
+                n = n.value
+            elif n.state == FAILED:
                 raise Failed(n.error)  # type: ignore[arg-type]
-            raise NotReady(n)
+            else:
+                raise NotReady(n)
+        c = n.__class__
         if c is FileNode:
-            return D.FileValue(n.name, n.tname, self.path_of(n))
+            return D.FileValue(n.name, n.tname, self.path_of(n)), ()
         if c is ArrayNode:
             if not n.closed and not self._fixed_elements(n):
                 if n.state == FAILED:
                     raise Failed(n.error)  # type: ignore[arg-type]
                 raise NotReady(n, keys=True)
-            return {k: self.mapping_data(x) for k, x in n.items.items()}
+            return {}, list(n.items.items())
         if c is StructNode:
-            return D.StructValue(n.tinfo.name, n.name,
-                                 {k: self.mapping_data(x) for k, x in n.fields.items()
-                                  if not isinstance(x, Cell)})
-        return n
+            return (D.StructValue(n.tinfo.name, n.name, {}),
+                    [(k, x) for k, x in n.fields.items() if not isinstance(x, Cell)])
+        return n, ()
 
     def mapper_param(self, mapper: str, param: str, v: Any, is_input: bool = False) -> Any:
         """A mapper parameter: primitives as they are, files and composites as their

@@ -262,17 +262,20 @@ class Node:
     # -- naming (trace renders `name[0].f`)
     @property
     def name(self) -> str:
-        p = self.parent
-        if p is None:
-            return "?"
-        if p.__class__ is str:
-            return p
-        k = self.key
-        if isinstance(p, StructNode):
-            return f"{p.name}.{k}"
-        if isinstance(k, str):
-            return f'{p.name}["{k}"]' if False else f"{p.name}[{k}]"
-        return f"{p.name}[{k}]"
+        """``a.b[0].c``: the variable, then each member and index down to this node."""
+        steps: list[str] = []
+        node: Node = self
+        while True:
+            p = node.parent
+            if p is None:
+                steps.append("?")
+                break
+            if p.__class__ is str:
+                steps.append(p)
+                break
+            steps.append(f".{node.key}" if isinstance(p, StructNode) else f"[{node.key}]")
+            node = p
+        return "".join(reversed(steps))
 
     def root(self) -> "Node":
         node = self
@@ -839,12 +842,23 @@ def as_node(v: Any) -> Node:
 def to_python(node: Node) -> Any:
     """A closed node as plain Python: scalars, dicts for arrays and structs, paths for
     files.  Open parts come back as None."""
-    if isinstance(node, Cell):
-        return node.value
-    if isinstance(node, FileNode):
-        return node.path
-    if isinstance(node, ArrayNode):
-        return {k: to_python(node.items[k]) for k in node.sorted_keys()}
-    if isinstance(node, StructNode):
-        return {k: to_python(v) for k, v in node.fields.items()}
-    return node
+    top: dict[Any, Any] = {}
+    stack: list[tuple[Any, dict, Any]] = [(node, top, None)]  # a stack: values nest deep
+    while stack:
+        n, into, key = stack.pop()
+        parts: list[tuple[Any, Any]] = []
+        if isinstance(n, Cell):
+            v = n.value
+        elif isinstance(n, FileNode):
+            v = n.path
+        elif isinstance(n, ArrayNode):
+            v = {}
+            parts = [(k, n.items[k]) for k in n.sorted_keys()]
+        elif isinstance(n, StructNode):
+            v = {}
+            parts = list(n.fields.items())
+        else:
+            v = n
+        into[key] = v
+        stack.extend((x, v, k) for k, x in reversed(parts))
+    return top[None]

@@ -139,15 +139,57 @@ def test_typecheck_of_a_5000_term_expression(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr[-2000:]
 
 
+DEEP_LIST = """
+type T { int v; T[] next; }
+(T r) build(int n) {
+  r.v = n;
+  if (n > 0) { r.next[0] = build(n - 1); }
+}
+(int s) total(T t) {
+  if (t.v == 0) { s = 0; } else { s = t.v + total(t.next[0]); }
+}
+T a = build(DEPTH);
+"""
+
+
+def test_a_structure_a_recursion_builds_thousands_deep(tmp_path: Path) -> None:
+    """Data nests as deep as a recursion makes it: the value closes, is read to the
+    bottom, copied whole (into a variable and into an array), traced and converted."""
+    depth = 3000
+    p = _run(tmp_path, DEEP_LIST.replace("DEPTH", str(depth)) + """
+T b = a;
+T c[];
+c[0] = a;
+trace(total(a), total(b), total(c[0]));
+trace(a);
+""")
+    _no_traceback(p)
+    assert p.returncode == 0, p.stdout[-1000:] + p.stderr[-2000:]
+    total = str(depth * (depth + 1) // 2)
+    assert sorted(_traces(p.stdout)) == sorted([f"{total}, {total}, {total}", "a:T - Closed"])
+
+
+def test_a_deep_structure_as_python_values(swift) -> None:
+    """``Run.values`` (what ``%%swift`` hands to Python) of a value 3000 levels deep."""
+    depth = 3000
+    r = swift(DEEP_LIST.replace("DEPTH", str(depth)), timeout=120)
+    assert r.outcome.ok, r.outcome.errors
+    level, seen = r.run.values["a"], 0
+    while level["next"]:
+        assert level["v"] == depth - seen
+        level, seen = level["next"][0], seen + 1
+    assert (seen, level["v"]) == (depth, 0)
+
+
 @pytest.mark.parametrize("source", [
     "trace(" + "[" * 1000 + "1" + "]" * 1000 + ");\n",
     ("type T { int v; T[] kids; }\nT a;\na.v = 0;\na" + ".kids[0]" * 1000 + ".v = 5;\n"
      "trace(a" + ".kids[0]" * 1000 + ".v);\n"),
 ], ids=["array literal", "path"])
 def test_values_nested_too_deeply_are_a_swift_error(tmp_path: Path, source: str) -> None:
-    """Values (unlike statements and expressions) are still walked recursively: one
-    nested a thousand levels deep ends the run with a plain error and exit 2, not as an
-    internal error."""
+    """An array literal or a path written a thousand levels deep in the source (unlike
+    data a recursion builds) is still evaluated recursively: it ends the run with a plain
+    error and exit 2, not as an internal error."""
     p = _run(tmp_path, source)
     _no_traceback(p)
     text = p.stdout + p.stderr

@@ -273,20 +273,23 @@ def write(ctx: Any, v: Any, format: str = "None", options: dict | None = None) -
 
 
 def _leaves(v: Any, path: str) -> list[tuple[str, Any]]:
-    if isinstance(v, FileValue):
-        raise BuiltinError("Cannot serialize file-valued data")
-    if isinstance(v, StructValue):
-        out: list[tuple[str, Any]] = []
-        for name, x in v.fields.items():
-            out += _leaves(x, f"{path}.{name}" if path else name)
-        return out
-    if isinstance(v, dict):
-        out = []
-        for k, x in sorted_items(v):
-            key = f'"{k}"' if isinstance(k, str) else java_str(k)
-            out += _leaves(x, f"{path}[{key}]")
-        return out
-    return [(path or "$", v)]
+    """(path, value) of every primitive inside ``v``, in order (with a stack of its
+    own: values may nest thousands deep)."""
+    out: list[tuple[str, Any]] = []
+    stack = [(v, path)]
+    while stack:
+        x, at = stack.pop()
+        if isinstance(x, FileValue):
+            raise BuiltinError("Cannot serialize file-valued data")
+        if isinstance(x, StructValue):
+            stack.extend((y, f"{at}.{name}" if at else name)
+                         for name, y in reversed(list(x.fields.items())))
+        elif isinstance(x, dict):
+            stack.extend((y, f'{at}["{k}"]' if isinstance(k, str) else f"{at}[{java_str(k)}]")
+                         for k, y in reversed(sorted_items(x)))
+        else:
+            out.append((at or "$", x))
+    return out
 
 
 def _csv_value(x: Any) -> str:
