@@ -16,7 +16,8 @@ from typing import Any
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
 from swiftnb.engine.interp import (CALL, MAX_CALL_DEPTH, BlockExec, CompileError, Exec, Scope,
-                                   Sym, _tag, call_depth, frame_thread, temp_tag)
+                                   Sym, _tag, call_depth, frame_thread, nested,
+                                   temp_tag)
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,
@@ -63,6 +64,9 @@ class ProcInfo:
         self.in_syms: list[Sym] = []
         self.commands: list[Any] = []
         self.profiles: list[Any] = []
+        #: a compound procedure whose body may end with an output (not an array or a
+        #: struct) unassigned, e.g. an ``if`` without ``else``: its calls note that
+        self.may_leave_open = False
 
     def ensure(self) -> None:
         if self._ready:
@@ -95,6 +99,9 @@ class ProcInfo:
         else:
             assert isinstance(p, A.CompoundProcedure)
             self.body = c.block(p.body.statements, scope, p.body.pos)
+            self.may_leave_open = any(
+                sym.tinfo.kind not in ("array", "struct")
+                and not _assigns(p.body.statements, sym.name) for sym in self.out_syms)
 
     def _compile_commands(self, p: A.AppProcedure, scope: Scope) -> None:
         c = self.c
@@ -179,6 +186,8 @@ class CallExec(Exec):
         else:
             body = info.body
             assert body is not None
+            ended = (_noting_open_outputs(self.rt, info, outs, self.pos, done)
+                     if info.may_leave_open else done)
             if self.rt.unit_events:
                 thread = frame_thread(f)
                 emit = self.rt.bus.emit
@@ -186,12 +195,55 @@ class CallExec(Exec):
 
                 def body_done() -> None:
                     emit("ENDCOMPOUND", {"thread": thread, "name": info.name})
-                    done()
+                    ended()
 
                 body.enter(frame, body_done)
             else:
-                body.enter(frame, done)
+                body.enter(frame, ended)
             self.release(f)  # the body's statements hold the outputs they write
+
+
+def _assigns(stmts: tuple[A.Stmt, ...], name: str, depth: int = 0) -> bool:
+    """Whether these statements assign the variable ``name`` on every path (an
+    assignment or a multiple assignment to it, or an ``if``/``switch`` whose every branch
+    does).  Conservative: past 100 nested branches, or for loops, it says no."""
+    if depth > 100:
+        return False
+    for st in stmts:
+        if isinstance(st, A.Assign) and isinstance(st.target, A.Name):
+            if st.target.name == name:
+                return True
+        elif isinstance(st, A.MultiAssign):
+            if any(isinstance(t.target, A.Name) and t.target.name == name for t in st.targets):
+                return True
+        elif isinstance(st, A.Block):
+            if _assigns(st.statements, name, depth + 1):
+                return True
+        elif isinstance(st, A.If):
+            if (st.orelse is not None and _assigns(st.then.statements, name, depth + 1)
+                    and _assigns(st.orelse.statements, name, depth + 1)):
+                return True
+        elif isinstance(st, A.Switch):
+            if (any(case.value is None for case in st.cases)
+                    and all(_assigns(case.body.statements, name, depth + 1)
+                            for case in st.cases)):
+                return True
+    return False
+
+
+def _noting_open_outputs(rt: Any, info: ProcInfo, outs: list, pos: A.Pos,
+                         done: Callable[[], None]) -> Callable[[], None]:
+    """``done``, once the run has noted the outputs the body left unassigned (``if``
+    without ``else``): nothing will write them, and if the run hangs on one, the hang
+    report names it instead of "an open value"."""
+    def ended() -> None:
+        for sym, node in zip(info.out_syms, outs):
+            if node.state == V.OPEN and (node.__class__ is Cell or node.__class__ is FileNode):
+                rt.left_open(f"{sym.name}, the output of {info.name} (declared on line "
+                             f"{info.proc.pos.line}), which ended without assigning it "
+                             f"(called on line {pos.line})")
+        nested(done)  # the caller's completion: a recursion ends as deep as it went
+    return ended
 
 
 def _now_or_later(rt: Any, compute: Callable, f: list, settle: Callable) -> Any:

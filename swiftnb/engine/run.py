@@ -249,6 +249,9 @@ class Run:
         #: switched on after construction (the CLI's -debug), before execute()
         self.unit_events = bool(settings.unit_events)
         self.errors: list[str] = []
+        #: procedure outputs left unassigned when their procedure ended (the first few),
+        #: for the hang report
+        self.open_outputs: list[str] = []
         self.tasks: set[asyncio.Task] = set()
         self.active = 0
         self.busy = 0  # engine work handed back to the event loop, still to resume
@@ -413,6 +416,11 @@ class Run:
             errs = list(self.errors) or ([message] if message else [])
             self._done_fut.set_result(RunOutcome(False, errs, 2, lazy=self.lazy))
 
+    def left_open(self, what: str) -> None:
+        """A procedure ended with an output unassigned (see ``_hang``)."""
+        if len(self.open_outputs) < 10 and what not in self.open_outputs:
+            self.open_outputs.append(what)
+
     def _hang(self) -> None:
         if self._done_fut is None or self._done_fut.done():
             return
@@ -426,6 +434,7 @@ class Run:
                 node = self.top_frame[sym.slot] if sym.slot < len(self.top_frame) else None
                 if isinstance(node, Node) and node.state == V.OPEN:
                     waiting.append(f"Thread: R-0, waiting on {name} (declared on line {sym.pos.line})")
+        waiting += [f"Thread: R-0, waiting on {what}" for what in self.open_outputs]
         lines = ["Waiting threads:"] + (waiting or ["Thread: R-0, waiting on an open value"])
         lines.append("Irrecoverable error found. Exiting.")
         text = "\n".join(lines)

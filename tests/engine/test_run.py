@@ -151,6 +151,16 @@ def test_hang_is_detected(swift) -> None:
     assert not r.outcome.ok and r.outcome.exit_code == 99
 
 
+def test_a_hang_on_an_output_a_procedure_left_unassigned_names_it(swift) -> None:
+    """An ``if`` without ``else`` leaves the output open for good: the hang report says
+    which output of which procedure, called where, not "an open value"."""
+    r = swift("(int r) f(int n) {\n  if (n > 5) { r = 1; }\n}\ntrace(f(3));\n")
+    assert not r.outcome.ok and r.outcome.exit_code == 99
+    assert r.outcome.errors == ["Deadlock detected: Thread: R-0, waiting on r, the output of f "
+                                "(declared on line 1), which ended without assigning it "
+                                "(called on line 4)"]
+
+
 class GateExecutor:
     """Test double: app `A2` blocks until `S` has been submitted, so the run only ends if
     the engine hands out a compound procedure's first output before the procedure ends."""
