@@ -173,6 +173,7 @@ class _Context:
 def _program_of(checked: CheckedProgram | A.Program) -> A.Program:
     return checked if isinstance(checked, A.Program) else checked.program
 
+
 #: the parts of a value to convert next: (key or member name, node or plain value)
 Parts = Sequence[tuple[Any, Any]]
 
@@ -572,11 +573,7 @@ class Run:
         if not isinstance(v, Node):
             return v
         V.deep_ready(v)
-        return self._plain(v)
-
-    @staticmethod
-    def _plain(n: Any) -> Any:
-        return as_plain_data(n, _plain_part)
+        return as_plain_data(v, _plain_part)
 
     def mapping_data(self, n: Any) -> Any:
         """Plain data of a value's *mapping* (paths), without waiting for the files."""
