@@ -69,6 +69,13 @@ class Task:
     # usual one-command app (whose command is tr, args and the redirections above)
     more_commands: tuple[Command, ...] = ()
 
+    @property
+    def apps(self) -> tuple[str, ...]:
+        """Every app the job runs, the first command's first: a site must have them all."""
+        if not self.more_commands:
+            return (self.tr,)
+        return (self.tr, *(c.tr for c in self.more_commands))
+
     def log_arguments(self) -> list[str]:
         """JOB_START's ``arguments``: the args of a one-command app; of several, each
         command as ``tr a b`` (trunk's ``[cmd1 args, cmd2 args]``)."""
@@ -92,9 +99,10 @@ def later_commands(commands: tuple[Command, ...], catalogue: Callable[[str], App
                    ) -> tuple[tuple[Command, ...], dict[str, str], float | None]:
     """The commands after the first of an app body of several, as a site runs them, and
     what their apps add to the job (Swift/K trunk's TCProfile): each command's program from
-    its own app (one the catalogue does not list runs the program of its own name), the
-    variables of each app's environment, and the sum of the apps' walltimes (None: none
-    set one).  The caller lets the first app's and the script's own settings win."""
+    its own app (the program of its own name where the catalogue lists none, as on a
+    simulated site), the variables of each app's environment, and the sum of the apps'
+    walltimes (None: none set one).  The caller lets the first app's and the script's own
+    settings win."""
     resolved: list[Command] = []
     env: dict[str, str] = {}
     walltime: float | None = None

@@ -72,7 +72,7 @@ class WeightedScorePolicy(Policy):
 
     def _usable(self, task: "Task", sites: Sequence["Site"]) -> list["Site"]:
         now = self.ctx.clock.now()
-        with_debt = len(self.ctx.app_sites(task.tr)) > 1
+        with_debt = len(self.ctx.app_sites(task)) > 1
         return [s for s in sites if now >= s.permitted_at(with_debt)]
 
     def select(self, task: "Task", sites: Sequence["Site"]) -> "Site | None":

@@ -71,8 +71,8 @@ class PolicyContext:
     #: change a site's score through the scheduler (clamped, limits and events follow)
     adjust_score: Callable[["Site", float], None] = lambda site, delta: None
     set_score: Callable[["Site", float], None] = lambda site, value: None
-    #: the sites that have an app (by its name), whatever their load
-    app_sites: Callable[[str], Sequence["Site"]] = lambda tr: ()
+    #: the sites whose catalogue has every app of a task, whatever their load
+    app_sites: Callable[["Task"], Sequence["Site"]] = lambda task: ()
 
 
 class Policy:

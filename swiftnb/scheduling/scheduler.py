@@ -34,7 +34,7 @@ import itertools
 import math
 import random
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
@@ -322,7 +322,7 @@ class Scheduler:
         self._pumping = False
         self._pump_again = False
         self._wakeup: TimerHandle | None = None
-        self._app_sites: dict[str, list[Site]] = {}
+        self._app_sites: dict[tuple[str, ...], list[Site]] = {}
         self._start_futures: dict[str, asyncio.Future] = {}
         self._groups: set[_Group] = set()
         self._in_flight: set[asyncio.Task] = set()
@@ -372,7 +372,7 @@ class Scheduler:
         failed = self._failed_on.get(task.jobid)
         if not failed:
             return frozenset()
-        sites = self._sites_for(task.tr)
+        sites = self._sites_for(task)
         avoid = frozenset(s for s in sites if s.name in failed)
         if len(avoid) == len(sites):
             avoid = frozenset(s for s in sites if s.name == failed[-1])
@@ -544,17 +544,18 @@ class Scheduler:
             hint = f"; did you mean {near[0]}?" if near else ""
             raise SchedulerError(f"unknown site {name!r}{hint}") from None
 
-    def _sites_for(self, tr: str) -> list[Site]:
-        sites = self._app_sites.get(tr)
+    def _sites_for(self, task: Task) -> list[Site]:
+        """The sites whose catalogue has every app of the task, whatever their load."""
+        apps = task.apps
+        sites = self._app_sites.get(apps)
         if sites is None:
-            sites = [s for s in self.sites if s.apps is None or tr in s.apps or "ALL" in s.apps]
-            self._app_sites[tr] = sites
+            sites = self._app_sites[apps] = [s for s in self.sites if _runs_all(s, apps)]
         return sites
 
     def _check(self, task: Task) -> str | None:
-        sites = self._sites_for(task.tr)
+        sites = self._sites_for(task)
         if not sites:
-            return f'The application "{task.tr}" is not available on any of the sites'
+            return _unavailable(task.apps, self.sites)
         return self.policy.check(task, sites)
 
     async def _attempt(self, task: Task, ref: _Ref | None, exclude: frozenset[Site],
@@ -694,14 +695,14 @@ class Scheduler:
             raise
 
     def _enqueue(self, waiter: _Waiter) -> None:
-        key = (waiter.task.tr, waiter.skip, self.policy.task_key(waiter.task))
+        key = (waiter.task.apps, waiter.skip, self.policy.task_key(waiter.task))
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = deque()
         queue.append(waiter)
 
     def _try_select(self, task: Task, exclude: frozenset[Site]) -> Site | None:
-        candidates = [s for s in self._sites_for(task.tr)
+        candidates = [s for s in self._sites_for(task)
                       if s.load < s.limit and s not in exclude]
         if not candidates:
             return None
@@ -744,13 +745,14 @@ class Scheduler:
         the rest of the pass, since its other jobs would get the same answer, and so are
         all queues of an app none of whose sites is under its limit."""
         heap: list[tuple[int, int, Hashable]] = []
-        apps: set[str] = set()
-        full: set[str] = set()  # apps whose every site is at its limit (until the next pass)
+        apps: set[tuple[str, ...]] = set()
+        #: app sets whose every site is at its limit (until the next pass)
+        full: set[tuple[str, ...]] = set()
         for i, (key, queue) in enumerate(list(self._queues.items())):
             head = self._head(key, queue)
             if head is not None:
                 heap.append((head.seq, i, key))
-                apps.add(head.task.tr)
+                apps.add(head.task.apps)
         heapq.heapify(heap)
         while heap and self._waiting and len(full) < len(apps):
             seq, i, key = heapq.heappop(heap)
@@ -761,13 +763,13 @@ class Scheduler:
             if head.seq != seq:  # the old head was withdrawn: take its place in age order
                 heapq.heappush(heap, (head.seq, i, key))
                 continue
-            tr = head.task.tr
-            if tr in full:
+            task = head.task
+            if task.apps in full:
                 continue
-            site = self._try_select(head.task, head.skip)
+            site = self._try_select(task, head.skip)
             if site is None:
-                if all(s.load >= s.limit for s in self._sites_for(tr)):
-                    full.add(tr)
+                if all(s.load >= s.limit for s in self._sites_for(task)):
+                    full.add(task.apps)
                 continue
             queue.popleft()
             self._waiting -= 1
@@ -821,7 +823,7 @@ class Scheduler:
                     continue
                 w.future.set_exception(SchedulerError(
                     f"no site can take job {w.task.jobid}: the {self.policy.name} policy "
-                    f"refused every site ({', '.join(s.name for s in self._sites_for(w.task.tr))})"))
+                    f"refused every site ({', '.join(s.name for s in self._sites_for(w.task))})"))
                 self._waiting -= 1
         if retried:
             self._pump()
@@ -924,7 +926,7 @@ class Scheduler:
                    for r in group.refs):
                 continue  # a replica is still waiting for a site
             busy = {r.att.site for r in group.refs if r.att is not None and not r.loser}
-            if all(s in busy for s in self._sites_for(group.task.tr)):
+            if all(s in busy for s in self._sites_for(group.task)):
                 continue  # no other site could take a replica
             self._spawn(group, replica=True)
         if self._queued and not self.closed:
@@ -978,6 +980,22 @@ class Scheduler:
         att.kill_reason = (f"Job {att.task.jobid} killed on {att.site.name}: active for more "
                            f"than twice its maxwalltime ({limit:g} s)")
         att.ref.atask.cancel()
+
+
+def _runs_all(site: Site, apps: tuple[str, ...]) -> bool:
+    """Whether ``site``'s catalogue lists every one of ``apps`` (None lists any)."""
+    listed = site.apps
+    return listed is None or "ALL" in listed or all(tr in listed for tr in apps)
+
+
+def _unavailable(apps: tuple[str, ...], sites: Sequence[Site]) -> str:
+    """Why no site can take a job of ``apps``: the first app no site has (Swift's message),
+    or, for a job of several commands, that no one site has them all."""
+    for tr in apps:
+        if not any(_runs_all(s, (tr,)) for s in sites):
+            return f'The application "{tr}" is not available on any of the sites'
+    names = ", ".join(f'"{tr}"' for tr in dict.fromkeys(apps))
+    return f"The applications {names} are not available together on any one site"
 
 
 def _submitted_order(att: _Attempt) -> tuple[float, str]:

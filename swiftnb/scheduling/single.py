@@ -139,11 +139,16 @@ class SingleSiteExecutor:
         jobid = task.jobid
         emit("JOB_SITE_SELECT", {"jobid": jobid})
         if self.app_lookup is not None and task.executable is None:
-            app = self.app_lookup(task.tr)
-            if app is None:
+            lookup = self.app_lookup
+            app = lookup(task.tr)
+            missing = task.tr if app is None else None
+            if task.more_commands and missing is None:  # the site must have every app
+                missing = next((c.tr for c in task.more_commands if lookup(c.tr) is None), None)
+            if missing is not None:
                 return TaskResult(
                     ok=False, failure=FailureKind.NOT_EXECUTABLE,
-                    message=f'The application "{task.tr}" is not available on any of the sites')
+                    message=f'The application "{missing}" is not available on any of the sites')
+            assert app is not None
             scripted = task.maxwalltime is not None  # the script's own profile
             task.executable = app.executable
             if app.env:

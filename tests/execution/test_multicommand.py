@@ -233,3 +233,76 @@ def test_walltime_names_the_command_that_was_running(tmp_path):
     assert re.fullmatch(r"Application \S*/sleep exceeded its walltime of 1 seconds and was killed",
                         result["cause"]), result["cause"]
     assert result["message"].startswith("Exception in sleep:\n    Arguments: [30]\n")
+
+
+#: two local sites: ``one`` lists app ``first`` only, ``two`` lists ``first`` and ``second``
+TWO_CATALOGUES = """
+sites: [one, two]
+site.one {
+    execution { type: "local" }
+    workDirectory: "work-one"
+    app.first { executable: "/bin/echo" }
+}
+site.two {
+    execution { type: "local" }
+    workDirectory: "work-two"
+    app.first { executable: "/bin/echo" }
+    app.second { executable: "/bin/echo" }
+}
+"""
+
+BOTH_APPS = """
+type file;
+app (file o) both (int i)
+{
+    first "one" i;
+    second "two" i stdout=@o;
+}
+foreach i in [1:8] {
+    file out <single_file_mapper; file=strcat("out", i, ".txt")>;
+    out = both(i);
+}
+"""
+
+
+def _run_conf(tmp_path: Path, conf: str, script: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "swift.conf").write_text(conf)
+    (tmp_path / "wf.swift").write_text(script)
+    return subprocess.run([*SWIFTNB, "run", "wf.swift"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=150, check=False)
+
+
+def test_a_job_goes_only_to_sites_that_have_every_commands_app(tmp_path):
+    """Site ``one`` cannot run ``second``: every job of the two commands runs on ``two``."""
+    r = _run_conf(tmp_path, TWO_CATALOGUES, BOTH_APPS)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert [(tmp_path / f"out{i}.txt").read_text() for i in range(1, 9)] == [
+        f"two {i}\n" for i in range(1, 9)]
+    log = next(tmp_path.glob("run*/*.log")).read_text()
+    hosts = re.findall(r"JOB_START jobid=\S+ tr=first .* host=(\S+)", log)
+    assert hosts == ["two"] * 8, hosts
+
+
+def test_no_one_site_with_every_app_is_the_swift_error(tmp_path):
+    conf = TWO_CATALOGUES.replace('    app.first { executable: "/bin/echo" }\n    app.second',
+                                  '    app.second')
+    r = _run_conf(tmp_path, conf, BOTH_APPS)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert 'The applications "first", "second" are not available together on any one site' \
+        in r.stderr, r.stderr
+
+
+def test_a_later_commands_app_missing_from_the_one_sites_catalogue(tmp_path):
+    """The one-site path checks every command's app, as the scheduler does.  (The site is
+    not ``local``, whose built-in definition lists ``app.ALL``.)"""
+    conf = """
+sites: [only]
+site.only {
+    execution { type: "local" }
+    workDirectory: "swiftwork"
+    app.first { executable: "/bin/echo" }
+}
+"""
+    r = _run_conf(tmp_path, conf, BOTH_APPS)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert 'The application "second" is not available on any of the sites' in r.stderr, r.stderr
