@@ -33,7 +33,8 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> CoasterProvider:
         return CoasterProvider.from_site(site, ctx.bus, site_run=ctx.site_run,
                                          keep=ctx.keep_site_dir, origin=ctx.origin(site),
                                          host_name=ctx.config.host_name,
-                                         port_range=ctx.config.TCP_port_range)
+                                         port_range=ctx.config.TCP_port_range,
+                                         warn=ctx.warn)
     except CoasterConfigError as exc:
         try:
             from swiftnb.scheduling.errors import SchedulerError

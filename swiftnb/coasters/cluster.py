@@ -421,9 +421,11 @@ def make_block_provider(site: "SiteConfig", boot: str, lrm_name: str, options: M
                         *, site_run: str, bus: EventBus, where: str, internal_host: str | None,
                         port_range: str | None, log_level: str | None, log_dir: str | None,
                         origin: Callable[[str], str] | None = None,
-                        tasks_per_node: int = 1) -> ClusterBlockProvider:
+                        tasks_per_node: int = 1,
+                        warn: Callable[[str], None]) -> ClusterBlockProvider:
     """The block provider of a coaster site whose jobManager is ``BOOT:LRM`` with an LRM
-    other than ``local``; a wrong option is a ValueError naming the key and where."""
+    other than ``local``; a wrong option is a ValueError naming the key and where, a
+    ``jobOptions`` key the batch system ignores is told to ``warn`` and left out."""
     from swiftnb.execution.batch.lrm import lrm_class
     from swiftnb.execution.shell import LocalShell
 
@@ -431,6 +433,9 @@ def make_block_provider(site: "SiteConfig", boot: str, lrm_name: str, options: M
     cluster = ClusterOptions.from_mapping(own, where=where, origin=origin,
                                           type_name=f"coaster ({boot}:{lrm_name})")
     lrm_cls = lrm_class(lrm_name)
+    if cluster.jobOptions:
+        cluster = dataclasses.replace(cluster, jobOptions=lrm_cls.honoured_options(
+            cluster.jobOptions, f"{where}.jobOptions", warn, origin))
     problems = lrm_cls.check_options(cluster.jobOptions or {}, where=f"{where}.jobOptions")
     if not problems:  # a block of one node, as the planner may ask for
         shape = lrm_cls.check_resources(Resources(

@@ -109,20 +109,27 @@ class CoasterProvider(Provider):
                   host_name: str | None = None,
                   port_range: tuple[int, int] | None = None,
                   cdm: CdmPolicy | None = None,
+                  warn: Callable[[str], None] | None = None,
                   **kwargs: Any) -> "CoasterProvider":
         """From a ``swiftnb.config`` SiteConfig or a plain dict (a notebook's).
 
         ``keep`` (keepSiteDir from the run) is or-ed with the site's own setting;
         ``host_name`` and ``port_range`` are swift.conf's global ``hostName`` and
-        ``TCPPortRange``.
+        ``TCPPortRange``.  ``warn`` is told of options Swift 0.96 took that have no
+        effect on this site (default: a WARNING event on ``bus``).
         """
+        if warn is None:
+            def warn(text: str) -> None:
+                if bus is not None:
+                    bus.emit("WARNING", {}, text=f"Warning: {text}")
         if isinstance(site, dict):
             execution = site.get("execution", {})
             name = site.get("name", "coaster")
             where = f"site.{name}.execution.options"
             if execution.get("type") == "coaster-persistent":
                 return cls._persistent(name, execution.get("URL"), execution.get("jobManager"),
-                                       dict(execution.get("options") or {}), where, origin, bus=bus,
+                                       dict(execution.get("options") or {}), where, origin,
+                                       warn, bus=bus,
                                        work_dir=site.get("workDirectory"),
                                        keep=keep or bool(site.get("keepSiteDir", False)),
                                        **kwargs)
@@ -138,7 +145,7 @@ class CoasterProvider(Provider):
         options = dict(execution.options or {})
         if site.type == "coaster-persistent":
             return cls._persistent(site.name, execution.URL, execution.job_manager, options,
-                                   f"site.{site.name}.execution.options", origin, bus=bus,
+                                   f"site.{site.name}.execution.options", origin, warn, bus=bus,
                                    work_dir=site.work_directory,
                                    keep=keep or site.keep_site_dir, **kwargs)
         bus = bus if bus is not None else EventBus()
@@ -155,12 +162,11 @@ class CoasterProvider(Provider):
             CoasterSettings.from_options(planner_options, prefix=where, origin=origin),
             host_name, port_range, job_manager, where)
         if (boot, lrm) == ("local", "local"):
-            if own:
-                key = sorted(own)[0]
+            for key in sorted(own):  # Swift 0.96 took them and did nothing with them
                 place = origin(key) if origin is not None else ""
-                raise CoasterConfigError(
-                    f"{place + ': ' if place else ''}{where}.{key} has no effect with jobManager "
-                    f'"local:local" (blocks are processes on this machine, not batch jobs)')
+                warn(f"{place + ': ' if place else ''}{where}.{key} has no effect with "
+                     f'jobManager "local:local" (blocks are processes on this machine, not '
+                     f"batch jobs); ignored")
         else:
             try:
                 kwargs["block_provider"] = make_block_provider(
@@ -170,7 +176,7 @@ class CoasterProvider(Provider):
                     port_range=_range_text(port_range),
                     log_level=str(options.get("workerLoggingLevel", "NONE")),
                     log_dir=options.get("workerLoggingDirectory"), origin=origin,
-                    tasks_per_node=settings.jobs_per_node)
+                    tasks_per_node=settings.jobs_per_node, warn=warn)
             except ValueError as exc:
                 raise CoasterConfigError(str(exc)) from None
             if boot == "ssh-cl":
@@ -204,10 +210,11 @@ class CoasterProvider(Provider):
     @classmethod
     def _persistent(cls, name: str, url: str | None, job_manager: str | None,
                     options: dict[str, Any], where: str,
-                    origin: Callable[[str], str] | None, **kwargs: Any) -> "CoasterProvider":
+                    origin: Callable[[str], str] | None, warn: Callable[[str], None],
+                    **kwargs: Any) -> "CoasterProvider":
         """A coaster-persistent site: ``execution.URL`` is the running service; only
         ``secretFile`` and ``defaultWalltime`` mean something here (the service plans
-        its own blocks, or none)."""
+        its own blocks, or none): the others are told to ``warn`` and left out."""
         def place(key: str) -> str:
             found = origin(key) if origin is not None else ""
             return f"{found}: " if found else ""
@@ -222,12 +229,12 @@ class CoasterProvider(Provider):
                 f"site.{name}.execution.jobManager has no effect on a coaster-persistent "
                 "site: the running service starts its own blocks (swiftnb coaster-service "
                 "-jobmanager ...) or none (-passive); remove it")
-        for key in options:
-            if key not in _PERSISTENT_KEYS:
-                raise CoasterConfigError(
-                    f"{place(key)}{where}.{key} has no effect on a coaster-persistent site: "
-                    "the running service has its own settings (swiftnb coaster-service "
-                    f"-option {key}=...); only {', '.join(sorted(_PERSISTENT_KEYS))} apply here")
+        for key in [k for k in options if k not in _PERSISTENT_KEYS]:
+            warn(f"{place(key)}{where}.{key} has no effect on a coaster-persistent site: "
+                 "the running service has its own settings (swiftnb coaster-service "
+                 f"-option {key}=...); only {', '.join(sorted(_PERSISTENT_KEYS))} apply "
+                 "here; ignored")
+            del options[key]
         try:
             address = ServiceAddress.from_url(url, options.get("secretFile"))
         except ValueError as exc:

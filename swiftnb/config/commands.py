@@ -101,14 +101,15 @@ def check_config(argv: Sequence[str], out: TextIO | None = None,
     except ConfigError as exc:
         print(exc, file=err)
         return 1
+    # what a run would refuse (and what it would ignore, a warning), after the
+    # configuration it would have read
+    problems = check_sites(config) if check_sites is not None else []
     for warning in config.warnings:
         print(f"Warning: {warning}", file=err)
     if args.sitelist:
         out.write(sitelist(config))
     else:
         out.write(config.listconfig(full=args.listconfig != "files"))
-    # what a run would refuse, after the configuration it would have read
-    problems = check_sites(config) if check_sites is not None else []
     for problem in problems:
         print(problem, file=err)
     return 1 if problems else 0

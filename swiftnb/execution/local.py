@@ -366,7 +366,8 @@ class LocalOptions(ProviderOptions):
 def make_provider(site: SiteConfig, ctx: BuildContext) -> LocalProvider:
     """The provider of an ``execution.type: "local"`` site."""
     LocalOptions.from_mapping(site.execution.options, where=ctx.where(site),
-                              origin=ctx.origin(site), type_name="local")
+                              origin=ctx.origin(site), type_name="local",
+                              warn=ctx.warn)
     scratch = site.scratch
     if scratch and not os.path.isabs(scratch):  # node-local copies of inputs
         scratch = os.path.abspath(scratch)

@@ -371,5 +371,6 @@ def _sample(dist: Any, rng: random.Random) -> float:
 def make_provider(site: SiteConfig, ctx: BuildContext) -> SimProvider:
     """The provider of an ``execution.type: "sim"`` site."""
     options = SimOptions.from_mapping(site.execution.options, where=ctx.where(site),
-                                      origin=ctx.origin(site), type_name="sim")
+                                      origin=ctx.origin(site), type_name="sim",
+                                      warn=ctx.warn)
     return SimProvider(site.name, options, clock=ctx.clock, site_run=ctx.site_run)

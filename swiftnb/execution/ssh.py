@@ -408,7 +408,8 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> SSHProvider:
     from swiftnb.execution.sshshell import shell_for
 
     options = SSHOptions.from_mapping(site.execution.options, where=ctx.where(site),
-                                      origin=ctx.origin(site), type_name="ssh")
+                                      origin=ctx.origin(site), type_name="ssh",
+                                      warn=ctx.warn)
     host = site.execution.URL
     if not host:
         raise ValueError(f"site {site.name}: missing mandatory property "

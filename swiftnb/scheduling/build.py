@@ -66,6 +66,11 @@ class BuildContext:
     def where(self, site: SiteConfig) -> str:
         return f"site.{site.name}.execution.options"
 
+    def warn(self, text: str) -> None:
+        """Say ``text`` once, on the console and in the log: a setting Swift 0.96 took
+        that has no effect on this site (see :func:`warn`)."""
+        warn(self.config, self.bus, text)
+
     def origin(self, site: SiteConfig) -> Callable[[str], str]:
         """key -> where it was written (``swift.conf:12``), for option messages."""
         def origin(key: str) -> str:
@@ -170,7 +175,9 @@ _EVERY_SITE_APP_OPTIONS = frozenset({"maxwalltime", "maxWallTime", "cores", "cor
 
 def _refuse_app_job_options(sc: SiteConfig, ctx: BuildContext) -> None:
     """An app's job options (``count``, ``jobType``, ``jobQueue``, ``mpi.*``, LRM keys)
-    on a site that runs no job per task would be dropped: refuse them, with their line."""
+    on a site that runs no job per task would be dropped: refuse them, with their line.
+    (Not a warning: Swift 0.96's coasters ran an app of ``jobType`` MPI as one, which
+    these sites cannot, so the app would run otherwise than its author asked.)"""
     apps = [(f"app.{name}", app) for name, app in ctx.config.apps.items()]
     apps += [(f"site.{sc.name}.app.{name}", app) for name, app in sc.apps.items()]
     for path, app in apps:
@@ -190,7 +197,8 @@ def _refuse_app_job_options(sc: SiteConfig, ctx: BuildContext) -> None:
 def check_sites(config: Config) -> list[str]:
     """What is wrong with the sites' execution types and options (each site's provider
     reads its own), without starting anything: one message per site.  ``swiftnb
-    check-config`` shows them; a run refuses them for the sites it uses."""
+    check-config`` shows them; a run refuses them for the sites it uses.  What has no
+    effect on a site joins ``config.warnings`` instead."""
     ctx = BuildContext(config, EventBus(), RealClock())
     problems = []
     for sc in config.sites.values():
@@ -310,6 +318,21 @@ def _check_policy_options(policy_name: str, options: Mapping[str, Any]) -> None:
                 + (")" if near else ""))
 
 
+def warn(config: Config, bus: EventBus, text: str) -> None:
+    """A warning about the configuration, once: the CLI prints the configuration's
+    warnings after its header (``swiftnb check-config`` after the tree), and the log has
+    it as a WARNING line.
+
+    What Swift 0.96's schema accepted but has no effect on a site (a batch queue on a
+    coaster site whose blocks are local processes, PBS keys on a Slurm site, coaster keys
+    on a batch site) is such a warning, not an error: a configuration written for Swift
+    runs unchanged, and its author is told what is ignored and where."""
+    if text in config.warnings:
+        return
+    config.warnings.append(text)
+    bus.emit("WARNING", {}, text=f"Warning: {text}")
+
+
 def _warn_mixed_sim(config: Config, bus: EventBus) -> None:
     """Simulated sites next to real ones cannot use virtual time: their queue and run
     times pass on the wall clock.  Say so once (console and log), or a run with a
@@ -321,9 +344,7 @@ def _warn_mixed_sim(config: Config, bus: EventBus) -> None:
     text = (f"simulated site{'s' if len(sim) > 1 else ''} {', '.join(sim)} run{'' if len(sim) > 1 else 's'} in real time "
             f"(not virtual time) because {', '.join(real)} {'are' if len(real) > 1 else 'is'} "
             "real; see docs/scheduling.md")
-    if text not in config.warnings:
-        config.warnings.append(text)  # the CLI prints the configuration's warnings after its header
-    bus.emit("WARNING", {}, text=f"Warning: {text}")
+    warn(config, bus, text)
 
 
 def _single_local_site(config: Config) -> SiteConfig | None:

@@ -7,7 +7,8 @@ names its reader with ``option(convert=...)``, and ``check`` says what a value m
 be).  :meth:`ProviderOptions.from_site` reads a site's options against the
 class its ``execution.type`` selects: a key of another provider (a sim key on a coaster
 site) or a misspelt key is refused with the file and line it came from and the nearest
-valid key, a value of the wrong type likewise.  Keys every site may carry for the
+valid key, a value of the wrong type likewise.  A coaster key on another site, which
+Swift 0.96's schema accepted everywhere, is a warning instead (``warn``).  Keys every site may carry for the
 brokerage policy (``cores``, ``maxTime``...) are accepted everywhere.
 """
 
@@ -98,9 +99,12 @@ class ProviderOptions:
     @classmethod
     def from_mapping(cls: type[O], options: Mapping[str, Any], *, where: str = "options",
                      origin: typing.Callable[[str], str] | None = None,
-                     type_name: str = "") -> O:
+                     type_name: str = "",
+                     warn: typing.Callable[[str], None] | None = None) -> O:
         """Options from a mapping; ``where`` prefixes messages (``site.x.execution.options``)
-        and ``origin(key)`` says where a key was written (``swift.conf:12``)."""
+        and ``origin(key)`` says where a key was written (``swift.conf:12``).  ``warn``
+        is told of a coaster key on a site of another type, which Swift 0.96's schema
+        accepted on every site and this provider ignores (without ``warn``, refused)."""
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls)}
         values: dict[str, Any] = {}
@@ -117,9 +121,14 @@ class ProviderOptions:
                     continue
                 kind = f" for execution type \"{type_name}\"" if type_name else ""
                 if key in COASTER_OPTION_NAMES:  # a 0.96 coaster key on another site
-                    raise fail(key, f"a coaster option (blocks of pilot jobs), with no effect"
-                                    f"{kind}: remove it, or make the site execution.type "
-                                    "\"coaster\" with a jobManager such as \"local:slurm\"")
+                    problem = fail(key, f"a coaster option (blocks of pilot jobs), with no "
+                                        f"effect{kind}: remove it, or make the site "
+                                        "execution.type \"coaster\" with a jobManager such "
+                                        "as \"local:slurm\"")
+                    if warn is None:
+                        raise problem
+                    warn(str(problem))
+                    continue
                 near = close_matches(key, sorted(set(fields) | set(cls.ALIASES)))
                 raise fail(key, f"unknown key{kind}" + (f", did you mean {near[0]}?" if near
                                                         else ""))

@@ -95,8 +95,8 @@ REFUSALS = [
     # (name, files to write, arguments, exit code, part of the message).  A bad script,
     # option, or -resume file name is refused before the run directory is made.
     ("site refused by its provider",
-     {"bad.conf": "site.local.execution.options.maxJobs: 2\n"},
-     ["-config", "bad.conf", "q.swift"], 1, "a coaster option"),
+     {"bad.conf": "site.local.execution.options.failureProbability: 0.5\n"},
+     ["-config", "bad.conf", "q.swift"], 1, 'unknown key for execution type "local"'),
     ("not a restart log", {"g.rlog": "garbage\n"},
      ["-resume", "g.rlog", "q.swift"], 1, "is not a Swift restart log"),
 ]
@@ -122,7 +122,7 @@ def test_a_refused_run_removes_only_the_directory_it_made(tmp_path):
     """``-runid new`` made its directory: refused, it is gone.  ``-runid old`` names one an
     earlier run made: refused, it stays, with what it held."""
     (tmp_path / "q.swift").write_text(QUICK)
-    (tmp_path / "bad.conf").write_text("site.local.execution.options.maxJobs: 2\n")
+    (tmp_path / "bad.conf").write_text("site.local.execution.options.failureProbability: 0.5\n")
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "keep.txt").write_text("mine\n")
     for runid in ("new", "old"):

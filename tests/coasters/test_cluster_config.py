@@ -1,7 +1,8 @@
 """Coaster sites whose blocks are batch jobs: what their configuration may say.
 
-Every key of such a site either takes effect or is refused with the key, its place and
-why; none is silently dropped (issue 13).  No daemon is needed: nothing here connects.
+Every key of such a site takes effect, or is refused with the key, its place and why, or
+(one Swift 0.96 took and ignored) is left out with a warning that says the same: none is
+silently dropped (issue 13).  No daemon is needed: nothing here connects.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from swiftnb.coasters import make_provider
+from swiftnb.coasters.blocks import LocalBlockProvider
 from swiftnb.coasters.cluster import ClusterBlockProvider
 from swiftnb.coasters.provider import CoasterProvider
 from swiftnb.config import load_config_text
@@ -18,8 +20,10 @@ from swiftnb.scheduling.clock import RealClock
 from swiftnb.scheduling.scheduler import SchedulerError as CoasterConfigError
 
 
-def provider(execution: str, extra: str = "") -> CoasterProvider:
-    """The coaster provider a run would build for site ``c`` (messages name swift.conf)."""
+def provider(execution: str, extra: str = "", warnings: list[str] | None = None
+             ) -> CoasterProvider:
+    """The coaster provider a run would build for site ``c`` (messages name swift.conf);
+    the configuration's warnings go to ``warnings``."""
     config = load_config_text(
         "site.c {\n"
         f"  execution {{ {execution} }}\n"
@@ -27,7 +31,10 @@ def provider(execution: str, extra: str = "") -> CoasterProvider:
         f"  {extra}\n"
         "}\nsites: [c]\n")
     ctx = BuildContext(config, EventBus(), RealClock(), site_run="run-1")
-    return make_provider(config.sites["c"], ctx)
+    made = make_provider(config.sites["c"], ctx)
+    if warnings is not None:
+        warnings.extend(config.warnings)
+    return made
 
 
 def test_a_batch_job_manager_makes_a_cluster_block_provider():
@@ -59,11 +66,15 @@ def test_ssh_cl_needs_the_login_node():
 
 
 def test_queue_and_project_mean_nothing_to_local_blocks():
-    with pytest.raises(CoasterConfigError) as caught:
-        provider('type: "coaster", jobManager: "local:local", options { jobQueue: "normal" }')
-    assert str(caught.value) == (
+    """Swift/K's own tests/multiline/swift.conf names a queue for local:local blocks."""
+    warnings: list[str] = []
+    p = provider('type: "coaster", jobManager: "local:local", options { jobQueue: "normal" }',
+                 warnings=warnings)
+    assert isinstance(p._block_provider, LocalBlockProvider)  # local processes all the same
+    assert warnings == [
         "swift.conf:2: site.c.execution.options.jobQueue has no effect with "
-        'jobManager "local:local" (blocks are processes on this machine, not batch jobs)')
+        'jobManager "local:local" (blocks are processes on this machine, not batch jobs); '
+        "ignored"]
 
 
 def test_login_options_mean_nothing_without_ssh_cl():
@@ -78,9 +89,23 @@ def test_an_unknown_launcher_is_refused():
         provider('type: "coaster", jobManager: "local:fork", options { launcher: "torchrun" }')
 
 
-def test_job_options_the_batch_system_does_not_know_are_refused():
-    with pytest.raises(CoasterConfigError, match=r"jobOptions.ppn has no meaning for local"):
-        provider('type: "coaster", jobManager: "local:fork", options { jobOptions { ppn: 4 } }')
+def test_job_options_the_batch_system_does_not_know_are_left_out_with_a_warning():
+    """Swift/K's tests/multi_remote/swift.conf gives PBS's ppn to ssh-cl:local blocks."""
+    warnings: list[str] = []
+    p = provider('type: "coaster", jobManager: "local:fork", options { jobOptions { ppn: 4, '
+                 'pbs.aprun: true } }', warnings=warnings)
+    blocks = p._block_provider
+    assert isinstance(blocks, ClusterBlockProvider)
+    assert not blocks.options.jobOptions  # neither reaches a block's job
+    assert [w.split(" (it understands")[0] for w in warnings] == [
+        "swift.conf:2: site.c.execution.options.jobOptions.ppn has no meaning for local",
+        "swift.conf:2: site.c.execution.options.jobOptions.pbs.aprun has no meaning for local"]
+
+
+def test_a_job_option_with_a_wrong_value_is_still_refused():
+    with pytest.raises(CoasterConfigError, match=r"jobOptions.slurm.mem: a value with quotes"):
+        provider('type: "coaster", jobManager: "local:slurm", '
+                 'options { jobOptions { slurm.mem: "4\\"G" } }')
 
 
 def test_ssh_cl_service_listens_on_loopback_and_the_relay_takes_internal_host_name():

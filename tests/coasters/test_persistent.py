@@ -293,10 +293,28 @@ site.here {{
         assert re.search(rf"JOB_START jobid={re.escape(jobid)} .* host=here", log), jobid
 
 
+def test_a_persistent_sites_planner_options_are_left_out_with_a_warning():
+    """Swift/K's tests/sites/active-persistent-coasters/swift.conf gives the service's
+    planner keys to the client's site: the running service plans with its own."""
+    from swiftnb.coasters import make_provider
+    from swiftnb.config import load_config_text
+    from swiftnb.events import EventBus
+    from swiftnb.scheduling.build import BuildContext
+    from swiftnb.scheduling.clock import RealClock
+
+    config = load_config_text(
+        'site.c { execution { type: "coaster-persistent", URL: "127.0.0.1:1984", '
+        'options { maxJobs: 2, defaultWalltime: "00:05:00" } }\n'
+        ' workDirectory: "/tmp/w" }\nsites: [c]\n')
+    p = make_provider(config.sites["c"], BuildContext(config, EventBus(), RealClock()))
+    assert p.remote is not None and p.settings.slots == 20  # the default, not 2
+    assert config.warnings == [
+        "swift.conf:1: site.c.execution.options.maxJobs has no effect on a coaster-persistent "
+        "site: the running service has its own settings (swiftnb coaster-service -option "
+        "maxJobs=...); only defaultWalltime, secretFile apply here; ignored"]
+
+
 @pytest.mark.parametrize(("execution", "message"), [
-    ('URL: "127.0.0.1:1984", options { maxJobs: 2 }',
-     r"site.c.execution.options.maxJobs has no effect on a coaster-persistent site: the "
-     r"running service has its own settings \(swiftnb coaster-service -option maxJobs=...\)"),
     ('URL: "127.0.0.1:1984", jobManager: "local:slurm"',
      r"site.c.execution.jobManager has no effect on a coaster-persistent site"),
     ('URL: "127.0.0.1"',

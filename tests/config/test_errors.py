@@ -60,6 +60,20 @@ def test_wrong_file_message(name, clean_env):
         assert line.startswith(name + ":"), line  # names the file (and line) first
 
 
+def test_a_swift_key_without_effect_on_its_site_is_a_warning(tmp_path, clean_env):
+    """Swift 0.96's schema took the coaster keys on every site, and a local site did
+    nothing with them: the configuration loads and builds, and a warning names the key,
+    its line and why."""
+    (tmp_path / "swift.conf").write_text("site.local.execution.options.lowOverallocation: 100\n")
+    config = load_config(cwd=tmp_path, env=clean_env)
+    assert check_sites(config) == []
+    assert config.warnings == [
+        "swift.conf:1: site.local.execution.options.lowOverallocation: a "
+        'coaster option (blocks of pilot jobs), with no effect for execution type "local": '
+        'remove it, or make the site execution.type "coaster" with a jobManager such as '
+        '"local:slurm"']
+
+
 def test_errors_list_matches_message(clean_env):
     with pytest.raises(ConfigError) as info:
         load_config("two-errors.conf", cwd=BAD, env=clean_env)

@@ -9,7 +9,10 @@ so one adapter serves a cluster whose commands are on this machine (``local:slur
 What a job needs is a :class:`Resources` (nodes, walltime, queue, project, the site's
 ``jobOptions``); each adapter turns it into its directives (``#SBATCH --time=...``) and
 refuses, with a message, the options it cannot honour: a key silently dropped would run
-the job somewhere the user did not ask for.
+the job somewhere the user did not ask for.  A site's own ``jobOptions`` key it has no
+meaning for is left out aloud instead, with a warning, as Swift 0.96 left it out
+(:meth:`LRM.honoured_options`), so a configuration written for another batch system
+runs.
 
 A job's state is a :class:`JobState`, mapped once to Swift's CoG status codes
 (queued = SUBMITTED, running = ACTIVE, ...), so the log, the ticker and the timings show
@@ -185,9 +188,43 @@ class LRM(abc.ABC):
         return "\n".join(lines) + "\n"
 
     @classmethod
+    def ignored_options(cls, options: Mapping[str, object],
+                        where: str = "jobOptions") -> dict[str, str]:
+        """key -> why, for the ``jobOptions`` keys this batch system ignores: those it
+        has no meaning for (Swift 0.96's schema took any key there, and its providers
+        passed over the ones they did not know).  A site's own jobOptions lose them with
+        a warning (:meth:`honoured_options`); elsewhere :meth:`check_options` refuses
+        them."""
+        ignored: dict[str, str] = {}
+        for key in options:
+            if key in cls.option_keys or any(key.startswith(p) and len(key) > len(p)
+                                             for p in cls.option_prefixes):
+                continue
+            known = sorted(cls.option_keys) + [p + "*" for p in cls.option_prefixes]
+            near = close_matches(key, sorted(cls.option_keys))
+            hint = f"; did you mean '{near[0]}'?" if near else ""
+            ignored[key] = (f"{where}.{key} has no meaning for {cls.name} "
+                            f"(it understands {', '.join(known) or 'none'}){hint}")
+        return ignored
+
+    @classmethod
+    def honoured_options(cls, options: Mapping[str, object], where: str,
+                         warn: Callable[[str], None],
+                         origin: Callable[[str], str] | None = None) -> dict[str, object]:
+        """A site's ``jobOptions`` less the keys this batch system ignores, each of which
+        ``warn`` is told of, with where it was written (``origin(key)`` relative to the
+        site's ``execution.options``)."""
+        kept = dict(options)
+        for key, why in cls.ignored_options(options, where).items():
+            place = (origin(f"jobOptions.{key}") or origin("jobOptions")) if origin else ""
+            warn(f"{place + ': ' if place else ''}{why}; ignored")
+            del kept[key]
+        return kept
+
+    @classmethod
     def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
         """Problems with ``jobOptions`` keys this batch system would not honour."""
-        problems = []
+        problems = list(cls.ignored_options(options, where).values())
         for key, value in options.items():
             prefix = next((p for p in cls.option_prefixes
                            if key.startswith(p) and len(key) > len(p)), None)
@@ -200,13 +237,6 @@ class LRM(abc.ABC):
                             else "line breaks")
                     problems.append(f"{where}.{key}: a value with {held} cannot be "
                                     f"{cls.option_value_is}")
-            if key in cls.option_keys or prefix is not None:
-                continue
-            known = sorted(cls.option_keys) + [p + "*" for p in cls.option_prefixes]
-            near = close_matches(key, sorted(cls.option_keys))
-            hint = f"; did you mean '{near[0]}'?" if near else ""
-            problems.append(f"{where}.{key} has no meaning for {cls.name} "
-                            f"(it understands {', '.join(known) or 'none'}){hint}")
         return problems
 
     @classmethod

@@ -126,6 +126,18 @@ def _same_job(a: str, b: str) -> bool:
     return a == b or a.split(".", 1)[0] == b.split(".", 1)[0]
 
 
+def _depth_ignored(options: Mapping[str, object], where: str) -> str | None:
+    """Why ``depth`` has no effect here, if it has none: it is PBS's mppdepth with
+    ``pbs.mpp`` and aprun's ``-d`` with ``pbs.aprun``.  CoG's PBS provider read it
+    without either too and wrote it nowhere: 0.96 ignored it."""
+    if "depth" not in options or truth(options.get("pbs.mpp", False)) is True \
+            or truth(options.get("pbs.aprun", False)) is True:
+        return None
+    return (f"{where}.depth (threads per process) is PBS's mppdepth with pbs.mpp: true, "
+            "or aprun's -d with pbs.aprun: true; with neither it has no effect (Swift 0.96 "
+            "ignored it): remove it, or set ppn for the cores of a node")
+
+
 @register_lrm
 class PBS(LRM):
     """PBS and Torque through ``qsub``, ``qstat -f`` and ``qdel`` (module docstring)."""
@@ -144,6 +156,15 @@ class PBS(LRM):
         super().__init__(shell, site=site)
         self._exit_files: dict[str, str] = {}   # job id -> its exit-code file
         self._canceled: set[str] = set()
+
+    @classmethod
+    def ignored_options(cls, options: Mapping[str, object],
+                        where: str = "jobOptions") -> dict[str, str]:
+        ignored = super().ignored_options(options, where)
+        why = _depth_ignored(options, where)
+        if why is not None:
+            ignored["depth"] = why
+        return ignored
 
     @classmethod
     def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
@@ -183,12 +204,6 @@ class PBS(LRM):
             problems.append(f"{bad!r} holds quotes or line breaks, which a #PBS directive "
                             "cannot carry")
         mpp = truth(options.get("pbs.mpp", False)) is True
-        if "depth" in options and not mpp and truth(options.get("pbs.aprun", False)) is not True:
-            # CoG's PBS provider read it here too and wrote it nowhere: 0.96 ignored it
-            problems.append("jobOptions.depth (threads per process) is PBS's mppdepth with "
-                            "pbs.mpp: true, or aprun's -d with pbs.aprun: true; with neither "
-                            "it has no effect (Swift 0.96 ignored it): remove it, or set ppn "
-                            "for the cores of a node")
         if "pbs.properties" in options and mpp:
             problems.append("jobOptions.pbs.properties go with nodes=N:ppn=P; a Cray request "
                             "(pbs.mpp: true) has no place for node properties")

@@ -497,8 +497,9 @@ def _launched(spec: dict[str, Any], launch: tuple[str, ...]) -> dict[str, Any]:
 
 # -- construction ----------------------------------------------------------------------------
 def _check(site: SiteConfig, ctx: BuildContext, jobs: SiteJobs) -> list[str]:
-    """The site's jobOptions and the apps' options its batch system would not honour,
-    each with the file and line it was written on."""
+    """The site's jobOptions (less those its batch system ignores, a warning each) and the
+    apps' options its batch system would not honour, each with the file and line it was
+    written on."""
     problems: list[str] = []
     where = ctx.where(site)
     origin = ctx.origin(site)
@@ -535,7 +536,8 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> BatchProvider:
     from swiftnb.execution.sshshell import shell_for
 
     options = BatchOptions.from_mapping(site.execution.options, where=ctx.where(site),
-                                        origin=ctx.origin(site), type_name=site.type)
+                                        origin=ctx.origin(site), type_name=site.type,
+                                        warn=ctx.warn)
     lrm_type = lrm_class(site.type)
     url = site.execution.URL
     host = url or "localhost"
@@ -560,10 +562,12 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> BatchProvider:
                              "batch commands run on this machine)")
         shell = LocalShell()
     limit, limit_key = options.max_time()
+    job_options = lrm_type.honoured_options(options.jobOptions or {},
+                                            f"{ctx.where(site)}.jobOptions", ctx.warn,
+                                            ctx.origin(site))
     jobs = SiteJobs(site.name, lrm_type, queue=options.jobQueue, project=options.jobProject,
                     nodes=options.nodes, tasks_per_node=options.tasksPerNode,
-                    job_options=dict(options.jobOptions or {}), max_time=limit,
-                    max_time_key=limit_key)
+                    job_options=job_options, max_time=limit, max_time_key=limit_key)
     problems = _check(site, ctx, jobs)
     if problems:
         raise ValueError(f"site {site.name} ({lrm_type.name}): " + "; ".join(problems))

@@ -13,9 +13,9 @@ something to Slurm:
 Every ``slurm.X`` key becomes ``#SBATCH --X=value`` after the generic ones (so that
 ``slurm.time`` can override ``--time``: sbatch keeps the last of repeated options); a
 value of ``true`` or ``""`` is a bare flag (``slurm.exclusive: true`` -> ``--exclusive``),
-``false`` leaves the option out.  Any other key (``pbs.*``, ``condor.*``, ...) is refused
-by :meth:`Slurm.check_options`: dropped silently it would run the job somewhere the user
-did not ask for.
+``false`` leaves the option out.  Any other key (``pbs.*``, ``condor.*``, ...) has no
+meaning here (:meth:`LRM.ignored_options`): a site's jobOptions lose it with a warning,
+as Swift 0.96 passed over it (silently), and an app's options are refused with it.
 
 Status: one ``squeue -h -t all -j ID,ID,... -o "%i %T %r"`` per poll (``-t all`` keeps
 finished jobs listed for ``MinJobAge``).  squeue lists the ids it knows and skips the

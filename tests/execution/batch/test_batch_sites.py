@@ -227,17 +227,28 @@ out = slow();
     assert "CANCELLED" in log                       # Slurm's own word
 
 
-@pytest.mark.parametrize("where, option, key", [
-    ("site", 'jobOptions { "pbs.aprun": true }', "pbs.aprun"),
-    ("app", 'options { "docker.image": "x" }', "docker.image"),
-    ("app", 'options { jobType: "grid" }', "jobType"),
-])
-def test_an_option_slurm_would_not_honour_is_refused_at_start(slurm, tmp_path, where, option,
-                                                               key):
+def test_a_site_job_option_slurm_ignores_is_a_warning_and_the_run_goes_on(slurm, tmp_path):
+    """Swift 0.96's schema took any jobOptions key, and its Slurm provider passed over PBS's:
+    the run goes on without it, and says so with the key's line."""
     (tmp_path / "in.txt").write_text("x\n")
-    work = str(tmp_path / "swiftwork")
-    conf = (_conf("slurm", work, options=option) if where == "site"
-            else _conf("slurm", work, app=f", {option}"))
+    conf = _conf("slurm", str(tmp_path / "swiftwork"), options='jobOptions { "pbs.aprun": true }')
+    r = _run(tmp_path, CAT, conf, slurm.env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"Warning: swift\.conf:\d+: site\.cluster\.execution\.options\.jobOptions"
+                     r"\.pbs\.aprun has no meaning for slurm \(it understands depth, ppn, "
+                     r"slurm\.\*\); ignored\n", r.stderr), r.stderr
+    for i in range(3):
+        assert (tmp_path / "out" / f"{i:04d}.txt").read_text() == "x\n"
+    assert "pbs.aprun has no meaning for slurm" in _log(tmp_path)  # the log's WARNING line
+
+
+@pytest.mark.parametrize("option, key", [
+    ('options { "docker.image": "x" }', "docker.image"),
+    ('options { jobType: "grid" }', "jobType"),
+])
+def test_an_app_option_slurm_would_not_honour_is_refused_at_start(slurm, tmp_path, option, key):
+    (tmp_path / "in.txt").write_text("x\n")
+    conf = _conf("slurm", str(tmp_path / "swiftwork"), app=f", {option}")
     r = _run(tmp_path, CAT, conf, slurm.env())
     assert r.returncode == 1, r.stdout + r.stderr   # a configuration error: nothing ran
     text = r.stdout + r.stderr
