@@ -203,6 +203,8 @@ class SwiftKernel(IPythonKernel):
         except RunSetupError as exc:
             return self._error("RunSetupError", str(exc),
                                f"Could not start execution:\n\t{exc}", silent)
+        for warning in handle.config.warnings:  # what the configuration says to no effect
+            print(f"Warning: {warning}", file=sys.stderr)
         self.current_run = handle
         stop_watching = (_dashboard_at_first_app(handle)
                          if not silent and self.swift_settings.dashboard else None)

@@ -125,6 +125,8 @@ class SwiftMagics(Magics):
         except RunSetupError as exc:
             print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
             return None
+        for warning in run.config.warnings:  # what the configuration says to no effect
+            print(f"Warning: {warning}", file=sys.stderr)
         run.start(_loop())
         self.runs.append(run)
         if opts["name"]:

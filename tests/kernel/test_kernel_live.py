@@ -164,6 +164,14 @@ def test_swift_kernel_no_dashboard_without_apps(swift_kernel):
     assert len(r.data(WIDGET)) == 1  # a cell that starts an app has its panels
 
 
+def test_swift_kernel_says_what_the_configuration_sets_to_no_effect(swift_kernel, tmp_path):
+    (tmp_path / "c.conf").write_text("site.local.execution.options.maxJobs: 2\n")
+    r = swift_kernel.run("%swift_config c.conf --no-dashboard\ntrace(1);\n")
+    assert r.status == "ok"
+    assert "Warning: c.conf:1: site.local.execution.options.maxJobs: a coaster option (blocks " \
+        "of pilot jobs), with no effect for execution type \"local\"" in r.stream("stderr")
+
+
 def test_swift_kernel_warning_carries_cell_line_col(swift_kernel):
     r = swift_kernel.run('%swift_config --no-dashboard\nstring s = @strcat("a", "b");\n'
                          "trace(s);\n")

@@ -60,6 +60,17 @@ def test_bad_options_and_config(ip, capsys):
     assert "%%swift: -e: the cell is the script" in capsys.readouterr().err
 
 
+def test_a_setting_without_effect_is_a_warning_under_the_cell(ip, tmp_path, capsys):
+    """A key Swift 0.96 took and did nothing with (a coaster key on the local site): the
+    cell runs, and says so."""
+    (tmp_path / "c.conf").write_text("site.local.execution.options.maxJobs: 2\n")
+    run = cell(ip, "%%swift --no-dashboard -config c.conf\ntrace(1);")
+    assert run is not None
+    assert cell(ip, "await _").ok
+    err = capsys.readouterr().err
+    assert "Warning: c.conf:1: site.local.execution.options.maxJobs: a coaster option" in err
+
+
 def test_swift_config_shows_and_sets(ip, tmp_path, capsys):
     (tmp_path / "my.conf").write_text("sites: [local]\nlazyErrors: true\n")
     ip.run_line_magic("swift_config", "")
