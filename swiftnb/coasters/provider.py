@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Callable
 import os
 import shutil
@@ -57,6 +58,11 @@ def worker_log_dir(options: dict[str, Any] | None) -> str | None:
     if level == "NONE":
         return None
     return os.path.expanduser(str(options.get("workerLoggingDirectory", "~/.globus/coasters")))
+
+
+def _warn_on(bus: EventBus, text: str) -> None:
+    """A warning about a site built without a run's configuration (a notebook's dict)."""
+    bus.emit("WARNING", {}, text=f"Warning: {text}")
 
 
 class CoasterProvider(Provider):
@@ -118,10 +124,9 @@ class CoasterProvider(Provider):
         ``TCPPortRange``.  ``warn`` is told of options Swift 0.96 took that have no
         effect on this site (default: a WARNING event on ``bus``).
         """
+        bus = bus if bus is not None else EventBus()
         if warn is None:
-            def warn(text: str) -> None:
-                if bus is not None:
-                    bus.emit("WARNING", {}, text=f"Warning: {text}")
+            warn = functools.partial(_warn_on, bus)
         if isinstance(site, dict):
             execution = site.get("execution", {})
             name = site.get("name", "coaster")
@@ -148,7 +153,6 @@ class CoasterProvider(Provider):
                                    f"site.{site.name}.execution.options", origin, warn, bus=bus,
                                    work_dir=site.work_directory,
                                    keep=keep or site.keep_site_dir, **kwargs)
-        bus = bus if bus is not None else EventBus()
         where = f"site.{site.name}.execution.options"
         job_manager = (execution.job_manager or "local:local").strip()
         boot, lrm = split_job_manager(job_manager)
