@@ -64,6 +64,10 @@ _CANCELED = int(TaskStatus.CANCELED)
 #: failures Swift punished as "Connection refused" (-10 on top of the failure factor)
 _REFUSED = (FailureKind.CONNECTION_LOST, FailureKind.SUBMIT_REFUSED)
 
+#: what the scheduler keys a task's app set by: its app's name, or every command's
+AppKey = str | tuple[str, ...]
+
+
 class _Waiter:
     """A job waiting for a site: ``exclude`` it must not get (sites holding a replica),
     ``avoid`` it should not (sites that failed it) unless nothing else ever could."""
@@ -322,7 +326,7 @@ class Scheduler:
         self._pumping = False
         self._pump_again = False
         self._wakeup: TimerHandle | None = None
-        self._app_sites: dict[tuple[str, ...], list[Site]] = {}
+        self._app_sites: dict[AppKey, list[Site]] = {}
         self._start_futures: dict[str, asyncio.Future] = {}
         self._groups: set[_Group] = set()
         self._in_flight: set[asyncio.Task] = set()
@@ -546,10 +550,10 @@ class Scheduler:
 
     def _sites_for(self, task: Task) -> list[Site]:
         """The sites whose catalogue has every app of the task, whatever their load."""
-        apps = task.apps
-        sites = self._app_sites.get(apps)
+        key = _app_key(task)
+        sites = self._app_sites.get(key)
         if sites is None:
-            sites = self._app_sites[apps] = [s for s in self.sites if _runs_all(s, apps)]
+            sites = self._app_sites[key] = [s for s in self.sites if _runs_all(s, task.apps)]
         return sites
 
     def _check(self, task: Task) -> str | None:
@@ -695,7 +699,7 @@ class Scheduler:
             raise
 
     def _enqueue(self, waiter: _Waiter) -> None:
-        key = (waiter.task.apps, waiter.skip, self.policy.task_key(waiter.task))
+        key = (_app_key(waiter.task), waiter.skip, self.policy.task_key(waiter.task))
         queue = self._queues.get(key)
         if queue is None:
             queue = self._queues[key] = deque()
@@ -745,14 +749,13 @@ class Scheduler:
         the rest of the pass, since its other jobs would get the same answer, and so are
         all queues of an app none of whose sites is under its limit."""
         heap: list[tuple[int, int, Hashable]] = []
-        apps: set[tuple[str, ...]] = set()
-        #: app sets whose every site is at its limit (until the next pass)
-        full: set[tuple[str, ...]] = set()
+        apps: set[AppKey] = set()
+        full: set[AppKey] = set()  # apps whose every site is at its limit (until the next pass)
         for i, (key, queue) in enumerate(list(self._queues.items())):
             head = self._head(key, queue)
             if head is not None:
                 heap.append((head.seq, i, key))
-                apps.add(head.task.apps)
+                apps.add(_app_key(head.task))
         heapq.heapify(heap)
         while heap and self._waiting and len(full) < len(apps):
             seq, i, key = heapq.heappop(heap)
@@ -764,12 +767,13 @@ class Scheduler:
                 heapq.heappush(heap, (head.seq, i, key))
                 continue
             task = head.task
-            if task.apps in full:
+            app = _app_key(task)
+            if app in full:
                 continue
             site = self._try_select(task, head.skip)
             if site is None:
                 if all(s.load >= s.limit for s in self._sites_for(task)):
-                    full.add(task.apps)
+                    full.add(app)
                 continue
             queue.popleft()
             self._waiting -= 1
@@ -980,6 +984,12 @@ class Scheduler:
         att.kill_reason = (f"Job {att.task.jobid} killed on {att.site.name}: active for more "
                            f"than twice its maxwalltime ({limit:g} s)")
         att.ref.atask.cancel()
+
+
+def _app_key(task: Task) -> AppKey:
+    """The key of a task's app set: the app's name for the usual one-command app (no
+    tuple to build and hash on the hot path), every command's app for several."""
+    return task.apps if task.more_commands else task.tr
 
 
 def _runs_all(site: Site, apps: tuple[str, ...]) -> bool:
