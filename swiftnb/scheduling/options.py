@@ -8,8 +8,9 @@ be).  :meth:`ProviderOptions.from_site` reads a site's options against the
 class its ``execution.type`` selects: a key of another provider (a sim key on a coaster
 site) or a misspelt key is refused with the file and line it came from and the nearest
 valid key, a value of the wrong type likewise.  A coaster key on another site, which
-Swift 0.96's schema accepted everywhere, is a warning instead (``warn``).  Keys every site may carry for the
-brokerage policy (``cores``, ``maxTime``...) are accepted everywhere.
+Swift 0.96's schema accepted everywhere, is a warning instead (``warn``).  Keys every
+site may carry for the brokerage policy (``cores``, ``maxTime``...) are accepted
+everywhere.
 """
 
 from __future__ import annotations
