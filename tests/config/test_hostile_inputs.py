@@ -96,10 +96,13 @@ CASES = [
          "a key path of more than 32 parts"),
     conf("huge file", "# " + "x" * 300_000 + "\n", "t.conf:",
          "too large for a configuration file"),
-    conf("too many keys", "".join(f"app.a{i}.executable: x\n" for i in range(1500)),
-         "t.conf:1001:", "more than 1000 keys"),
-    conf("huge list", "a: [" + ",".join(["1"] * 5000) + "]\n", "t.conf:1:",
-         "more than 1000 values in lists"),
+    conf("too many top-level additions to one object",
+         "".join(f"app.a{i}.executable: x\n" for i in range(1500)),
+         "t.conf:1002:", "more than 1000 top-level statements add to objects made before"),
+    conf("too many keys", "app {\n" + "".join(f"k{i}:1\n" for i in range(10_001))
+         + "}\n", "t.conf:", "more than 10000 keys"),
+    conf("huge list", "a: [" + ",".join(["1"] * 6000) + "]\n", "t.conf:1:",
+         "more than 5000 values in lists"),
     # garbage and unterminated text
     conf("binary garbage", b"\xff\xfe\x00garbage\x80\n", "t.conf:",
          "not a UTF-8 text file (line 1: byte 0xff)"),
