@@ -79,7 +79,9 @@ _DELETED = 271
 _GONE_WORDS = ("unknown job id", "job has finished", "invalid state", "request invalid for state")
 _FINISHED_WORDS = ("job has finished",)
 _JOB_ID = re.compile(r"\d+(\[\d*\])?(\.\S+)?\Z")
-_SPECIAL = frozenset({"pbs.aprun", "pbs.mpp", "pbs.properties"})
+#: besides pbs.X (qsub's option -X): CoG's PBSExecutor attributes, pbs.resource_list an
+#: extra ``#PBS -l VALUE`` line (real users' sites.xml files carry it)
+_SPECIAL = frozenset({"pbs.aprun", "pbs.mpp", "pbs.properties", "pbs.resource_list"})
 #: the exit-code file beside a job's working directory (CoG's ``exitcode`` file)
 _EXIT_SUFFIX = ".pbs-exit"
 
@@ -183,7 +185,8 @@ class PBS(LRM):
                 if len(letter) != 1 or not letter.isalpha():
                     problems.append(f"{where}.{key}: '{letter}' is not a qsub option; pbs.X "
                                     "gives qsub's one-letter option -X (pbs.l, pbs.W...), "
-                                    "besides pbs.aprun, pbs.mpp and pbs.properties")
+                                    "besides pbs.aprun, pbs.mpp, pbs.properties and "
+                                    "pbs.resource_list")
             if key.startswith("pbs.") and line_breaking([value]) is not None:
                 problems.append(f"{where}.{key}: a value with quotes or line breaks cannot "
                                 "be a #PBS directive")
@@ -228,6 +231,8 @@ class PBS(LRM):
             lines.append(f"-o {quoted(resources.stdout)}")
         if resources.stderr:
             lines.append(f"-e {quoted(resources.stderr)}")
+        if options.get("pbs.resource_list"):
+            lines.append(f"-l {options['pbs.resource_list']}")
         for key, value in options.items():
             if (key.startswith("pbs.") and key not in _SPECIAL
                     and (words := flag_words(f"-{key[4:]}", value))):

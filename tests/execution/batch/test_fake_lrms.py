@@ -117,10 +117,11 @@ def _expected(system: str, work: Path) -> tuple[dict[str, str], list[str]]:
     10.1 bsub, HTCondor condor_submit, ALCF's Cobalt guide)."""
     out, err = work / "blk-7.out", work / "blk-7.err"
     if system == "pbs":
-        return ({"ppn": "8", "pbs.properties": "ib", "pbs.l": "mem=4gb"},
+        return ({"ppn": "8", "pbs.properties": "ib", "pbs.l": "mem=4gb",
+                 "pbs.resource_list": "file=20gb"},
                 ["#PBS -S /bin/sh", "#PBS -N blk-7", "#PBS -m n", "#PBS -l walltime=00:02:05",
                  "#PBS -l nodes=2:ppn=8:ib", "#PBS -q debug", "#PBS -A proj",
-                 f"#PBS -o {out}", f"#PBS -e {err}", "#PBS -l mem=4gb"])
+                 f"#PBS -o {out}", f"#PBS -e {err}", "#PBS -l file=20gb", "#PBS -l mem=4gb"])
     if system == "lsf":
         return ({"ppn": "8", "lsf.x": "true", "lsf.R": "rusage[mem=4000]"},
                 ["#BSUB -J blk-7", "#BSUB -W 0:03", "#BSUB -n 16", '#BSUB -R "span[ptile=8]"',
@@ -167,7 +168,7 @@ async def test_FAKE_directives_match_the_documented_ones(cluster: Cluster) -> No
     assert record["queue"] == (queue or "")
     if system == "pbs":
         assert record["extra"]["resources"] == {"walltime": "00:02:05", "nodes": "2:ppn=8:ib",
-                                                "mem": "4gb"}
+                                                "file": "20gb", "mem": "4gb"}
         assert (record["walltime"], record["slots"], record["name"]) == (125, 16, "blk-7")
         assert record["extra"]["account"] == "proj"
     elif system == "lsf":
