@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from swiftnb.coasters.provider import CoasterProvider
-    from swiftnb.config.model import SiteConfig
+    from swiftnb.config.model import AppConfig, SiteConfig
     from swiftnb.scheduling.build import BuildContext
 
+from swiftnb.coasters.appoptions import AppOption, app_options_of
 from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
 
 __all__ = ["CoasterConfigError", "CoasterSettings", "make_provider"]
@@ -34,7 +35,7 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> CoasterProvider:
                                          keep=ctx.keep_site_dir, origin=ctx.origin(site),
                                          host_name=ctx.config.host_name,
                                          port_range=ctx.config.TCP_port_range,
-                                         warn=ctx.warn)
+                                         warn=ctx.warn, app_options=_app_options(site, ctx))
     except CoasterConfigError as exc:
         try:
             from swiftnb.scheduling.errors import SchedulerError
@@ -43,3 +44,23 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> CoasterProvider:
         text = str(exc)
         raise SchedulerError(text if f"site.{site.name}." in text
                              else f"site '{site.name}': {text}") from None
+
+
+def _app_options(site: SiteConfig, ctx: BuildContext) -> list[AppOption]:
+    """The ``options`` of the app definitions this site's tasks use, each with where it
+    was written: the global ones first, then the site's (which win), ``app.ALL`` before
+    the named apps."""
+    from swiftnb.config.types import flatten_options
+
+    def place(name: str) -> str:
+        config = ctx.config
+        found = config.origin_detail(name) or config.origin_detail(name.rsplit(".options.", 1)[0]
+                                                                  + ".options")
+        return found.location() if found is not None else ""
+
+    def ordered(prefix: str, apps: dict[str, AppConfig]) -> list[tuple[str, dict[str, str]]]:
+        names = sorted(apps, key=lambda n: (n != "ALL", n))
+        return [(f"{prefix}app.{n}", flatten_options(apps[n].options)) for n in names]
+
+    pairs = ordered("", ctx.config.apps) + ordered(f"site.{site.name}.", site.apps)
+    return app_options_of(pairs, place)

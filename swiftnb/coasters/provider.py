@@ -24,20 +24,23 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 import os
 import shutil
 import sys
 from typing import TYPE_CHECKING, Any
 
+from swiftnb.coasters.appoptions import AppOption, block_job_options, mpi_problems
 from swiftnb.coasters.blocks import BOOTS, BlockProvider, block_provider_for, split_job_manager
 from swiftnb.coasters.cluster import CLUSTER_KEYS, ClusterBlockProvider, make_block_provider
 from swiftnb.coasters.service import StageOut
 from swiftnb.execution.staging import Stager
+from swiftnb.coasters.mpi import MpiShape, launch_spec, mpi_shape, slots_problem
 from swiftnb.coasters.persistent import ServiceAddress, ServiceClient
 from swiftnb.coasters.planner import admission_error
 from swiftnb.coasters.service import CoasterService, CoasterStartError
 from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
+from swiftnb.config.types import flatten_options
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.provider import (BlockState, Provider, ProviderError, ProviderState,
@@ -67,6 +70,10 @@ def _warn_on(bus: EventBus, text: str) -> None:
 
 class CoasterProvider(Provider):
     """Runs a site's tasks on coaster blocks (pilot jobs) through a block provider."""
+
+    #: apps' options are read here: MPI keys by the task, batch keys of app.ALL by the
+    #: blocks, the rest warned of (:mod:`swiftnb.coasters.appoptions`)
+    takes_app_job_options = True
 
     def __init__(
         self,
@@ -116,13 +123,16 @@ class CoasterProvider(Provider):
                   port_range: tuple[int, int] | None = None,
                   cdm: CdmPolicy | None = None,
                   warn: Callable[[str], None] | None = None,
+                  app_options: Sequence[AppOption] = (),
                   **kwargs: Any) -> "CoasterProvider":
         """From a ``swiftnb.config`` SiteConfig or a plain dict (a notebook's).
 
         ``keep`` (keepSiteDir from the run) is or-ed with the site's own setting;
         ``host_name`` and ``port_range`` are swift.conf's global ``hostName`` and
         ``TCPPortRange``.  ``warn`` is told of options Swift 0.96 took that have no
-        effect on this site (default: a WARNING event on ``bus``).
+        effect on this site (default: a WARNING event on ``bus``).  ``app_options`` are
+        the options of the apps the site runs: the batch job options of ``app.ALL`` go to
+        the blocks (:mod:`swiftnb.coasters.appoptions`).
         """
         bus = bus if bus is not None else EventBus()
         if warn is None:
@@ -149,6 +159,9 @@ class CoasterProvider(Provider):
         execution = site.execution
         options = dict(execution.options or {})
         if site.type == "coaster-persistent":
+            _blocks_options(app_options, site.name, "a coaster-persistent site (the running "
+                            "service submits its own blocks)", None, warn)
+            _check_mpi(app_options, site.name, None, warn)
             return cls._persistent(site.name, execution.URL, execution.job_manager, options,
                                    f"site.{site.name}.execution.options", origin, warn, bus=bus,
                                    work_dir=site.work_directory,
@@ -160,11 +173,19 @@ class CoasterProvider(Provider):
             raise CoasterConfigError(
                 f'execution.jobManager "{job_manager}": no coaster boot method \'{boot}\' '
                 f"(one of {', '.join(BOOTS)}: BOOT names where the blocks are submitted from)")
+        carried = _blocks_options(app_options, site.name, f'jobManager "{job_manager}"',
+                                  None if (boot, lrm) == ("local", "local") else lrm, warn)
+        written = options.get("jobOptions")
+        if carried and (written is None or isinstance(written, Mapping)):
+            # under the site's own jobOptions, which win
+            options["jobOptions"] = {**carried, **flatten_options(written or {})}
         own = {k: v for k, v in options.items() if k in CLUSTER_KEYS}
         planner_options = {k: v for k, v in options.items() if k not in CLUSTER_KEYS}
         settings = _with_globals(
             CoasterSettings.from_options(planner_options, prefix=where, origin=origin),
             host_name, port_range, job_manager, where)
+        _check_mpi(app_options, site.name,
+                   None if settings.passive else settings.jobs_per_node, warn)
         if (boot, lrm) == ("local", "local"):
             for key in sorted(own):  # Swift 0.96 took them and did nothing with them
                 place = origin(key) if origin is not None else ""
@@ -321,6 +342,9 @@ class CoasterProvider(Provider):
         report.status(TaskStatus.SUBMITTING)
         walltime = int(task.maxwalltime) if task.maxwalltime else self.settings.default_walltime
         error = admission_error(walltime, self.settings)
+        shape: MpiShape | None = None
+        if error is None:
+            shape, error = self._mpi_shape(task)
         if error is not None:
             report.status(TaskStatus.FAILED, message=error)
             return TaskResult(ok=False, message=error, site=self.name,
@@ -347,6 +371,8 @@ class CoasterProvider(Provider):
         else:
             spec = self._spec_for(task)
             self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
+        if shape is not None:
+            spec = launch_spec(spec, shape)
         future = self.service.submit(task.jobid, walltime, spec, report, stage_out=stage_out)
         try:
             return await asyncio.shield(future)
@@ -358,6 +384,20 @@ class CoasterProvider(Provider):
         finally:
             if self.stager is not None and self.stager.per_job and base:
                 await self.stager.forget(base)
+
+    def _mpi_shape(self, task: Task) -> tuple[MpiShape | None, str | None]:
+        """(the task's MPI shape, or why it cannot run here): its slots must be on one
+        worker, of ``tasksPerNode`` slots (a passive or persistent service's workers say
+        their own)."""
+        try:
+            shape = mpi_shape(task.profiles, task.tr)
+        except ValueError as exc:
+            return None, f"site {self.name}: {exc}"
+        if shape is not None and self.remote is None and not self.settings.passive:
+            problem = slots_problem(self.name, task.tr, shape, self.settings.jobs_per_node)
+            if problem is not None:
+                return None, problem
+        return shape, None
 
     async def shutdown(self) -> None:
         if self.service is not None:
@@ -394,6 +434,33 @@ class CoasterProvider(Provider):
 
 #: the options of a coaster-persistent site (everything else is the service's)
 _PERSISTENT_KEYS = frozenset({"secretFile", "defaultWalltime"})
+
+
+def _blocks_options(app_options: Sequence[AppOption], site: str, blocks: str,
+                    lrm_name: str | None, warn: Callable[[str], None]) -> dict[str, str]:
+    """The batch job options of the site's ``app.ALL`` that its blocks carry (warning of
+    those with no effect here); CoasterConfigError for one that cannot work."""
+    from swiftnb.execution.batch.lrm import lrm_class
+
+    lrm = None
+    if lrm_name is not None:
+        try:
+            lrm = lrm_class(lrm_name)
+        except ValueError:
+            return {}  # make_block_provider names the unknown batch system
+    carried, problems = block_job_options(app_options, site=site, blocks=blocks, lrm=lrm,
+                                          warn=warn)
+    if problems:
+        raise CoasterConfigError("; ".join(problems))
+    return carried
+
+
+def _check_mpi(app_options: Sequence[AppOption], site: str, per_worker: int | None,
+               warn: Callable[[str], None]) -> None:
+    """CoasterConfigError for MPI keys that cannot be read (:func:`mpi_problems`)."""
+    problems = mpi_problems(app_options, site=site, per_worker=per_worker, warn=warn)
+    if problems:
+        raise CoasterConfigError("; ".join(problems))
 
 
 def _with_globals(settings: CoasterSettings, host_name: str | None,

@@ -99,6 +99,7 @@ class CoasterJob:
     size: float = 0.0
     canceled: bool = False
     stage_out: StageOut | None = None
+    slots: int = 1                 # worker slots it holds (an MPI task: several)
 
 
 class WalltimeQueue:
@@ -110,6 +111,7 @@ class WalltimeQueue:
         self._buckets: dict[int, deque[CoasterJob]] = {}
         self._n = 0
         self.size = 0.0  # summed job sizes (the planner's getJSize)
+        self._wide = 0   # tasks of several slots (MPI): pop_fitting looks at slots then
 
     def __len__(self) -> int:
         return self._n
@@ -122,6 +124,7 @@ class WalltimeQueue:
         bucket.append(job)
         self._n += 1
         self.size += job.size
+        self._wide += job.slots > 1
 
     def _take(self, key: int, index: int) -> CoasterJob:
         bucket = self._buckets[key]
@@ -131,16 +134,25 @@ class WalltimeQueue:
             del self._keys[index]
         self._n -= 1
         self.size -= job.size
+        self._wide -= job.slots > 1
         if self._n == 0:
             self.size = 0.0
         return job
 
-    def pop_fitting(self, limit: float) -> CoasterJob | None:
-        """The longest task with ``walltime <= limit`` (the earliest of equals)."""
+    def pop_fitting(self, limit: float, slots: int = 1) -> CoasterJob | None:
+        """The longest task with ``walltime <= limit`` that needs at most ``slots`` slots
+        (the earliest of equals)."""
         i = bisect.bisect_right(self._keys, limit) - 1
         if i < 0:
             return None
-        return self._take(self._keys[i], i)
+        if not self._wide:
+            return self._take(self._keys[i], i)
+        for key in reversed(self._keys[:i + 1]):
+            job = next((j for j in self._buckets[key] if j.slots <= slots), None)
+            if job is not None:
+                self.remove(job)
+                return job
+        return None
 
     def pop_smallest(self) -> CoasterJob | None:
         return self._take(self._keys[0], 0) if self._keys else None
@@ -164,6 +176,7 @@ class WalltimeQueue:
             self._keys.remove(job.walltime)
         self._n -= 1
         self.size -= job.size
+        self._wide -= job.slots > 1
         return True
 
     def counts(self) -> list[tuple[int, int]]:
@@ -195,7 +208,7 @@ class WorkerConn:
 
     @property
     def free(self) -> int:
-        return self.cores + self.prefetch - len(self.running)
+        return self.cores + self.prefetch - sum(j.slots for j in self.running.values())
 
     def start_delay(self, now: float) -> float:
         """How long a task sent now may wait in the worker before a slot takes it: 0 while
@@ -397,8 +410,8 @@ class CoasterService:
         if given, has brought its outputs back; the worker takes its next task meanwhile)."""
         loop = asyncio.get_running_loop()
         job = CoasterJob(taskid, int(walltime), spec, report, loop.create_future(),
-                         stage_out=stage_out)
-        job.size = planner.job_size(job.walltime, self.settings.parallelism)
+                         stage_out=stage_out, slots=max(1, int(spec.get("slots", 1))))
+        job.size = job.slots * planner.job_size(job.walltime, self.settings.parallelism)
         self._next_n += 1
         job.n = self._next_n
         self.counts["submitted"] += 1
@@ -452,7 +465,8 @@ class CoasterService:
             # without this such a task never fitted and its blocks came and went forever.
             limit = (block.time_left(now) - conn.start_delay(now)
                      + self.settings.reserve / 2)
-            job = self.queued.pop_fitting(limit) or self.holding.pop_fitting(limit)
+            job = (self.queued.pop_fitting(limit, conn.free)
+                   or self.holding.pop_fitting(limit, conn.free))
             if job is None:
                 break
             job.worker = conn
@@ -602,7 +616,7 @@ class CoasterService:
             del conn.running[job.n]
             self.running.pop(job.n, None)
             block = conn.block
-            block.busy += now - (job.started or now)
+            block.busy += (now - (job.started or now)) * job.slots
             block.last_used = now
             block.tasks_done += 1
             if job.started is not None:

@@ -401,11 +401,13 @@ class _Task:
     """A task this worker holds: waiting for a slot, staging, or running."""
 
     __slots__ = ("n", "spec", "slow", "job", "proc", "pidfd", "deadline", "canceled",
-                 "timed_out", "held")
+                 "timed_out", "held", "slots")
 
     def __init__(self, n: int, spec: dict[str, Any]) -> None:
         self.n = n
         self.spec = spec
+        #: worker slots it holds while it runs (an MPI task: several; see coasters/mpi.py)
+        self.slots = max(1, int(spec.get("slots", 1))) if isinstance(spec, dict) else 1
         self.slow = _slow_staging(spec)
         self.job: Any = None
         self.proc: "subprocess.Popen[bytes] | None" = None
@@ -601,9 +603,12 @@ class Worker:
             self.wrapper.kill_group(task.proc.pid)
 
     def _start_waiting(self) -> None:
-        while self._waiting and self._busy < self.cores and not self._closing:
+        # first come, first served: an MPI task waits until its slots are free (alone,
+        # it starts even if it asks for more than the worker has)
+        while (self._waiting and not self._closing and (
+                self._busy + self._waiting[0].slots <= self.cores or not self._busy)):
             task = self._waiting.popleft()
-            self._busy += 1
+            self._busy += task.slots
             log.debug("task %s (%s) begins", task.n, task.spec.get("jobid", "?"))
             if task.slow:
                 # a stage-in that may take long: the service hears of it as it begins
@@ -768,7 +773,7 @@ class Worker:
     def _done(self, task: _Task, result: dict[str, Any], slot: bool = True) -> None:
         """Report a task's end and free its slot."""
         if slot:
-            self._busy -= 1
+            self._busy -= task.slots
         self._tasks.pop(task.n, None)
         log.debug("task %s ended: %s", task.n, "ok" if result.get("ok") else
                   result.get("message") or result.get("cause") or "failed")

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 from swiftnb.scheduling.clock import Clock, RealClock, VirtualClock
 from swiftnb.config.types import flatten_options
 from swiftnb.scheduling.options import OptionsError
-from swiftnb.scheduling.provider import Provider
+from swiftnb.scheduling.provider import Provider, foreign_option
 from swiftnb.scheduling.errors import SchedulerError
 from swiftnb.scheduling.sites import Site
 from swiftnb.nearest import close_matches
@@ -187,6 +187,11 @@ def _refuse_app_job_options(sc: SiteConfig, ctx: BuildContext) -> None:
             found = (ctx.config.origin_detail(f"{path}.options.{key}")
                      or ctx.config.origin_detail(f"{path}.options"))
             place = f"{found.location()}: " if found is not None else ""
+            foreign = foreign_option(key)
+            if foreign is not None:  # another distribution's key: Swift/K took any key
+                ctx.warn(f"{place}{path}.options.{key} has no effect on site {sc.name}: "
+                         f"{foreign}; ignored")
+                continue
             raise SchedulerError(
                 f"{place}{path}.options.{key} has no effect on site {sc.name} (execution type "
                 f"\"{sc.type}\"): only batch sites (slurm, sge, pbs, lsf, condor, cobalt) run "

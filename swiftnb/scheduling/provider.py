@@ -177,3 +177,19 @@ def swift_job_dir(site_run: str, jobid: str, attempt: int = 0) -> str:
     """
     name = jobid if not attempt else f"{jobid}-{attempt}"
     return f"{site_run}/jobs/{jobid[:1] or '_'}/{name}"
+
+
+#: app option prefixes that providers of other Swift distributions read and none of this
+#: build's does, with what they did there: a warning names them, the app runs as it is
+FOREIGN_APP_OPTIONS = {
+    "docker.": "Parallel Works' Swift ran the app in that container image; here the app "
+               "runs on the site's machine as it is",
+}
+
+
+def foreign_option(key: str) -> str | None:
+    """Why app option ``key`` is ignored (another distribution's provider key), or None."""
+    for prefix, why in FOREIGN_APP_OPTIONS.items():
+        if key.startswith(prefix):
+            return f"this build of swiftnb ignores it ({why})"
+    return None

@@ -12,7 +12,7 @@ from swiftnb.scheduling.build import check_sites
 
 
 @pytest.mark.parametrize("execution", ['type: "local"',
-                                       'type: "coaster", jobManager: "local:local"',
+                                       # coaster sites run MPI apps (tests/coasters/test_mpi_apps.py)
                                        'type: "sim"'])
 def test_job_options_of_an_app_are_refused_where_no_job_runs_per_task(execution):
     config = load_config_text(
