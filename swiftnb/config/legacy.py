@@ -418,6 +418,11 @@ def _tc_profiles(tree: _Tree, app: tuple[str, ...], text: str, display: str,
 # ----------------------------------------------------------- swift.properties
 
 _REMOVED = ("pgraph", "kickstart.", "sites.file", "tc.file", "clustering.")
+#: 0.94/0.95 properties that have no counterpart here, and why
+_NO_EFFECT = {
+    "config.rundirs": "every run here has its own run directory (runNNN), as 0.95's "
+                      "config.rundirs=true asked",
+}
 _VAR = re.compile(r"\$\{([^}]*)\}")
 
 
@@ -452,6 +457,35 @@ def read_properties(path: str, display: str) -> list[tuple[int, str, str]]:
             continue
         entries.append((start, group + match.group(1), match.group(2).strip()))
     return entries
+
+
+#: names only a swift.properties (or 0.94's cf) file has: swift.conf spells them otherwise
+def _properties_only(key: str) -> bool:
+    return (key in PROPERTY_NAMES or key in _NO_EFFECT or key.startswith(_REMOVED)
+            or key in ("use.provider.staging", "use.wrapper.staging", "ticker.disable"))
+
+
+def is_properties_file(path: str) -> bool:
+    """Whether a file given as ``-config`` is a 0.94/0.95 properties file (0.94's ``cf``):
+    flat ``key=value`` lines, no HOCON object, list or include, and some key that only
+    swift.properties has (``foreach.max.threads``, ``sites.file``...), which a swift.conf
+    could not hold anyway.  A ``key: value`` line is swift.conf's way (0.96 refused a
+    properties name written so, and so does the swift.conf check, with the new name)."""
+    text, _ = text_problem(path, MAX_LEGACY_BYTES)
+    if text is None:
+        return False
+    keys = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line[0] in "#!" or line.startswith("//"):
+            continue
+        if any(c in line for c in "{}[]") or line.startswith("include"):
+            return False
+        found = re.match(r"([^=:\s]+)\s*=", line)
+        if found is None:
+            return False
+        keys.append(found.group(1))
+    return any(_properties_only(key) for key in keys)
 
 
 def convert_properties(path: str, display: str, origins: Origins, env: Mapping[str, str],
@@ -502,6 +536,9 @@ def convert_properties(path: str, display: str, origins: Origins, env: Mapping[s
         if key.startswith(_REMOVED):
             warnings.append(f"{display}:{line}: {key}: ignored (removed in Swift 0.96)")
             continue
+        if key in _NO_EFFECT:
+            warnings.append(f"{display}:{line}: {key}: ignored ({_NO_EFFECT[key]})")
+            continue
         if key in schema.GLOBAL and key not in ("site", "app"):
             tree.set((key,), value, line)  # already a swift.conf name
             continue
@@ -510,6 +547,7 @@ def convert_properties(path: str, display: str, origins: Origins, env: Mapping[s
         near = close_matches(key, names, cutoff=0.6)
         errors.append(f"{display}:{line}: {key}: unknown property"
                       + (f", did you mean {near[0]}?" if near else ""))
+    _flat_site_defaults(tree, display, warnings)
     # 0.95: apps are found on $PATH unless swift.properties defines some app.SITE.NAME
     flat_sites = tree.data.get("site") or {}
     if flat_sites and not any("app" in body and set(body["app"]) - {"ALL"}
@@ -573,10 +611,13 @@ def _flat_site_property(tree: "_Tree", key: str, value: str, line: int) -> None:
                 attr, eq, val = item.partition("=")
                 tree.set(site + ("execution", "options", "jobOptions", attr.strip()),
                          val.strip() if eq else True, line)
-    elif lower.split(".")[0] in ("slurm", "condor", "pbs", "cobalt"):
+    elif lower.split(".")[0] in ("slurm", "condor", "pbs", "cobalt", "sge", "lsf") or \
+            lower in _FLAT_JOB_OPTIONS:
         tree.set(site + ("execution", "options", "jobOptions") + (prop,), value, line)
     elif lower in _FLAT_SITE:
         tree.set(site + _FLAT_SITE[lower], value, line)
+    elif lower in _COASTER_GLOBUS:  # 0.95 took the coaster keys in any case
+        tree.set(site + ("execution", "options", _COASTER_GLOBUS[lower]), value, line)
     else:
         names = {n.lower(): n for n in _FLAT_SITE_NAMES}
         near = close_matches(lower, list(names), cutoff=0.6)
@@ -584,15 +625,66 @@ def _flat_site_property(tree: "_Tree", key: str, value: str, line: int) -> None:
                                                      if near else ""))
 
 
+#: 0.95 flat site properties that are the batch system's own (CoG's ``pe`` attribute)
+_FLAT_JOB_OPTIONS = ("pe", "ppn", "depth")
+
+def _passive_manager(tree: "_Tree", name: str, execution: dict[str, Any], display: str,
+                     warnings: list[str]) -> None:
+    """0.95's ``workerManager=passive`` beside a ``jobmanager``: the service started no
+    blocks, so the jobmanager's batch system went unused; it is dropped with a warning."""
+    options = execution.get("options") or {}
+    manager = str(execution.get("jobManager") or "local:local")
+    if str(options.get("workerManager", "")).lower() != "passive" or \
+            manager in ("local:local", "local"):
+        return
+    where = tree.origins.get(("site", name, "execution", "jobManager"))
+    line = where.line if where is not None else None
+    tree.set(("site", name, "execution", "jobManager"), "local:local", line)
+    warnings.append(f"{display}:{line}: site.{name}.jobmanager {manager!r} has no effect: "
+                    "with workerManager=passive the coaster service starts no blocks "
+                    "(workers are started by hand and connect to it); ignored")
+
+
 _FLAT_SITE_NAMES = (
     "tasksPerWorker", "tasksPerNode", "jobsPerNode", "jobQueue", "queue", "jobProject",
     "project", "jobWalltime", "maxJobs", "maxNodesPerJob", "jobGranularity",
     "userHomeOverride", "taskWalltime", "maxWalltime", "workdir", "taskDir", "initialScore",
     "jobThrottle", "jobManager", "provider", "filesystem", "taskThrottle",
-    "providerAttributes")
+    "providerAttributes", *_FLAT_JOB_OPTIONS, *_COASTER_GLOBUS.values())
+
+
+def _flat_site_defaults(tree: "_Tree", display: str, warnings: list[str]) -> None:
+    """A 0.95 flat site with no ``jobmanager``/``provider`` ran on this machine (0.95's
+    default provider was local): say so, rather than refusing its missing
+    execution.type."""
+    for name, body in (tree.data.get("site") or {}).items():
+        if isinstance(body, dict) and "execution" in body:
+            _passive_manager(tree, name, body["execution"], display, warnings)
+            continue
+        if not isinstance(body, dict):
+            continue
+        if set(body) <= {"app"} or name == "local":
+            continue  # only apps: they join the sites that define them; local is local
+        line = min((o.line or 0 for k, o in tree.origins.leaves.items()
+                    if k[:2] == ("site", name) and o.file == display), default=None)
+        tree.set(("site", name, "execution", "type"), "local", line)
+        warnings.append(f"{display}:{line}: site.{name} has no jobmanager: it runs on this "
+                        "machine (execution type local), as Swift 0.95 ran it")
 
 
 # -------------------------------------------------------------------- driving
+
+def _named_file(path: str, properties_file: str | None, key: str, what: str, instead: str,
+                resolve: Callable[[str], str], warnings: list[str]) -> str | None:
+    """The file a properties file names as ``key``, or None when it does not exist:
+    0.94/0.95 properties named the installation's own etc/sites.xml and etc/tc.data,
+    which a swiftnb installation does not have; Swift then ran on its defaults."""
+    if os.path.isfile(resolve(path)):
+        return path
+    warnings.append(f"{properties_file}: {key} {path}: {what} not found (the installation "
+                    f"default of Swift 0.94/0.95?); using the default: {instead}")
+    return None
+
 
 def legacy_layers(*, sites_file: str | None, tc_file: str | None,
                   properties_file: str | None, resolve: Callable[[str], str],
@@ -609,9 +701,16 @@ def legacy_layers(*, sites_file: str | None, tc_file: str | None,
         named = {k: v if os.path.isabs(v) else os.path.normpath(os.path.join(base, v))
                  for k, v in named.items()}
     if sites_file is None and "sites.file" in named:
-        sites_file = named["sites.file"]
+        sites_file = _named_file(named["sites.file"], properties_file, "sites.file",
+                                 "site catalog", "the local site (this machine)", resolve,
+                                 warnings)
+    tc_fell_back = False
     if tc_file is None and "tc.file" in named:
-        tc_file = named["tc.file"]
+        tc_fell_back = True
+        tc_file = _named_file(named["tc.file"], properties_file, "tc.file",
+                              "transformation catalog", "apps are found on each site's "
+                              "PATH, as Swift 0.96 found them with no tc.data", resolve,
+                              warnings)
     handles: list[str] = []
     if sites_file is not None:
         if not os.path.isfile(resolve(sites_file)):
@@ -620,6 +719,10 @@ def legacy_layers(*, sites_file: str | None, tc_file: str | None,
                                                      origins, warnings)
         if not handles:
             raise ConfigError(f"{sites_file}: the site catalog defines no <pool>")
+        if tc_fell_back and tc_file is None:  # no tc.data: every app on the pools' PATH
+            for handle in handles:
+                data["site"][handle].setdefault("app", {}).setdefault(
+                    "ALL", {"executable": "*"})
         data["sites"] = list(handles)
         origins.set_leaf(("sites",), Origin("[R]", sites_file, root_line, primary=False))
         # a pool named local replaces the built-in local site (`site.local: null` first)
@@ -634,5 +737,5 @@ def legacy_layers(*, sites_file: str | None, tc_file: str | None,
     return layers
 
 
-__all__ = ["legacy_layers", "convert_sites_xml", "convert_tc_data", "convert_properties",
-           "tscore", "read_properties"]
+__all__ = ["legacy_layers", "is_properties_file", "convert_sites_xml", "convert_tc_data",
+           "convert_properties", "tscore", "read_properties"]

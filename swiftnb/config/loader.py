@@ -56,9 +56,8 @@ def load_config(path: str | os.PathLike | None = None, *,
     property was given as (``{"executionRetries": "-execution.retries"}``), for messages.
     """
     cwd = os.fspath(cwd)
-    if path is not None and os.fspath(path).endswith(".properties") and \
-            properties_file is None:
-        path, properties_file = None, path  # -config swift.properties, as in 0.95
+    if path is not None and properties_file is None and _is_properties(path, cwd):
+        path, properties_file = None, path  # -config swift.properties (or cf), as in 0.95
     origins = Origins()
     layers: list[Layer] = []  # the files after the built-in defaults, in order
     files: list[tuple[str, str]] = []
@@ -124,6 +123,17 @@ def load_config(path: str | os.PathLike | None = None, *,
     else:
         raw = _merge_layers(with_defaults, layers, command_line, env, origins)
     return build(raw, origins, files, warnings)
+
+
+def _is_properties(path: str | os.PathLike, cwd: str) -> bool:
+    """``-config FILE`` is a 0.94/0.95 properties file: named ``.properties``, or shaped
+    as one (0.94's ``cf``)."""
+    from swiftnb.config.legacy import is_properties_file
+
+    name = os.path.expanduser(os.fspath(path))
+    full = name if os.path.isabs(name) else os.path.join(cwd, name)
+    return name.endswith(".properties") or (os.path.isfile(full) and
+                                            is_properties_file(full))
 
 
 def _merge_layers(with_defaults: bool, layers: list[Layer], command_line: dict[str, Any],

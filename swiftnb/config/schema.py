@@ -210,7 +210,7 @@ PROVIDER_STAGING = ("local", "service-local", "shared-fs", "direct")
 EXECUTION_TYPES = (
     "local", "coaster", "coaster-persistent", "ssh", "ssh-cl", "pbs", "condor", "sge",
     "slurm", "lsf", "cobalt", "gt2", "ec2-cloud", "gce-cloud", "radical-pilot",
-    "aimes-emanager", "shell", "fake", "pbslocal", "condorlocal", "cobaltlocal", "sim",
+    "aimes-emanager", "shell", "fake", "pbslocal", "condorlocal", "cobaltlocal", "sim", "moab",
 )
 
 SITE_SELECTION_POLICIES = ("weighted", "best", "sitesets", "brokerage")

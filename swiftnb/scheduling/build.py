@@ -93,7 +93,7 @@ BUILT_IN: dict[str, str] = {
     "coaster": "swiftnb.coasters:make_provider",
     "coaster-persistent": "swiftnb.coasters:make_provider",
     **{lrm: _BATCH for lrm in ("slurm", "sge", "pbs", "pbslocal", "lsf", "condor",
-                               "condorlocal", "cobalt", "cobaltlocal")},
+                               "condorlocal", "cobalt", "cobaltlocal", "moab")},
 }
 
 

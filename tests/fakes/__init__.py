@@ -36,7 +36,7 @@ from . import fakelrm
 __all__ = ["FakeLRM", "fake_lrm", "SYSTEMS", "BIN"]
 
 BIN = Path(__file__).resolve().parent / "bin"
-SYSTEMS = ("pbs", "lsf", "condor", "cobalt")
+SYSTEMS = ("pbs", "lsf", "condor", "cobalt", "moab")
 
 
 @dataclass

@@ -114,8 +114,8 @@ LAUNCHERS: dict[str, type[Launcher]] = {
 }
 
 #: the launcher a batch system's blocks use unless the site names one (``launcher``)
-_DEFAULTS = {"slurm": "srun", "pbs": "ssh", "sge": "ssh", "lsf": "ssh", "cobalt": "aprun",
-             "condor": "plain", "local": "plain", "fork": "plain"}
+_DEFAULTS = {"slurm": "srun", "pbs": "ssh", "moab": "ssh", "sge": "ssh", "lsf": "ssh",
+             "cobalt": "aprun", "condor": "plain", "local": "plain", "fork": "plain"}
 
 
 def launcher_for(lrm: str, name: str | None = None, *, depth: int | None = None) -> Launcher:

@@ -42,6 +42,7 @@ from swiftnb.engine.task import FailureKind
 from swiftnb.events import TaskStatus
 from swiftnb.execution.shell import CommandResult, Shell, ShellError, ShellFailure
 from swiftnb.nearest import close_matches
+from swiftnb.scheduling.background import internal_error, start_background
 from swiftnb.scheduling.provider import ProviderError
 
 __all__ = ["JobState", "JobStatus", "Resources", "LRM", "JobPoller", "register_lrm",
@@ -318,7 +319,7 @@ def _load_builtin() -> None:
     _loaded = True
     import importlib
 
-    for module in ("fork", "slurm", "sge", "pbs", "lsf", "condor", "cobalt"):
+    for module in ("fork", "slurm", "sge", "pbs", "lsf", "condor", "cobalt", "moab"):
         name = f"swiftnb.execution.batch.{module}"
         try:
             importlib.import_module(name)
@@ -368,6 +369,7 @@ class JobPoller:
         self._last: dict[str, JobState] = {}
         self._missing: dict[str, int] = {}
         self._task: asyncio.Task[None] | None = None
+        self._held: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self.outage: str | None = None   # the last error while the LRM does not answer
         self.polls = 0
@@ -379,7 +381,7 @@ class JobPoller:
         self.interval = self.min_interval
         self._wake.set()
         if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._loop())
+            self._task = start_background(self._loop(), self._held, self._loop_failed)
 
     def forget(self, job_id: str) -> None:
         self._watched.pop(job_id, None)
@@ -397,6 +399,24 @@ class JobPoller:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
+
+    def _loop_failed(self, exc: BaseException) -> None:
+        """The poll loop broke: the jobs it watched end FAILED with its error (their
+        attempts fail and the run says why), rather than waiting forever."""
+        status = JobStatus(JobState.FAILED, reason=internal_error(
+            f"polling {self.lrm.name} for its jobs' states", exc))
+        watched, self._watched = self._watched, {}
+        self._last.clear()
+        self._missing.clear()
+        for job_id, callback in watched.items():
+            callback(job_id, status)
+        if watched:  # they may still run: none is left behind in the batch system
+            start_background(self.lrm.cancel(list(watched)), self._held, self._cancel_failed)
+
+    def _cancel_failed(self, exc: BaseException) -> None:
+        if self.on_error is not None:
+            self.on_error(f"{self.lrm.where()}: the jobs of a broken poll loop could not be "
+                          f"cancelled: {exc}")
 
     async def _loop(self) -> None:
         while self._watched:

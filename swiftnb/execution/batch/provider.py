@@ -70,9 +70,10 @@ from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.execution.ssh import SSHOptions
 from swiftnb.execution.staging import Stager, shell_failure_kind
 from swiftnb.config.types import flatten_options
+from swiftnb.scheduling.background import internal_error, start_background
 from swiftnb.scheduling.options import option
 from swiftnb.scheduling.provider import (Provider, ProviderError, ProviderState,
-                                         StatusReporter, swift_job_dir)
+                                         StatusReporter, foreign_option, swift_job_dir)
 
 if TYPE_CHECKING:
     from swiftnb.config.model import SiteConfig
@@ -82,8 +83,8 @@ if TYPE_CHECKING:
 __all__ = ["BatchOptions", "BatchProvider", "make_provider", "BATCH_TYPES"]
 
 #: the execution types of batch sites (pyproject.toml's entry points name each)
-BATCH_TYPES = ("slurm", "sge", "pbs", "lsf", "condor", "cobalt", "pbslocal", "condorlocal",
-               "cobaltlocal")
+BATCH_TYPES = ("slurm", "sge", "pbs", "lsf", "condor", "cobalt", "moab", "pbslocal",
+               "condorlocal", "cobaltlocal")
 #: hosts that mean "this machine" in execution.URL
 _THIS_MACHINE = frozenset({"localhost", "127.0.0.1", "::1"})
 #: the longest pause between two status queries while no job changes (seconds)
@@ -191,7 +192,7 @@ class BatchProvider(Provider):
         self._local_tmp: str | None = None
         self._in_lrm: dict[str, _Job] = {}
         self._late: set[asyncio.Task[None]] = set()   # cancels of jobs submitted too late
-        self._info = InfoWriter()
+        self._info = InfoWriter(bus=self.bus)
         self.counts = {"submitted": 0, "queued": 0, "running": 0, "completed": 0, "failed": 0,
                        "canceled": 0}
 
@@ -386,9 +387,10 @@ class BatchProvider(Provider):
     def _cancel_late(self, submitting: asyncio.Future[str]) -> None:
         if submitting.cancelled() or submitting.exception() is not None:
             return
-        task = asyncio.get_running_loop().create_task(self._cancel([submitting.result()]))
-        self._late.add(task)
-        task.add_done_callback(self._late.discard)
+        job_id = submitting.result()
+        start_background(self._cancel([job_id]), self._late, lambda exc: self._warn(
+            internal_error(f"cancelling job {job_id} (submitted as its attempt was "
+                           "withdrawn); it may still be in the batch system", exc)))
 
     async def _cancel(self, ids: list[str]) -> None:
         with contextlib.suppress(ProviderError):
@@ -521,12 +523,17 @@ def _check(site: SiteConfig, ctx: BuildContext, jobs: SiteJobs) -> list[str]:
     for path, app in apps:
         for part, values in (("", app.attributes), ("options.", app.options)):
             for key, value in flatten_options(values).items():
-                problem = jobs.check_option(key, value, f"{path}.{part}".rstrip("."))
-                if problem is None:
-                    continue
                 found = (ctx.config.origin_detail(f"{path}.{part}{key}")
                          or ctx.config.origin_detail(f"{path}.{part}".rstrip(".")))
                 place = found.location() if found is not None else ""
+                foreign = foreign_option(key)
+                if foreign is not None:  # another distribution's key: Swift/K took any key
+                    ctx.warn(f"{place + ': ' if place else ''}{path}.{part}{key} has no "
+                             f"effect on site {site.name}: {foreign}; ignored")
+                    continue
+                problem = jobs.check_option(key, value, f"{path}.{part}".rstrip("."))
+                if problem is None:
+                    continue
                 problems.append(f"{place + ': ' if place else ''}{problem}")
     return problems
 

@@ -31,7 +31,9 @@ anything else         a batch system option (``ppn``, ``depth``, ``pbs.*``, ``sl
 ====================  =================================================================
 
 Keys other layers read pass untouched: ``maxwalltime`` (the task's walltime) and the
-brokerage policy's requirements (``cores``, ``memory``...).  Every other key is refused
+brokerage policy's requirements (``cores``, ``memory``...).  Another distribution's keys
+(``docker.image``..., :func:`~swiftnb.scheduling.provider.foreign_option`) are left out of
+the job, with a warning when the configuration is checked.  Every other key is refused
 with the site's name: a key silently dropped would run the job somewhere the user did not
 ask for.
 
@@ -50,6 +52,7 @@ from dataclasses import dataclass, field
 from swiftnb.engine.task import Task
 from swiftnb.execution.batch.lrm import LRM, hms
 from swiftnb.execution.batch.optionvalues import truth
+from swiftnb.scheduling.provider import foreign_option
 
 __all__ = ["SiteJobs", "JobRequest", "JOB_TYPES", "DEFAULT_WALLTIME", "OTHER_LAYERS"]
 
@@ -98,6 +101,8 @@ class SiteJobs:
         name = _ALIASES.get(key, key)
         if name in OTHER_LAYERS or name in ("jobQueue", "jobProject"):
             return None
+        if foreign_option(key) is not None:  # warned about when the site is built
+            return None
         if name in _WHOLE_NUMBERS:
             if not value.strip().isdigit() or int(value) < 1:
                 return f"{where}.{key} must be a whole number of at least 1 (got {value!r})"
@@ -129,7 +134,8 @@ class SiteJobs:
             raise ValueError(f"site {self.site} ({self.lrm.name}): " + "; ".join(problems))
         lrm_options = {k: v for k, v in profiles.items()
                        if k not in OTHER_LAYERS and k not in ("jobQueue", "jobProject",
-                                                              "jobType", *_WHOLE_NUMBERS)}
+                                                              "jobType", *_WHOLE_NUMBERS)
+                       and foreign_option(k) is None}
         options = {**self.job_options, **lrm_options}
         job_type = profiles.get("jobType", "single")
         count = int(profiles.get("count", "1"))

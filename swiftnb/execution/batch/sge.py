@@ -11,10 +11,11 @@ variables a job needs are exported by the script (``Resources.env``).
 Choices, against what Swift 0.96 (CoG's SGE provider) did:
 
 - The parallel environment is jobOptions ``pe``, the attribute CoG read (0.95's
-  ``site.X.pe``).  CoG always wrote ``-pe`` with a built-in default (``threaded`` in its
-  code, ``1way`` in its shipped properties: names of TACC's Ranger that few clusters
-  have); here a one-slot job needs no PE, and a job of more slots without ``pe`` is
-  refused with a message naming the key and ``qconf -spl``.
+  ``site.X.pe``), else CoG's default ``1way`` (``parallel.environment`` in its shipped
+  provider-sge.properties).  A one-slot job needs no PE and gets none.  Which PEs a
+  cluster has is the cluster's business, not the checking machine's: a configuration is
+  never refused for it; a job (or coaster block) qsub refuses for a PE the cluster lacks
+  fails SUBMIT_REFUSED with qsub's words and the cluster's PEs (``qconf -spl``).
 - ``jobProject`` is ``-A`` (the account string, charged in accounting), as CoG wrote it:
   ``-P`` names a share-tree project that qmaster refuses unless an administrator made it;
   ``sge.P`` gives that when wanted.
@@ -49,13 +50,18 @@ from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, hm
 from swiftnb.execution.shell import CommandResult, Shell
 from swiftnb.scheduling.provider import ProviderError
 
-__all__ = ["GridEngine", "job_name", "state_of"]
+__all__ = ["GridEngine", "DEFAULT_PE", "job_name", "state_of"]
 
 #: the ``failed`` code of a job qmaster killed at its h_rt (accounting(5))
 _FAILED_WALLTIME = 37
 #: what Grid Engine's communication library prints when qmaster cannot be reached; the
 #: only way to tell "qmaster is down" from "qmaster refused the job" (both exit 1)
 _NO_CONTACT = ("commlib error", "unable to contact qmaster", "unable to send message to qmaster")
+#: the parallel environment of a job of more than one slot when jobOptions has no ``pe``
+#: (CoG's provider-sge.properties: ``parallel.environment=1way``)
+DEFAULT_PE = "1way"
+#: qsub's words for a parallel environment the cluster does not have
+_NO_SUCH_PE = "parallel environment"
 #: an option name after ``sge.``: letters, digits, ``_`` (``l``, ``P``, ``hold_jid``)
 _OPTION = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
@@ -177,16 +183,12 @@ class GridEngine(LRM):
     def directives(self, resources: Resources) -> list[str]:
         problems = self.check_options(resources.options)
         slots = resources.nodes * resources.tasks_per_node
-        pe = str(resources.options.get("pe", "")).strip()
+        pe = str(resources.options.get("pe", "")).strip() or DEFAULT_PE
         for what, value in (("queue", resources.queue), ("project", resources.project),
                             ("workdir", resources.workdir), ("stdout", resources.stdout),
                             ("stderr", resources.stderr)):
             if value and "\n" in value:
                 problems.append(f"the {what} holds a line break")
-        if slots > 1 and not pe and not problems:
-            problems.append(f"{resources.nodes} node(s) x {resources.tasks_per_node} task(s) "
-                            "need a parallel environment: set jobOptions.pe "
-                            "(qconf -spl lists this cluster's)")
         if problems:
             raise ProviderError(FailureKind.SUBMIT_REFUSED,
                                 f"{self.where()}: " + "; ".join(problems))
@@ -224,7 +226,23 @@ class GridEngine(LRM):
             return first
         words = _words(result)
         kind = FailureKind.CONNECTION_LOST if _no_contact(words) else FailureKind.SUBMIT_REFUSED
+        if kind is FailureKind.SUBMIT_REFUSED and _NO_SUCH_PE in words.lower():
+            words += await self._known_pes(resources)
         raise ProviderError(kind, f"{self.where()}: {doing}: qsub said: {words}")
+
+    async def _known_pes(self, resources: Resources) -> str:
+        """The cluster's parallel environments (``qconf -spl``), for a job refused for its
+        PE: the user picks one of them as jobOptions.pe."""
+        asked = str(resources.options.get("pe", "")).strip()
+        given = f"jobOptions.pe {asked!r}" if asked else (
+            f"the default parallel environment {DEFAULT_PE!r} (no jobOptions.pe)")
+        result = await self.run(["qconf", "-spl"], timeout=self.command_timeout,
+                                doing="qconf -spl")
+        names = [line.strip() for line in result.stdout.splitlines() if line.strip()]
+        if result.returncode != 0 or not names:
+            return f" (the job asked for {given}; qconf -spl listed none: {_words(result)})"
+        return (f" (the job asked for {given}; this cluster's parallel environments "
+                f"(qconf -spl): {', '.join(names)}: set jobOptions.pe to one of them)")
 
     async def status(self, ids: Sequence[str]) -> dict[str, JobStatus]:
         if not ids:

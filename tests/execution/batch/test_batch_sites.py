@@ -243,7 +243,7 @@ def test_a_site_job_option_slurm_ignores_is_a_warning_and_the_run_goes_on(slurm,
 
 
 @pytest.mark.parametrize("option, key", [
-    ('options { "docker.image": "x" }', "docker.image"),
+    ('options { "pbs.aprun": true }', "pbs.aprun"),   # docker.image: a warning (issue 25)
     ('options { jobType: "grid" }', "jobType"),
 ])
 def test_an_app_option_slurm_would_not_honour_is_refused_at_start(slurm, tmp_path, option, key):

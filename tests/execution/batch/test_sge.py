@@ -128,10 +128,8 @@ def test_unknown_options_are_refused_with_a_message() -> None:
     with pytest.raises(ProviderError) as err:   # no directive can be smuggled in
         lrm.directives(Resources(queue="a.q\n#$ -u root"))
     assert "the queue holds a line break" in str(err.value)
-    # more than one slot needs a parallel environment; one slot does not
-    with pytest.raises(ProviderError) as err:
-        lrm.directives(Resources(tasks_per_node=4))
-    assert "jobOptions.pe" in str(err.value) and "qconf -spl" in str(err.value)
+    # more than one slot gets CoG's default parallel environment; one slot gets none
+    assert "#$ -pe 1way 4" in lrm.directives(Resources(tasks_per_node=4))
     assert not any("-pe" in line for line in lrm.directives(Resources(options={"pe": "smp"})))
 
 
