@@ -59,12 +59,45 @@ def _load(path: str, err: TextIO):
         except (LogFormatError, OSError, UnicodeError) as exc:
             print(f"swiftnb: {exc}", file=err)
             return None, EXIT_ERROR
+        except MemoryError:  # a backstop: the reader bounds what hostile input costs
+            print(f"swiftnb: {path}: out of memory reading the log", file=err)
+            return None, EXIT_ERROR
     for w in caught:
         print(f"swiftnb: warning: {w.message}", file=err)
     if not len(frame.events):
         print(f"swiftnb: {path}: the log holds no records", file=err)
         return None, EXIT_ERROR
     return frame, EXIT_OK
+
+
+def _run_label(number: int, frame) -> str:
+    return f"{number} ({frame.run['run_id']})" if frame.run["run_id"] else str(number)
+
+
+def _select_runs(frame, wanted: str | None, path: str, err: TextIO, *,
+                 one: bool = False):
+    """The runs to analyse: the one ``--run`` names (its number from 1, or its run id),
+    else all of them, said on stderr when the log holds several (runs appended to one
+    file with the same -logfile).  ``one``: the output holds one run only, so a log of
+    several needs --run.  (runs, exit code)."""
+    runs = frame.runs()
+    labels = ", ".join(_run_label(i, r) for i, r in enumerate(runs, 1))
+    if wanted is not None:
+        for i, run in enumerate(runs, 1):
+            if wanted in (str(i), run.run["run_id"]):
+                return [run], EXIT_OK
+        print(f"swiftnb: {path}: no run {wanted!r}; the log holds {len(runs)} run(s): "
+              f"{labels}", file=err)
+        return None, EXIT_USAGE
+    if len(runs) > 1:
+        if one:
+            print(f"swiftnb: {path} holds {len(runs)} runs appended to one file ({labels}); "
+                  "choose one with --run N or --run RUNID", file=err)
+            return None, EXIT_USAGE
+        print(f"swiftnb: warning: {path} holds {len(runs)} runs appended to one file "
+              f"({labels}); each is analysed on its own (--run N or --run RUNID for one)",
+              file=err)
+    return runs, EXIT_OK
 
 
 def _fmt_time(t: Any) -> str:
@@ -112,7 +145,8 @@ def _streams(out: TextIO | None, err: TextIO | None) -> tuple[TextIO, TextIO]:
 
 
 def timings_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """``swiftnb timings LOG [--format table|csv|json|aimes] [--offset S] [-o FILE]``."""
+    """``swiftnb timings LOG [--format table|csv|json|aimes] [--offset S] [--run N|RUNID]
+    [-o FILE]``."""
     out, err = _streams(out, err)
     parser = _Parser(prog="swiftnb timings", description="timings of a run from its log")
     parser.add_argument("log")
@@ -122,6 +156,8 @@ def timings_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | N
                         help="seconds added to every epoch in --format aimes (18000 "
                              "reproduces the original AIMES files)")
     parser.add_argument("-o", "--output", help="write to this file instead of stdout")
+    parser.add_argument("--run", help="the run to analyse when the log holds several: its "
+                                      "number (1, 2...) or its run id")
     try:
         args = parser.parse_args(list(argv))
     except _UsageError as exc:
@@ -131,27 +167,49 @@ def timings_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | N
     frame, code = _load(args.log, err)
     if frame is None:
         return code
+    runs, code = _select_runs(frame, args.run, args.log, err, one=args.format == "aimes")
+    if runs is None:
+        return code
     target = open(args.output, "w", encoding="utf-8") if args.output else out
     try:
-        if args.format == "table":
-            _table(frame, target)
-        elif args.format == "csv":
-            frame.timings().to_csv(target, index=False, float_format="%.3f")
-        elif args.format == "json":
-            doc = {"run": frame.run,
-                   "summary": frame.summary().reset_index().to_dict("records"),
-                   "timings": frame.timings().to_dict("records")}
-            json.dump(doc, target, indent=1, default=_json_default)
-            target.write("\n")
-        else:
-            from swiftnb.logs.aimes import durations
-
-            json.dump(durations(frame, offset=args.offset), target, indent=1)
-            target.write("\n")
+        _write_timings(runs, args.format, args.offset, target)
     finally:
         if args.output:
             target.close()
     return EXIT_OK
+
+
+def _timings_doc(frame) -> dict[str, Any]:
+    return {"run": frame.run, "summary": frame.summary().reset_index().to_dict("records"),
+            "timings": frame.timings().to_dict("records")}
+
+
+def _write_timings(runs: list, fmt: str, offset: int, target: TextIO) -> None:
+    """The timings of each run in ``fmt``; several runs: tables one after the other, a
+    ``run`` column (its number) in csv, ``{"runs": [...]}`` in json."""
+    several = len(runs) > 1
+    if fmt == "table":
+        for i, frame in enumerate(runs):
+            if i:
+                print(file=target)
+            _table(frame, target)
+    elif fmt == "csv":
+        import pandas as pd
+
+        tables = [frame.timings() for frame in runs]
+        if several:
+            tables = [t.assign(run=i) for i, t in enumerate(tables, 1)]
+            tables = [t[["run", *(c for c in t.columns if c != "run")]] for t in tables]
+        pd.concat(tables, ignore_index=True).to_csv(target, index=False, float_format="%.3f")
+    elif fmt == "json":
+        doc = {"runs": [_timings_doc(f) for f in runs]} if several else _timings_doc(runs[0])
+        json.dump(doc, target, indent=1, default=_json_default)
+        target.write("\n")
+    else:
+        from swiftnb.logs.aimes import durations
+
+        json.dump(durations(runs[0], offset=offset), target, indent=1)
+        target.write("\n")
 
 
 def plot_log_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -162,6 +220,8 @@ def plot_log_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | 
     parser.add_argument("log")
     parser.add_argument("-o", "--output", help="report file (default report-<log name>.html)")
     parser.add_argument("--title", help="report title (default: the log's name and run id)")
+    parser.add_argument("--run", help="the run to report when the log holds several: its "
+                                      "number (1, 2...) or its run id")
     try:
         args = parser.parse_args(list(argv))
     except _UsageError as exc:
@@ -171,6 +231,10 @@ def plot_log_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | 
     frame, code = _load(args.log, err)
     if frame is None:
         return code
+    runs, code = _select_runs(frame, args.run, args.log, err, one=True)
+    if runs is None:
+        return code
+    frame = runs[0]
     from swiftnb.logs.report import write_report
 
     output = args.output

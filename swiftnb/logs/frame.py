@@ -171,6 +171,17 @@ class LogFrame:
     def from_events(cls, events: Iterable[Event], *, name: str | None = None) -> LogFrame:
         return cls(events_frame(events), name=name)
 
+    def runs(self) -> list[LogFrame]:
+        """One LogFrame per run in the log: runs appended to one file (the same
+        ``-logfile`` given twice) are told apart by their header lines, so that the
+        timings of one are not mixed with another's.  ``[self]`` for a log of one run."""
+        from swiftnb.logs.reader import split_runs
+
+        parts = split_runs(self.events)
+        if len(parts) == 1:
+            return [self]
+        return [LogFrame(part, name=self.name) for part in parts]
+
     def _of(self, *kinds: str) -> pd.DataFrame:
         ev = self.events
         if not len(ev):

@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import io
 import lzma
 import os
 import re
+import stat
 import warnings
-from collections.abc import Iterable
+import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import methodcaller
 from typing import IO, Any
@@ -45,6 +46,7 @@ __all__ = [
     "read_log",
     "parse_text",
     "read_events",
+    "split_runs",
     "to_events",
     "LogFormatError",
     "LogWarning",
@@ -137,56 +139,201 @@ _INT_COLUMNS = ("status",)
 
 
 # -- opening -------------------------------------------------------------------------
-def _read_bytes(source: str | os.PathLike[str] | IO[Any]) -> tuple[bytes, str]:
+#: the longest line a log may hold (bytes): a longer one is left empty (its newline
+#: kept, so line numbers hold) and counted in a warning
+MAX_LINE = 1 << 20
+#: a log shows a Swift record within its first this many (decompressed) bytes, or it is
+#: refused: an endless line, a binary file or a device is not read to its end
+HEAD_BYTES = 4 << 20
+#: a compressed log that expands more than MAX_RATIO times, past BOMB_FLOOR bytes, is
+#: refused (real Swift logs expand 10-50 times; a compression bomb 1000 times and more)
+MAX_RATIO = 200
+BOMB_FLOOR = 32 << 20
+#: bytes read (and decompressed) at a time
+READ_CHUNK = 4 << 20
+
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
+
+
+class LineGuard:
+    """Passes a log's bytes on in whole lines, with memory bounded by MAX_LINE: a line
+    longer than that is left empty (skipped, counted), a NUL byte refuses the input
+    (a binary file, zero-filled blocks, /dev/zero are not logs)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.offset = 0          # bytes seen
+        self.lines = 0           # newlines passed on
+        self.skipped = 0         # lines over MAX_LINE
+        self.first_skipped = 0   # 1-based line of the first of them
+        self._carry = b""        # the current line, not yet ended (at most MAX_LINE)
+        self._skipping = False   # inside a line over MAX_LINE
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The complete lines that ``chunk`` ends (over-long ones emptied)."""
+        nul = chunk.find(b"\x00")
+        if nul >= 0:
+            raise LogFormatError(
+                f"{self.name}: not a Swift log: binary data (a NUL byte at byte "
+                f"{self.offset + nul:,} of its text)")
+        self.offset += len(chunk)
+        if self._skipping:
+            nl = chunk.find(b"\n")
+            if nl < 0:
+                return b""
+            chunk, self._skipping = chunk[nl:], False  # its newline ends the skipped line
+        data = self._carry + chunk if self._carry else chunk
+        cut = data.rfind(b"\n") + 1
+        body, tail = data[:cut], data[cut:]
+        if len(tail) > MAX_LINE:
+            self._skip(self.lines + body.count(b"\n") + 1)
+            self._skipping, tail = True, b""
+        self._carry = tail
+        body = self._empty_long_lines(body)
+        self.lines += body.count(b"\n")
+        return body
+
+    def finish(self) -> bytes:
+        """The last line, if the input does not end with a newline."""
+        rest, self._carry = self._carry, b""
+        return rest
+
+    def _skip(self, line: int) -> None:
+        if not self.skipped:
+            self.first_skipped = line
+        self.skipped += 1
+
+    def _empty_long_lines(self, body: bytes) -> bytes:
+        """``body`` with every line over MAX_LINE emptied; steps a window of MAX_LINE
+        bytes from newline to newline, so a normal log costs a few calls per chunk."""
+        pos, parts, kept = 0, [], 0
+        while len(body) - pos > MAX_LINE:
+            nl = body.rfind(b"\n", pos, pos + MAX_LINE + 1)
+            if nl >= 0:
+                pos = nl + 1
+                continue
+            end = body.find(b"\n", pos)
+            self._skip(self.lines + body.count(b"\n", 0, pos) + 1)
+            parts.append(body[kept:pos])
+            pos = kept = end  # keep the newline: line numbers hold
+        if not parts:
+            return body
+        parts.append(body[kept:])
+        return b"".join(parts)
+
+    def warn(self) -> None:
+        if self.skipped:
+            warnings.warn(
+                f"{self.name}:{self.first_skipped}: {self.skipped} line(s) longer than "
+                f"{MAX_LINE >> 20} MiB skipped", LogWarning, stacklevel=4)
+
+
+class _CountingReader:
+    """A binary file's reads, counted (the compressed bytes behind a decompressor)."""
+
+    def __init__(self, fh: IO[bytes], head: bytes = b"") -> None:
+        self._fh, self._head, self.count = fh, head, 0
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:  # the bytes read to recognise the compression, given back
+            cut = len(self._head) if size < 0 else size
+            data, self._head = self._head[:cut], self._head[cut:]
+        else:
+            data = self._fh.read(size)
+        if isinstance(data, str):  # a text stream given to read_log
+            data = data.encode("utf-8")
+        self.count += len(data)
+        return data
+
+
+def _open_path(name: str) -> IO[bytes]:
+    """A log file opened for reading; what is not a regular file is refused before it
+    is opened (a FIFO would block, a device never ends)."""
+    try:
+        mode = os.stat(name).st_mode
+    except FileNotFoundError:
+        raise FileNotFoundError(f"log file not found: {name}") from None
+    if stat.S_ISDIR(mode):
+        raise LogFormatError(f"{name} is a directory, not a log file")
+    if not stat.S_ISREG(mode):
+        raise LogFormatError(f"{name}: not a Swift log: not a regular file (a device, FIFO "
+                             "or socket)")
+    return open(name, "rb")
+
+
+def _decompressing(raw: _CountingReader) -> tuple[Any, str | None]:
+    """(a reader of the decompressed bytes, the compression's name or None)."""
+    head = raw.read(6)
+    raw._head, raw.count = head, 0
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            if kind == "gzip":
+                return gzip.GzipFile(fileobj=raw, mode="rb"), kind
+            return (bz2.BZ2File if kind == "bz2" else lzma.LZMAFile)(raw, "rb"), kind
+    return raw, None
+
+
+_DAMAGE = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
+def _read_chunks(stream: Any, kind: str | None, name: str, have: Callable[[], int]):
+    """Chunks of decompressed text; damage in compressed data ends them with a warning
+    (what precedes it is kept) or, before any text, refuses the file."""
+    while True:
+        try:
+            chunk = stream.read(READ_CHUNK)
+        except _DAMAGE as exc:
+            if kind is None:
+                raise
+            if not have():
+                raise LogFormatError(f"{name}: cannot decompress ({exc})") from None
+            what = "is truncated" if isinstance(exc, EOFError) else f"is damaged ({exc})"
+            warnings.warn(f"{name}: compressed file {what}; read what precedes it",
+                          LogWarning, stacklevel=5)
+            return
+        if not chunk:
+            return
+        yield chunk
+
+
+def _read_bytes(source: str | os.PathLike[str] | IO[Any]) -> tuple[bytearray, str]:
+    """A log's text, read in chunks with bounded memory whatever the input (see
+    :class:`LineGuard`, HEAD_BYTES, MAX_RATIO)."""
     if isinstance(source, (str, os.PathLike)):
         name = os.fspath(source)
-        try:
-            with open(name, "rb") as fh:
-                data = fh.read()
-        except FileNotFoundError:
-            raise FileNotFoundError(f"log file not found: {name}") from None
-        except IsADirectoryError:
-            raise LogFormatError(f"{name} is a directory, not a log file") from None
+        fh: IO[Any] = _open_path(name)
     else:
-        name = stream_name(source) or "<stream>"
-        data = source.read()
-        if isinstance(data, str):
-            return data.encode("utf-8"), name
-    return _decompress(data, name), name
-
-
-def _decompress(data: bytes, name: str) -> bytes:
+        name, fh = stream_name(source) or "<stream>", source
     try:
-        if data[:2] == b"\x1f\x8b":
-            return gzip.decompress(data)
-        if data[:3] == b"BZh":
-            return _bz2_decompress_partial(data, name)
-        if data[:6] == b"\xfd7zXZ\x00":
-            return lzma.decompress(data)
-    except (OSError, EOFError, lzma.LZMAError) as exc:
-        raise LogFormatError(f"{name}: cannot decompress ({exc})") from None
-    return data
+        raw = _CountingReader(fh)
+        stream, kind = _decompressing(raw)
+        return _collect(stream, raw, kind, name), name
+    finally:
+        if fh is not source:
+            fh.close()
 
 
-def _bz2_decompress_partial(data: bytes, name: str) -> bytes:
-    """bz2 that keeps what it could decompress from a truncated file (with a warning)."""
-    out = io.BytesIO()
-    while data:
-        dec = bz2.BZ2Decompressor()
-        try:
-            out.write(dec.decompress(data))
-        except OSError as exc:
-            if out.tell():
-                warnings.warn(f"{name}: compressed data damaged ({exc}); read what precedes it",
-                              LogWarning, stacklevel=4)
-                break
-            raise LogFormatError(f"{name}: cannot decompress ({exc})") from None
-        if not dec.eof:
-            warnings.warn(f"{name}: compressed file is truncated; read what it holds",
-                          LogWarning, stacklevel=4)
-            break
-        data = dec.unused_data
-    return out.getvalue()
+def _collect(stream: Any, raw: _CountingReader, kind: str | None, name: str) -> bytearray:
+    guard = LineGuard(name)
+    out = bytearray()
+    found = False
+    for chunk in _read_chunks(stream, kind, name, lambda: guard.offset):
+        out += guard.feed(chunk)
+        if not found:
+            found = _RECORD_START_B.search(out) is not None
+            if not found and guard.offset >= HEAD_BYTES:
+                raise LogFormatError(
+                    f"{name}: not a Swift log: no line starts with a time stamp like "
+                    f"'2016-01-25 01:08:24,537+0000 INFO  Loader ...' in its first "
+                    f"{guard.offset >> 20} MiB")
+        if kind and guard.offset > BOMB_FLOOR and guard.offset > MAX_RATIO * raw.count:
+            raise LogFormatError(
+                f"{name}: not a Swift log: its {kind} data expands more than {MAX_RATIO} times "
+                f"(past {guard.offset >> 20} MiB from {raw.count:,} bytes): a "
+                "compression bomb")
+    out += guard.finish()
+    guard.warn()
+    return out
 
 
 # -- parsing -------------------------------------------------------------------------
@@ -626,6 +773,37 @@ def to_events(frame: pd.DataFrame) -> list[Event]:
         events.append(Event(rec["time"], kind, fields, rec["level"], rec["logger"],
                             None if text is None or (isinstance(text, float)) else text))
     return events
+
+
+#: Loader lines a run writes before its RUN_ID line (Swift/K 0.96: JAVA, VERSION)
+_RUN_HEAD_TAGS = ("JAVA", "VERSION")
+
+
+def run_starts(frame: pd.DataFrame) -> list[int]:
+    """Row positions where the runs of a log begin: each ``RUN_ID`` line of the Loader,
+    moved back over the JAVA/VERSION lines before it.  Several runs appended to one
+    file with the same ``-logfile`` give several starts; the first run starts at 0."""
+    if not len(frame) or "tag" not in frame:
+        return [0] if len(frame) else []
+    loader = (frame["logger"] == "Loader").to_numpy()
+    tags = frame["tag"].astype(object).to_numpy()
+    starts = []
+    for row in np.flatnonzero(loader & (tags == "RUN_ID")).tolist():
+        while row > 0 and loader[row - 1] and tags[row - 1] in _RUN_HEAD_TAGS:
+            row -= 1
+        starts.append(row)
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    return starts
+
+
+def split_runs(frame: pd.DataFrame) -> list[pd.DataFrame]:
+    """The event table of each run in a log (one for a log of one run)."""
+    starts = run_starts(frame)
+    if len(starts) <= 1:
+        return [frame]
+    bounds = [*starts, len(frame)]
+    return [frame.iloc[a:b].reset_index(drop=True) for a, b in zip(bounds, bounds[1:])]
 
 
 def read_events(source: str | os.PathLike[str] | IO[Any]) -> list[Event]:

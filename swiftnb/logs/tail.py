@@ -28,7 +28,9 @@ from collections.abc import AsyncIterator, Callable, Iterator
 import pandas as pd
 
 from swiftnb.events import EventBus
-from swiftnb.logs.reader import LogWarning, _decompress, _empty_frame, parse_bytes, to_events
+from swiftnb.logs.reader import (CHUNK_CHARS, READ_CHUNK, LineGuard, LogWarning, _empty_frame,
+                                 _open_path, _read_bytes, parse_bytes,
+                                 to_events)
 
 __all__ = ["LogFollower", "follow_log", "afollow_log", "tail_to_bus"]
 
@@ -43,12 +45,14 @@ class LogFollower:
         self.offset = 0          # bytes of the file consumed into _pending
         self.line = 1            # line number of the first pending line
         self._pending = b""      # complete lines not yet parsed (last record held back)
-        self._partial = b""      # bytes after the last newline
+        self._guard = LineGuard(self.path)  # holds the unfinished last line
         self._idle_polls = 0
         self.finished = False    # a run-end record has been seen
         self._compressed = False
 
     def _read_new(self) -> bytes:
+        """New bytes of the file, at most READ_CHUNK a poll (a log written faster than
+        that is caught up over several polls; memory stays bounded)."""
         try:
             size = os.path.getsize(self.path)
         except FileNotFoundError:
@@ -56,17 +60,20 @@ class LogFollower:
         if size < self.offset:  # truncated or replaced: start again
             warnings.warn(f"{self.path}: log file shrank; reading it again from the start",
                           LogWarning, stacklevel=3)
-            self.offset, self.line, self._pending, self._partial = 0, 1, b"", b""
-        if size == self.offset:
+            self.offset, self.line, self._pending = 0, 1, b""
+            self._guard = LineGuard(self.path)
+        if size == self.offset or self._compressed:
             return b""
-        with open(self.path, "rb") as fh:
+        with _open_path(self.path) as fh:
             fh.seek(self.offset)
-            data = fh.read(size - self.offset)
-        if self.offset == 0 and data[:3] in (b"BZh", b"\x1f\x8b\x08") or self._compressed:
+            data = fh.read(min(size - self.offset, READ_CHUNK))
+        if self.offset == 0 and (data[:3] in (b"BZh", b"\x1f\x8b\x08")
+                                 or data[:6] == b"\xfd7zXZ\x00"):
             # a compressed log cannot grow record by record: read it whole, once
             self._compressed = True
             self.offset = size
-            return _decompress(data, self.path) if data else b""
+            text, _ = _read_bytes(self.path)
+            return bytes(text)
         self.offset += len(data)
         return data
 
@@ -75,19 +82,16 @@ class LogFollower:
         data = self._read_new()
         if data:
             self._idle_polls = 0
-            buf = self._partial + data
-            cut = buf.rfind(b"\n") + 1
-            self._pending += buf[:cut]
-            self._partial = buf[cut:]
+            self._pending += data if self._compressed else self._guard.feed(data)
         else:
             self._idle_polls += 1
         if final:
-            self._pending += self._partial
-            self._partial = b""
+            self._pending += self._guard.finish()
+            self._guard.warn()
         text = self._pending
         if not text:
             return _empty_frame()
-        if final or self._idle_polls >= 1 or self._compressed:
+        if final or self._idle_polls >= 1 or self._compressed or len(text) > CHUNK_CHARS:
             ready, self._pending = text, b""
         else:
             # hold back the last record: it may still get continuation lines
