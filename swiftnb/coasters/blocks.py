@@ -22,6 +22,7 @@ from typing import Any
 
 from swiftnb.coasters import worker as _worker_module
 from swiftnb.coasters.settings import CoasterConfigError
+from swiftnb.scheduling.background import internal_error, start_background
 
 __all__ = [
     "BlockRequest",
@@ -147,6 +148,7 @@ class LocalBlockProvider(BlockProvider):
         # workerLoggingLevel: the workers write their own logs into log_dir
         self.log_level = (log_level or ("INFO" if log_dir else "NONE")).upper()
         self._blocks: list[_LocalBlock] = []
+        self._watching: set[asyncio.Task[None]] = set()
 
     async def submit(self, request: BlockRequest, on_active: Callable[[], None],
                      on_exit: ExitCallback) -> BlockHandle:
@@ -169,7 +171,9 @@ class LocalBlockProvider(BlockProvider):
         block = _LocalBlock(procs)
         self._blocks.append(block)
         on_active()
-        block.watcher = asyncio.ensure_future(self._watch(block, request, on_exit))
+        block.watcher = start_background(
+            self._watch(block, request, on_exit), self._watching,
+            lambda exc: on_exit("failed", internal_error(f"watching block {request.id}", exc)))
         return block
 
     async def _watch(self, block: _LocalBlock, request: BlockRequest, on_exit: ExitCallback) -> None:

@@ -46,6 +46,7 @@ from swiftnb.execution.batch.lrm import LRM, JobPoller, JobState, JobStatus, Res
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError, Tunnel
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.config.types import flatten_options
+from swiftnb.scheduling.background import FailureHandler, internal_error, start_background
 from swiftnb.scheduling.options import ProviderOptions, option
 from swiftnb.scheduling.provider import ProviderError
 
@@ -170,12 +171,12 @@ class ClusterBlockProvider(BlockProvider):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._opening = asyncio.Lock()   # blocks of one round share one relay
 
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """Run ``coro`` as a task the provider holds (and ends at close)."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+    def spawn(self, coro: Coroutine[Any, Any, None],
+              on_failure: FailureHandler | None = None) -> asyncio.Task[None]:
+        """Run ``coro`` as a task the provider holds (and ends at close); an exception it
+        raises goes to ``on_failure``, else is a warning (never dropped)."""
+        return start_background(coro, self._tasks, on_failure or (lambda exc: self._warn(
+            internal_error("in a block's background task", exc))))
 
     # -- messages ---------------------------------------------------------------------------
     def where(self) -> str:
@@ -360,7 +361,8 @@ class ClusterBlockProvider(BlockProvider):
         if status.state.terminal:
             block.ended = True
             self.blocks.pop(job_id, None)
-            self.spawn(self._ended(block, status))
+            self.spawn(self._ended(block, status), lambda exc: block.on_exit(
+                "failed", internal_error(f"ending block {block.request.id}", exc)))
 
     async def _ended(self, block: ClusterBlock, status: JobStatus) -> None:
         if block.stopping:

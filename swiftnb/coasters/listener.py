@@ -24,6 +24,8 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from swiftnb.scheduling.background import internal_error, start_background
+
 __all__ = ["Listener", "ListenError", "HELLO_LIMIT", "HELLO_TIMEOUT", "MAX_PENDING",
            "LINE_LIMIT"]
 
@@ -110,7 +112,9 @@ class Listener:
         self._sock = bind_socket(self.host, self.port, self.port_range)
         self.port = self._sock.getsockname()[1]
         self._freed = asyncio.Event()
-        self._accepting = asyncio.get_running_loop().create_task(self._accept_loop())
+        self._accepting = start_background(self._accept_loop(), self._tasks, lambda exc: self.warn(
+            internal_error(f"accepting connections on {self.host}:{self.port} (no worker "
+                           "can connect now)", exc)))
         return self.port
 
     async def close(self) -> None:

@@ -43,6 +43,7 @@ from swiftnb.coasters.worker import PROTOCOL_VERSION, encode
 from swiftnb.engine.task import FailureKind, TaskResult
 from swiftnb.events import TaskStatus
 from swiftnb.execution.outcome import result_from_dict
+from swiftnb.scheduling.background import internal_error
 from swiftnb.scheduling.provider import ProviderError
 
 __all__ = ["ServiceAddress", "ServiceClient", "parse_service_url", "result_to_dict"]
@@ -196,6 +197,9 @@ class ServiceClient:
                 await self.start()
             except ProviderError as exc:
                 self._fail_all(str(exc), exc.kind)
+            except Exception as exc:  # noqa: BLE001 - a bug here: the tasks fail, saying so
+                self._fail_all(internal_error(f"connecting to {self.where()}", exc),
+                               FailureKind.WORKER)
             finally:
                 self._connecting = None
 
@@ -213,6 +217,8 @@ class ServiceClient:
             why = f"the connection broke ({exc})"
         except asyncio.CancelledError:
             return
+        except Exception as exc:  # noqa: BLE001 - a bug here: the tasks fail, saying so
+            why = internal_error("reading the service's messages", exc)
         self._dropped(why)
 
     def _dropped(self, why: str) -> None:

@@ -50,6 +50,7 @@ from swiftnb.coasters.worker import PROTOCOL_VERSION, encode
 from swiftnb.engine.task import FailureKind, TaskResult
 from swiftnb.execution.outcome import result_from_dict
 from swiftnb.events import EventBus, TaskStatus
+from swiftnb.scheduling.background import internal_error, start_background
 
 __all__ = ["CoasterService", "CoasterJob", "WalltimeQueue", "StageOut", "StatusReporter"]
 
@@ -319,6 +320,7 @@ class CoasterService:
         self._run_time: float | None = None   # moving average of task run times (s)
         self._passive_block: str | None = None
         self._staging: set[asyncio.Task[None]] = set()
+        self._submitting: set[asyncio.Task[None]] = set()  # blocks' submissions under way
         self.host = settings.contact_host
         self.port = 0
 
@@ -331,7 +333,9 @@ class CoasterService:
         if s.passive:
             self._passive_block = self._new_block_id()
         else:
-            self._planner_task = asyncio.ensure_future(self._plan_loop())
+            self._planner_task = start_background(
+                self._plan_loop(), self._submitting,
+                lambda exc: self._fail_waiting(internal_error("planning blocks", exc)))
 
     async def listen(self, host: str, port: int = 0,
                      port_range: tuple[int, int] | None = None) -> int:
@@ -729,15 +733,26 @@ class CoasterService:
         request = BlockRequest(block.id, block.workers, self.settings.jobs_per_node,
                                block.walltime, block.walltime + self.settings.reserve,
                                self.host, self.port, self.secret)
-        asyncio.ensure_future(self._submit_block(block, request))
+        start_background(self._submit_block(block, request), self._submitting,
+                         lambda exc: self._submit_broke(block, exc))
         return block
+
+    def _submit_broke(self, block: Block, exc: BaseException) -> None:
+        """The block's submission broke on a bug: the block fails (its job, if it has
+        one, is stopped), as a block that could not be submitted does."""
+        why = internal_error(f"submitting block {block.id}", exc)
+        if block.ended is None:
+            self._block_ended(block, why)
+        if block.handle is not None:
+            block.handle.stop(grace=0)
 
     async def _submit_block(self, block: Block, request: BlockRequest) -> None:
         def on_active() -> None:
             self._block_active(block)
 
         def on_exit(reason: str, detail: str = "") -> None:
-            self._block_ended(block, reason, detail)
+            if block.ended is None:  # not failed already (see _submit_broke)
+                self._block_ended(block, reason, detail)
 
         try:
             block.handle = await self.provider.submit(request, on_active, on_exit)

@@ -563,7 +563,7 @@ class Worker:
         for task in list(self._tasks.values()):
             if task.proc is not None:
                 task.canceled = True
-                self.wrapper.kill_group(task.proc.pid)
+                task.job.kill(task.proc.pid)
         limit = time.monotonic() + 5.0
         while self._busy and time.monotonic() < limit:
             wait = self._timeout()
@@ -587,7 +587,7 @@ class Worker:
     def kill_all(self) -> None:
         for task in list(self._tasks.values()):
             if task.proc is not None:
-                self.wrapper.kill_group(task.proc.pid)
+                task.job.kill(task.proc.pid)
 
     def _cancel(self, n: int) -> None:
         log.debug("task %s canceled", n)
@@ -600,7 +600,7 @@ class Worker:
             self._done(task, self._failure(self.wrapper.KIND_CANCELED, "Canceled", task.spec),
                        slot=False)
         elif task.proc is not None:
-            self.wrapper.kill_group(task.proc.pid)
+            task.job.kill(task.proc.pid)
 
     def _start_waiting(self) -> None:
         # first come, first served: an MPI task waits until its slots are free (alone,
@@ -633,7 +633,7 @@ class Worker:
         except Exception as exc:
             log.exception("task %s", task.n)
             if task.proc is not None:
-                self.wrapper.kill_group(task.proc.pid)
+                task.job.kill(task.proc.pid)
                 self._forget_pidfd(task)
                 task.proc = None
             self._done(task, self._failure(self.wrapper.KIND_WORKER,
@@ -736,7 +736,7 @@ class Worker:
                 continue
             if task.deadline is not None and now >= task.deadline and not task.timed_out:
                 task.timed_out = True
-                self.wrapper.kill_group(task.proc.pid)
+                task.job.kill(task.proc.pid)
             if task.pidfd is None and task.proc.poll() is not None:
                 self._exited(task)
 

@@ -27,6 +27,7 @@ from swiftnb.engine.formatting import app_arg_str
 from swiftnb.engine.interp import CompileError, Exec, _set_binding
 from swiftnb.engine.mapcheck import MappingChecker
 from swiftnb.engine.mappers import Mapper, MapperContext, create_mapper, reads_file
+from swiftnb.engine.restart import RestartLog, RestartLogError
 from swiftnb.engine.task import Command, Task
 from swiftnb.engine.values import (
     CLOSED,
@@ -159,7 +160,10 @@ class _Context:
 
     def write_stdout(self, text: str) -> None:
         out = self.run.stdout
-        out.write(text)
+        try:
+            out.write(text)
+        except UnicodeEncodeError:  # a file name that is not UTF-8: its bytes as \xff
+            out.write(text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
         out.flush()
 
     def emit(self, kind: str, fields: dict | None = None, text: str | None = None) -> None:
@@ -216,7 +220,7 @@ class Run:
 
     def __init__(self, checked_program: CheckedProgram | A.Program, executor: Any, *,
                  bus: Any, settings: RunSettings,
-                 base_dir: str, run_dir: str, runid: str, restart: Any = None,
+                 base_dir: str, run_dir: str, runid: str, restart: RestartLog | None = None,
                  stdout: Any = None, seed: Mapping[str, Any] | None = None) -> None:
         self.checked = checked_program
         #: top-level values given in advance (the notebook kernel: values of earlier
@@ -250,6 +254,9 @@ class Run:
         #: switched on after construction (the CLI's -debug), before execute()
         self.unit_events = bool(settings.unit_events)
         self.errors: list[str] = []
+        #: the run's records that could not be written (restart log, log): the run goes
+        #: on, so that no work is lost, and fails at its end (see records_lost)
+        self.lost_records: list[str] = []
         #: procedure outputs left unassigned when their procedure ended (the first few),
         #: for the hang report
         self.open_outputs: list[str] = []
@@ -315,6 +322,8 @@ class Run:
         loop = asyncio.get_running_loop()
         self._done_fut = loop.create_future()
         self.bus.emit("RUN_START", {})
+        for warning in self.restart.warnings if self.restart is not None else ():
+            self.warn(warning)
         from swiftnb.engine.compiler import Compiler
 
         try:
@@ -376,8 +385,31 @@ class Run:
                 self.pgraph.write(os.path.join(self.base_dir, self.settings.pgraph))
             except OSError:
                 pass
+        outcome = self.with_lost_records(outcome)
         self.bus.emit("RUN_SUCCESS" if outcome.ok else "RUN_FAILURE", {})
-        return outcome
+        return self.with_lost_records(outcome)  # the log's last flush may fail too
+
+    def records_lost(self, message: str) -> None:
+        """The restart log or the log could not be written (a full disk): say so now,
+        and fail the run at its end.  Swift failed the call whose restart log entry could
+        not be written; here the call's outputs are kept and the run goes on (stopping
+        would lose the work of the running apps), but a run that lost its records never
+        ends with exit code 0: a -resume would redo the calls, or the log tools would
+        read an incomplete log."""
+        if message in self.lost_records:
+            return
+        self.lost_records.append(message)
+        self.warn(message)
+
+    def with_lost_records(self, outcome: RunOutcome) -> RunOutcome:
+        """``outcome``, failed with exit code 2 when records were lost (the runner asks
+        again once the executor has closed: its last records are written then)."""
+        lost = [m for m in self.lost_records if m not in outcome.errors]
+        if not lost:
+            return outcome
+        code = outcome.exit_code if outcome.exit_code == EXIT_HANG else 2
+        return RunOutcome(False, [*outcome.errors, *lost], code, lazy=outcome.lazy,
+                          reported=outcome.reported)
 
     def _constant_clashes(self) -> list[str]:
         """The mapping checker's errors about files the program names by literals."""
@@ -444,7 +476,9 @@ class Run:
         self._done_fut.set_result(RunOutcome(False, ["Deadlock detected: " + "; ".join(waiting)],
                                              EXIT_HANG, reported=True))
 
-    def _engine_bug(self, exc: BaseException) -> None:
+    def _engine_bug(self, exc: BaseException, where: str = "") -> None:
+        """An exception nothing else handled: the run fails and names it (the traceback
+        goes to the log), whatever the lazyErrors setting."""
         if isinstance(exc, SwiftError):
             self.runtime_error(exc, None)
             return
@@ -455,7 +489,7 @@ class Run:
         if isinstance(exc, RecursionError):  # the script's values, not an engine bug
             self.errors.append(TOO_DEEP_VALUES)
         else:
-            self.errors.append(f"swiftnb internal error: {exc!r}")
+            self.errors.append(f"swiftnb internal error{where}: {exc!r}")
         self._finish_abort()
 
     # ------------------------------------------------------------------ errors
@@ -508,8 +542,18 @@ class Run:
             ctx.run(V.use, self.tramp)
             t = loop.create_task(coro, context=ctx)
         self.tasks.add(t)
-        t.add_done_callback(self.tasks.discard)
+        t.add_done_callback(self._spawned_done)
         return t
+
+    def _spawned_done(self, t: asyncio.Task) -> None:
+        """A task of the run ended: an exception it raised fails the run (it must not be
+        dropped as "Task exception was never retrieved", with the run ending 0)."""
+        self.tasks.discard(t)
+        if t.cancelled():
+            return
+        exc = t.exception()
+        if exc is not None:
+            self._engine_bug(exc)
 
     # ------------------------------------------------------------------ file GC
 
@@ -975,8 +1019,8 @@ class Run:
                 if self.restart is not None and task.outputs:
                     try:
                         self.restart.record(task.outputs)
-                    except OSError:
-                        pass
+                    except RestartLogError as exc:
+                        self.records_lost(str(exc))
             else:
                 emit("END_FAILURE", {"thread": thread, "tr": task.tr})
                 message = result.message or (
@@ -988,6 +1032,8 @@ class Run:
         except asyncio.CancelledError:
             message = "canceled"
             raise
+        except Exception as exc:  # noqa: BLE001 - a bug below must end the run, visibly
+            self._engine_bug(exc, f" in the call of {info.name} ({task.source})")
         finally:
             self.active -= 1
             try:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from swiftnb.engine.task import TaskResult
-from swiftnb.events import TaskStatus
+from swiftnb.events import EventBus, TaskStatus
 from swiftnb.execution.outcome import result_from_dict
 from swiftnb.execution.wrapper import format_arguments
 from swiftnb.scheduling.provider import StatusReporter
@@ -36,12 +36,17 @@ class InfoWriter:
 
     BATCH_SECONDS = 0.05
 
-    def __init__(self, *, background: bool = False) -> None:
+    def __init__(self, *, background: bool = False, bus: EventBus | None = None) -> None:
         self._dirs: set[str] = set()
         self._background = background
         self._pending: collections.deque[tuple[str, bytes]] = collections.deque()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
+        #: where a record that could not be written is said (RECORDS_LOST: the run
+        #: warns once, naming the file, and ends with exit code 2)
+        self._bus = bus
+        self._lost: list[str] = []     # appended on the writing thread, said on the loop's
+        self._said = False
 
     def close(self) -> None:
         """Wait until every record handed over is written."""
@@ -51,16 +56,34 @@ class InfoWriter:
             thread.join()
             self._closing.clear()
         while self._pending:  # handed over as the thread ended
-            _write_file(*self._pending.popleft())
+            self._write_file(*self._pending.popleft())
+        self._say_lost()
 
     def _drain(self) -> None:
         while True:
             closing = self._closing.wait(self.BATCH_SECONDS)
             pending = self._pending
             while pending:  # append and popleft are atomic: no lock
-                _write_file(*pending.popleft())
+                self._write_file(*pending.popleft())
             if closing:
                 return
+
+    def _write_file(self, path: str, data: bytes) -> None:
+        """One record; a failure to write it is not the job's failure, but the run's
+        records are incomplete: the first such failure is kept, to be said."""
+        error = _write_file(path, data)
+        if error is not None and not self._lost:
+            self._lost.append(f"the -info record {path} could not be written "
+                              f"({error.strerror or error}); the run's job records are "
+                              "incomplete")
+
+    def _say_lost(self) -> None:
+        """Say the first lost record once (on the event loop's thread: the bus is not
+        thread-safe)."""
+        if self._lost and not self._said:
+            self._said = True
+            if self._bus is not None:
+                self._bus.emit("RECORDS_LOST", {}, text=self._lost[0], level="WARN")
 
     def finish(self, run_dir: str, spec: Mapping[str, Any], result: Mapping[str, Any],
                attempt: StatusReporter, *, site: str, counts: dict[str, int],
@@ -106,12 +129,17 @@ class InfoWriter:
                     f"{result.get('message', '')}\n"
                     f"\n--- stdout (tail) ---\n{result.get('stdout_tail', '')}\n"
                     f"--- stderr (tail) ---\n{result.get('stderr_tail', '')}\n")
-            record = (os.path.join(info_dir, f"{name}-info"), text.encode("utf-8", "replace"))
-        except OSError:
+            record = (os.path.join(info_dir, f"{name}-info"), _record_bytes(text))
+        except OSError as exc:
+            self._lost.append(f"the -info records' directory {info_dir} could not be made "
+                              f"({exc.strerror or exc}); the run's job records are lost")
+            self._say_lost()
             return
         if not self._background:
-            _write_file(*record)
+            self._write_file(*record)
+            self._say_lost()
             return
+        self._say_lost()  # what the thread could not write before
         self._pending.append(record)
         if self._thread is None:
             self._thread = threading.Thread(target=self._drain, name="swiftnb-info",
@@ -119,14 +147,26 @@ class InfoWriter:
             self._thread.start()
 
 
-def _write_file(path: str, data: bytes) -> None:
-    """One record; os-level (one per app call on a busy run).  A failure to write it is
-    not the job's failure."""
+def _record_bytes(text: str) -> bytes:
+    """A record's bytes: a file name that is not UTF-8 as its own bytes (surrogateescape),
+    anything else that UTF-8 cannot hold replaced."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
+
+
+def _write_file(path: str, data: bytes) -> OSError | None:
+    """One record, whole; os-level (one per app call on a busy run).  The error that
+    stopped it, if one did."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         try:
-            os.write(fd, data)
+            view = memoryview(data)
+            while view:  # a short write (a disk filling up) is not the whole record
+                view = view[os.write(fd, view):]
         finally:
             os.close(fd)
-    except OSError:
-        pass
+    except OSError as exc:
+        return exc
+    return None

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
-from swiftnb.events import TaskStatus
+from swiftnb.events import EventBus, TaskStatus
 from swiftnb.execution import wrapper
 from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.outcome import result_from_dict
@@ -84,7 +84,7 @@ class _Process:
         finally:
             job.close_streams()
         if self.canceled or self.timed_out:
-            wrapper.kill_group(self.proc.pid)
+            job.kill(self.proc.pid)
 
     def end(self, returncode: int) -> None:
         """Stage out the ended app: the wrapper's result in ``result``."""
@@ -108,7 +108,7 @@ class _Process:
             self.canceled = True
         proc = self.proc
         if proc is not None and proc.returncode is None:  # reaped: its pid may be reused
-            wrapper.kill_group(proc.pid)
+            self.job.kill(proc.pid)
 
 
 class LocalProvider(Provider):
@@ -134,6 +134,7 @@ class LocalProvider(Provider):
         scratch: str | None = None,
         always_info: bool = False,
         cdm: CdmPolicy | None = None,
+        bus: EventBus | None = None,
     ) -> None:
         self.name = name
         self.work_dir = work_dir
@@ -143,7 +144,7 @@ class LocalProvider(Provider):
         self.scratch = scratch
         self.always_info = always_info
         self.cdm = cdm
-        self._info = InfoWriter(background=True)
+        self._info = InfoWriter(background=True, bus=bus)  # bus: a lost record is said
         self._processes: set[_Process] = set()
         self._last_spec: tuple[Task, int, dict[str, Any]] | None = None
         #: set by shutdown(): a task still in execute() ends as canceled, none starts
@@ -373,4 +374,5 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> LocalProvider:
         scratch = os.path.abspath(scratch)
     return LocalProvider(site.name, work_dir=site.work_directory, site_run=ctx.site_run,
                          keep=ctx.keep(site), scratch=scratch,
-                         always_info=ctx.config.always_transfer_wrapper_log, cdm=ctx.cdm)
+                         always_info=ctx.config.always_transfer_wrapper_log, cdm=ctx.cdm,
+                         bus=ctx.bus)

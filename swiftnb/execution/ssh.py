@@ -56,6 +56,7 @@ from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.execution.staging import Stager, shell_failure_kind
+from swiftnb.scheduling.background import internal_error, start_background
 from swiftnb.scheduling.options import ProviderOptions
 from swiftnb.scheduling.provider import (Provider, ProviderError, ProviderState,
                                          StatusReporter, swift_job_dir)
@@ -138,9 +139,20 @@ class _Worker:
     def _flush(self) -> None:
         data, self._outbox = b"".join(self._outbox), []
         if data and self.alive:
-            write = asyncio.get_running_loop().create_task(self._write(data))
-            self._writes.add(write)
-            write.add_done_callback(self._writes.discard)
+            start_background(self._write(data), self._writes, self._broken)
+
+    def _broken(self, exc: BaseException) -> None:
+        """A write to the worker broke on a bug: the jobs in flight fail, saying so (the
+        worker may never have had them)."""
+        self.alive = False
+        self.fail_all(ProviderError(FailureKind.WORKER, internal_error(
+            "sending jobs to the SSH worker", exc)))
+
+    def fail_all(self, error: ProviderError) -> None:
+        """Every job still in flight ends with ``error``."""
+        for job in self.jobs.values():
+            if not job.done.done():
+                job.done.set_exception(error)
 
     async def close(self) -> None:
         """Ask the worker to stop once what is queued has gone out, and wait for it."""
@@ -158,7 +170,9 @@ class _Worker:
             self.alive = False  # the reader fails what is in flight
 
     async def read(self, lost: str) -> None:
-        """Deliver the worker's messages until it ends; then fail what is left."""
+        """Deliver the worker's messages until it ends; then fail what is left (with the
+        error of a bug here, if one ended it: nothing is left to raise it to)."""
+        error = ProviderError(FailureKind.CONNECTION_LOST, lost)
         try:
             while True:
                 line = await self.process.readline()
@@ -178,11 +192,12 @@ class _Worker:
                     job.done.set_result(message.get("result") or {})
         except ShellError:
             pass
+        except Exception as exc:  # noqa: BLE001 - not a lost connection: said as what it is
+            error = ProviderError(FailureKind.WORKER, internal_error(
+                "reading the SSH worker's messages", exc))
         finally:
             self.alive = False
-            for job in self.jobs.values():
-                if not job.done.done():
-                    job.done.set_exception(ProviderError(FailureKind.CONNECTION_LOST, lost))
+            self.fail_all(error)
 
 
 @dataclass(slots=True)
@@ -229,7 +244,7 @@ class SSHProvider(Provider):
         self.site_dir: str | None = None     # WORKDIR/SCRIPT-RUNID on the host, absolute
         self._worker: _Worker | None = None
         self._starting: asyncio.Lock | None = None
-        self._info = InfoWriter()
+        self._info = InfoWriter(bus=self.bus)
         self._connection = "not connected"
         self.counts = {"submitted": 0, "queued": 0, "running": 0, "completed": 0, "failed": 0,
                        "canceled": 0}

@@ -408,7 +408,8 @@ class SSHShell(Shell):
         for attempt in (1, 2):
             conn = await self._connection()
             try:
-                return await conn.create_process(command, encoding=None)
+                # bytes: a file name that is not UTF-8 goes as its own bytes
+                return await conn.create_process(os.fsencode(command), encoding=None)
             except (asyncssh.ConnectionLost, asyncssh.DisconnectError, asyncssh.ChannelOpenError,
                     BrokenPipeError, ConnectionResetError):
                 await asyncio.sleep(0)  # let the loop take in the socket's end
@@ -584,7 +585,8 @@ class SSHShell(Shell):
                 if self._sftp is not None and self._conn is conn:
                     return self._sftp
                 try:
-                    sftp = await conn.start_sftp_client()
+                    # names are bytes: one that is not UTF-8 crosses as its own bytes
+                    sftp = await conn.start_sftp_client(path_errors="surrogateescape")
                 except (asyncssh.ConnectionLost, asyncssh.DisconnectError,
                         asyncssh.ChannelOpenError, BrokenPipeError, ConnectionResetError):
                     await asyncio.sleep(0)  # as in _process: a dead connection not yet seen

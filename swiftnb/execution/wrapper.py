@@ -10,8 +10,11 @@ cross a socket as it is.  The wrapper
    (``WORKDIR`` is the site ``workDirectory``, ``swiftwork`` under the base directory by
    default; ``SITE_RUN`` is ``SCRIPT-RUNID``; retries get ``<jobid>-<attempt>`` so every
    attempt has its own workspace, as Guide 5.1 requires),
-2. stages inputs in: a symlink at the same relative path (a copy when the site has a
-   ``scratch`` directory; absolute input paths are read where they are), and
+2. stages inputs in at their :func:`job_name` (an absolute ``/d/f`` as ``__root__/d/f``)
+   so that no app can write to the user's file: a copy of its own for a file up to
+   1 MiB (and every input when the site has a ``scratch`` directory), else a link to
+   the site run's copy (``SITE_RUN/shared/...``, made once, again when an app changed
+   it); a ``stdin=`` that is no input gets a copy beside the job directory; it
    pre-creates the directories of the outputs in the job directory,
 3. runs the argv list (never a shell string) with the job directory as working directory
    and stdin/stdout/stderr redirected; every mapped file the app may write is named by
@@ -23,8 +26,13 @@ cross a socket as it is.  The wrapper
    and stops at the first that fails, whose exit code becomes the job's,
 4. on exit 0 with every declared output present, moves the outputs to their mapped
    places with ``os.replace`` (atomic; a copy to a temporary name first across file
-   systems), so a mapped path never holds a partial file, whether relative or absolute,
-   and a failed app leaves the previous content in place; with them every file
+   systems, a name within NAME_MAX), so a mapped path never holds a partial file,
+   whether relative or absolute, and a failed app leaves the previous content in
+   place.  An output is a regular file of its own: one the app left as a symbolic link
+   to a regular file or as a second hard link is replaced by a copy of the data first;
+   a dangling link, a link to a directory or a device, a pipe fail the call naming
+   it (no output is moved then).  A job directory or base directory removed while the
+   app ran is a ``stage-out`` failure naming it, not the app's.  With them every file
    matching the spec's ``output_globs`` (dynamic outputs: an app that makes an array of
    files whose number only it knows; none is required); otherwise builds Swift's
    failure text (reference 2.6)::
@@ -52,8 +60,10 @@ runs the wrapper with base_dir = its ``shared/`` directory and fetches exactly t
 told).
 
 Collective data management (User Guide 20): the spec's ``cdm`` maps an input or output
-path to ``[POLICY, *args]``.  DIRECT ``DIR``: an input is linked from ``DIR/path`` (not
-staged), an output written through a link to ``DIR/path`` and left there; LOCAL ``TOOL DIR
+path to ``[POLICY, *args]``.  DIRECT ``DIR``: an input is read from ``DIR/path`` (not
+staged to base_dir; copied or linked to a run copy as any input, never linked to the
+file itself), an output written through a link to ``DIR/path`` and left there (a link
+the app left there is made a regular file); LOCAL ``TOOL DIR
 [args]``: an input copied from ``DIR/path`` into the job directory by ``cp`` or ``dd``;
 BROADCAST ``DIR``: an input copied once per node into ``DIR/path`` (kept while size and
 mtime match) and linked; GATHER ``DIR``: an output moved to ``DIR/path`` on the site
@@ -74,10 +84,11 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
-from typing import Any, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 __all__ = [
     "KIND_APP_EXIT",
@@ -176,6 +187,8 @@ _PLAN_SUFFIX = ".commands.json"
 _STATUS_SUFFIX = ".command"
 #: ``python wrapper.py --commands < plan``: run a job's commands (run_commands)
 _SEQUENCE_FLAG = "--commands"
+#: the second line of a sequence's status file once its current command has ended
+_ENDED = b"ended"
 
 
 def format_arguments(args: list[str]) -> str:
@@ -356,7 +369,9 @@ def glob_files(root: str, glob: str) -> list[str]:
     """Files under ``root`` matching a Swift stage-out glob (``*`` ``?`` per component,
     ``**`` any depth of directories, the last component files), as sorted relative
     paths.  Symlinked directories are not entered (a staged input directory is already
-    in its place) and symlinks are not returned (staged inputs are symlinks)."""
+    in its place); a symbolic link the last component matches is returned, whatever it
+    points to, for the stage-out to copy or refuse (staged inputs are left out by the
+    caller)."""
     parts = _glob_parts(glob)
     if parts is None:
         return []
@@ -378,6 +393,8 @@ def glob_files(root: str, glob: str) -> list[str]:
         for e in entries:
             child = f"{rel}/{e.name}" if rel else e.name
             if e.is_symlink():
+                if last and _component_match(token, e.name):
+                    found.add(child)
                 continue
             if last:
                 if e.is_file() and _component_match(token, e.name):
@@ -453,13 +470,181 @@ def _devnull() -> int:
 
 def _temp_beside(dest: str) -> str:
     """A temporary name in ``dest``'s directory, unique to this process and moment (so
-    that an ``os.replace`` from it is atomic and concurrent writers never share it)."""
-    return os.path.join(os.path.dirname(dest), f".{os.path.basename(dest)}.swiftnb-"
-                        f"{os.getpid()}-{time.monotonic_ns()}-{next(_TEMP_SERIAL)}")
+    that an ``os.replace`` from it is atomic and concurrent writers never share it).
+    It fits NAME_MAX whatever ``dest``'s name: the part of that name it shows is cut to
+    what leaves room for the unique part (which alone tells temporary names apart)."""
+    unique = f".swiftnb-{os.getpid()}-{time.monotonic_ns()}-{next(_TEMP_SERIAL)}"
+    room = _NAME_MAX - 1 - len(unique)
+    shown = os.fsencode(os.path.basename(dest))[:room]
+    return os.path.join(os.path.dirname(dest),
+                        "." + os.fsdecode(shown) + unique)
+
+
+#: the longest file name (bytes) of Linux file systems; a temporary name stays within it
+_NAME_MAX = 255
 
 
 #: tells apart temporary names made at the same nanosecond by threads of one worker
 _TEMP_SERIAL = itertools.count()
+
+
+def _copy_fd(src: int, dst: int, size: int) -> None:
+    """``size`` bytes of ``src`` (a regular file's, from its start) into ``dst``, in the
+    kernel where it can (copy_file_range: a reflink on file systems that share
+    extents), else by reads and writes."""
+    try:
+        while size > 0:
+            copied = os.copy_file_range(src, dst, size)
+            if not copied:
+                return
+            size -= copied
+        return
+    except OSError as exc:  # another file system on an old kernel, a /proc file...
+        if exc.errno not in (errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+            raise
+    while True:
+        data = os.read(src, 1 << 20)
+        if not data:
+            return
+        view = memoryview(data)
+        while view:
+            view = view[os.write(dst, view):]
+
+
+def _write_copy(src: int, path: str, st: os.stat_result, mode: int) -> None:
+    """A new file at ``path`` (which must not exist) holding the data of ``src``, whose
+    status is ``st``, with its modification time (as ``cp -p``: tools comparing times
+    see the file as the user left it)."""
+    out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        _copy_fd(src, out, st.st_size)
+        os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
+    finally:
+        os.close(out)
+
+
+def _copy_into(src: int, dest: str, mode: int) -> None:
+    """Replace ``dest`` by a copy of ``src``'s data in one step (through a temporary
+    name beside it)."""
+    tmp = _temp_beside(dest)
+    try:
+        _write_copy(src, tmp, os.fstat(src), mode)
+        os.replace(tmp, dest)
+    except BaseException:
+        _unlink(tmp)
+        raise
+
+
+#: what a file that is neither a regular file nor a directory is, for people
+_FILE_TYPES = ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISSOCK, "a socket"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISDIR, "a directory"))
+
+
+def _what(mode: int) -> str:
+    return next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
+
+
+def _make_regular(path: str, name: str, *, top: bool = True) -> str | None:
+    """Make the output the app left at ``path`` a regular file of its own (a directory:
+    each file in it), as Swift/K's staging copied content: a symbolic link to a regular
+    file or a file with other hard links (``ln /etc/passwd out``) is replaced by a copy
+    of the data.  None when done, else why the output cannot be one (``name`` is how
+    the message calls it): a dangling link, a link to a directory or a device, a pipe.
+    An OSError of the copy is raised (a stage-out trouble, not the app's)."""
+    st = os.lstat(path)
+    if stat.S_ISREG(st.st_mode):
+        if st.st_nlink > 1:
+            _copy_regular(path, st.st_mode)
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        with os.scandir(path) as entries:
+            inside = sorted(entries, key=lambda e: e.name)
+        for entry in inside:
+            cause = _make_regular(entry.path, f"{name}/{entry.name}", top=False)
+            if cause is not None:
+                return cause
+        return None
+    what = "output file" if top else "file"
+    if not stat.S_ISLNK(st.st_mode):
+        return f"The {what} {name} is {_what(st.st_mode)}, not a regular file"
+    target = os.readlink(path)
+    try:
+        followed = os.stat(path)
+    except OSError:
+        return f"The {what} {name} is a symbolic link to {target}, which does not exist"
+    if not stat.S_ISREG(followed.st_mode):
+        return (f"The {what} {name} is a symbolic link to {target}, which is "
+                f"{_what(followed.st_mode)}, not a regular file")
+    _copy_regular(path, followed.st_mode)
+    return None
+
+
+def _copy_regular(path: str, mode: int) -> None:
+    """Replace ``path`` (a link to a regular file, or one of its hard links) by a copy of
+    its data; the copy is opened without blocking and checked again, so a link changed
+    to a pipe meanwhile is never read."""
+    src = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(src).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        _copy_into(src, path, stat.S_IMODE(mode) | 0o600)
+    finally:
+        os.close(src)
+
+
+#: inputs up to this size are copied into each job directory; larger ones (and input
+#: directories) are linked to one copy per run
+_COPY_LIMIT = 1 << 20
+
+
+def _copy_input(source: str, place: str, st: os.stat_result) -> None:
+    """A job's own copy of an input file or directory (its links followed, so nothing
+    in it leads back to the user's files), with the file's mode and times: an app that
+    copies its input (``cp @i @o``) makes the output it made when inputs were links."""
+    if stat.S_ISDIR(st.st_mode):
+        shutil.copytree(source, place, symlinks=False, ignore_dangling_symlinks=True)
+        return
+    src = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        _write_copy(src, place, st, stat.S_IMODE(st.st_mode))
+    finally:
+        os.close(src)
+
+
+def _same_copy(source: str, copy: str) -> bool:
+    """Whether ``copy`` is a current copy of ``source``: a directory copy is kept as it
+    is; a file's size and modification time must match (an app that wrote to it
+    changed its time: it is copied again for the next job)."""
+    try:
+        have = os.lstat(copy)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(have.st_mode):
+        return True
+    want = os.stat(source)
+    return (stat.S_ISREG(have.st_mode) and have.st_size == want.st_size
+            and have.st_mtime_ns == want.st_mtime_ns)
+
+
+def _site_copy_of(source: str, copy: str) -> None:
+    """Make ``copy`` a copy of ``source`` (data, mode, times) in one step (a temporary
+    name first: jobs of other processes may be linking to it)."""
+    if os.path.isdir(source):
+        tmp = _temp_beside(copy)
+        try:
+            shutil.copytree(source, tmp, symlinks=False, ignore_dangling_symlinks=True)
+            os.rename(tmp, copy)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not os.path.isdir(copy):  # else another job made it first
+                raise
+        return
+    src = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        _copy_into(src, copy, stat.S_IMODE(os.fstat(src).st_mode))
+    finally:
+        os.close(src)
 
 
 def _move_atomic(src: str, dest: str) -> None:
@@ -533,8 +718,9 @@ def _bad_cdm_directive(cdm: dict[str, Any]) -> str | None:
 
 
 def _broadcast_copy(source: str, target: str) -> bool:
-    """BROADCAST: put ``source`` at the node-wide ``target`` unless a copy with the same
-    size and modification time is there already; True when it copied.  The copy goes to
+    """BROADCAST: put a copy of ``source`` at the node-wide ``target`` unless one with
+    the same size and modification time is there already (an app that wrote to it
+    changed its time); True when it copied.  The copy goes to
     a temporary name first, so a job on the same node never links a half-written file.
     A directory is copied when absent and used as it is when present."""
     try:
@@ -548,7 +734,7 @@ def _broadcast_copy(source: str, target: str) -> bool:
     tmp = _temp_beside(target)
     try:
         if os.path.isdir(source):
-            shutil.copytree(source, tmp, symlinks=True)
+            shutil.copytree(source, tmp, symlinks=False, ignore_dangling_symlinks=True)
         else:
             shutil.copy2(source, tmp)  # keeps the mtime the next job compares
         os.replace(tmp, target)
@@ -706,6 +892,10 @@ class Job:
             if extra.get("PATHPREFIX"):  # Guide 11.4: before the site's PATH, not instead
                 env["PATH"] = f"{extra['PATHPREFIX']}:{env.get('PATH', os.defpath)}"
         self.env = env  # None: the child inherits this process's environment
+        #: in the environment of every process of this job (see kill_marked)
+        self.mark = _new_mark()
+        self._started = False
+        self._pids_after = 0
         #: env.SWIFT_EXTRA_INFO's command and what it printed (Guide 11.4)
         self.extra_info_command = extra.get("SWIFT_EXTRA_INFO")
         self.extra_info: str | None = None
@@ -754,6 +944,52 @@ class Job:
     def _resolve_input(self, path: str) -> str:
         return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
 
+    def _input_slot(self, path: str) -> str | None:
+        """Where an input is staged in the job directory: its :func:`job_name` there (an
+        absolute ``/d/f`` as ``__root__/d/f``: the app reads a staged file, never the
+        user's); None for ``.``."""
+        if os.path.isabs(path):
+            return os.path.join(self.dir, job_name(path))
+        return _inside(self.dir, path)
+
+    def _staged_place(self, path: str) -> str | None:
+        """Where an input is in the job directory: where its CDM policy puts it, else
+        :meth:`_input_slot`."""
+        if self._cdm_dir(path, _CDM_INPUT) is not None:
+            return self._cdm_place(path)
+        return self._input_slot(path)
+
+    def _stage_input(self, source: str, place: str, key: str,
+                     st: os.stat_result | None = None) -> None:
+        """Put input ``source`` at ``place`` so that the app cannot change the user's
+        file: a copy of its own on scratch and shared-fs sites; else a copy of a small
+        file (as cheap as a link: one inode either way), or a link to the site's copy
+        of a large file or a directory (``SITE_RUN/shared/KEY``, made once per run and
+        again when an app changed it, as Swift/K's staging copied inputs into
+        ``shared/``)."""
+        self._links.append(place)  # removed with the job directory, whatever happens next
+        if st is None:
+            st = os.stat(source)
+        if not stat.S_ISREG(st.st_mode) and not stat.S_ISDIR(st.st_mode):
+            os.symlink(source, place)  # a device or a pipe: no content to copy (or end)
+        elif self.copy_inputs or (stat.S_ISREG(st.st_mode) and st.st_size <= _COPY_LIMIT):
+            _copy_input(source, place, st)
+        else:
+            os.symlink(self._site_copy(source, key), place)
+
+    def _site_copy(self, source: str, key: str) -> str:
+        """The site run's copy of a large input or an input directory, made if
+        missing or stale; a file already in the site run directory (a remote site's
+        ``shared/``, where staging copied it) is its own site copy."""
+        site_run = os.path.join(self.work_dir, self.spec.get("site_run") or "run")
+        if os.path.abspath(source).startswith(site_run + os.sep):
+            return source
+        copy = os.path.join(site_run, "shared", key)
+        if not _same_copy(source, copy):
+            _ensure_dir(os.path.dirname(copy))
+            _site_copy_of(source, copy)
+        return copy
+
     def _output_place(self, path: str) -> str | None:
         """Where the app writes an output (or the wrapper a mapped stream) in the job
         directory: its :func:`job_name` there, whatever the path (an absolute one too:
@@ -764,14 +1000,20 @@ class Job:
 
     def _renamed(self) -> dict[str, str]:
         """The mapped paths the app must be told by another name (mapped path -> name in
-        the job directory): those with ``..``, and absolute outputs and streams, which
-        are written in the job directory.  Absolute inputs are read where they are; a
-        CDM DIRECT output is written in place by its policy."""
+        the job directory): those with ``..``, and absolute inputs, outputs and
+        streams, which are staged in (or written in) the job directory; a CDM input
+        where its policy puts it; a CDM DIRECT output is written in place by its policy."""
         spec = self.spec
         names: dict[str, str] = {}
-        for path in (*(spec.get("inputs") or ()), spec.get("stdin")):
-            if path and not os.path.isabs(path) and in_job(path) != os.path.normpath(path):
-                names[path] = in_job(path)
+        for path in spec.get("inputs") or ():
+            place = self._staged_place(path)
+            name = os.path.relpath(place, self.dir) if place else None
+            if name and name != os.path.normpath(path):
+                names[path] = name
+        stdin = spec.get("stdin")
+        if stdin and stdin not in names and not os.path.isabs(stdin) \
+                and in_job(stdin) != os.path.normpath(stdin):
+            names[stdin] = in_job(stdin)
         for path in (*(spec.get("outputs") or ()), spec.get("stdout"), spec.get("stderr")):
             if not path or path in names:
                 continue
@@ -825,9 +1067,8 @@ class Job:
         if place is None or os.path.lexists(place):
             return None
         self._make_inside(os.path.dirname(place))
-        if policy == "DIRECT":
-            os.symlink(source, place)
-            self._links.append(place)
+        if policy == "DIRECT":  # read in place, through a copy: never written there
+            self._stage_input(source, place, job_name(path))
             self.cdm_actions.append(f"DIRECT {path} -> {source}")
         elif policy == "LOCAL":
             cause = self._local_copy(path, extra[0], extra[1:], source, place)
@@ -898,21 +1139,15 @@ class Job:
                         return self._fail_early(cause)
                     continue
                 source = self._resolve_input(path)
-                if not os.path.lexists(source):
+                try:
+                    st = os.stat(source)
+                except OSError:
                     return self._fail_early(f"Could not locate input file: {path}")
-                if os.path.isabs(path):
+                place = self._input_slot(path)
+                if place is None or os.path.lexists(place):
                     continue
-                link = _inside(self.dir, path)
-                if link is None or os.path.lexists(link):
-                    continue
-                self._make_inside(os.path.dirname(link))
-                if self.copy_inputs and not os.path.isdir(source):
-                    shutil.copy2(source, link)
-                elif self.copy_inputs:
-                    shutil.copytree(source, link, symlinks=True)
-                else:
-                    os.symlink(source, link)
-                self._links.append(link)
+                self._make_inside(os.path.dirname(place))
+                self._stage_input(source, place, job_name(path), st)
             streams = {spec.get("stdout"), spec.get("stderr")}
             direct_done: set[str] = set()
             for path in list(spec.get("outputs") or ()) + [spec.get("stdout"), spec.get("stderr")]:
@@ -989,16 +1224,28 @@ class Job:
                         line += f" {sign} {shlex.quote(command[key])}"
                 lines.append(line + (" || exit" if self._plan else ""))
             try:
-                with open(os.path.join(self.dir, "run.sh"), "w") as fh:
+                with open(os.path.join(self.dir, "run.sh"), "w", encoding="utf-8",
+                          errors="surrogateescape") as fh:  # names are bytes
                     fh.write(f"#!/bin/sh\ncd {shlex.quote(self.dir)}\n" + "\n".join(lines) + "\n")
             except OSError:
                 pass
 
-    def _input_place(self, path: str) -> str:
+    def _input_place(self, path: str, index: int = 0) -> str:
         """Where the app reads an input redirection (``stdin=``): its staged place in the
-        job directory, else where it is mapped."""
-        inside = None if os.path.isabs(path) else _inside(self.dir, path)
-        return inside if inside and os.path.lexists(inside) else self._resolve_input(path)
+        job directory; one that is not an input is staged beside the job directory
+        (``JOBDIR.stdin``; the ``index``-th command's), so that no app gets a
+        descriptor of the user's file.  A missing file: its mapped place."""
+        inside = self._staged_place(path)
+        if inside and os.path.lexists(inside):
+            return inside
+        source = self._resolve_input(path)
+        if not os.path.isfile(source):
+            return source
+        private = f"{self.dir}.stdin{index or ''}"
+        _unlink(private)  # left by a job of this name that never cleaned up
+        self._own_files.append(private)
+        self._stage_input(source, private, job_name(path))
+        return private
 
     def _stream_place(self, path: str | None) -> str | None:
         """Where a later command of several writes a mapped stdout or stderr: the first
@@ -1040,7 +1287,7 @@ class Job:
                 if program is None:
                     return False
                 stdin = command.get("stdin")
-                stdin_path = self._input_place(stdin) if stdin else None
+                stdin_path = self._input_place(stdin, len(plan)) if stdin else None
                 if stdin_path is not None and not os.path.exists(stdin_path):
                     self._fail_early(f"Could not locate input file: {stdin}")
                     return False
@@ -1068,18 +1315,37 @@ class Job:
         """The program of the command a job of several commands was at when it ended
         (the one that failed or ran out of walltime); its command and streams are what a
         failure then tells of."""
-        try:
-            with open(self._status_path) as fh:
-                index = int(fh.read().strip() or 0)
-        except (OSError, ValueError):
-            index = 0
-        index = min(max(index, 0), len(self._plan) - 1)
+        index = min(max(self._sequence_status()[0], 0), len(self._plan) - 1)
         command = self._plan[index]
         if index and self.more is not None:
             self._failed = self.more[index - 1]
         self._tails = (command["stdout"] or self.dir + _STDOUT_SUFFIX,
                        command["stderr"] or self.dir + _STDERR_SUFFIX)
         return self._programs[index]
+
+    def _sequence_status(self) -> tuple[int, bool]:
+        """The index of the command the sequence process was at, and whether that
+        command had ended (see run_commands); (0, True) when its status file says nothing."""
+        try:
+            with open(self._status_path, "rb") as fh:
+                lines = fh.read().split(b"\n")
+            return int(lines[0] or 0), lines[1:2] == [_ENDED]
+        except (OSError, ValueError):
+            return 0, True
+
+    def _wrapper_killed(self, returncode: int | None) -> dict[str, Any] | None:
+        """The result when a signal ended the sequence process (the wrapper's part of a
+        job of several commands) while a command of the app still ran: the machinery's
+        failure, not the app's (the command died with it), else None."""
+        if self.plan_path is None or returncode is None or returncode >= 0:
+            return None
+        if self._sequence_status()[1]:
+            return None
+        program = self._ran_last()
+        return self._result(
+            False, None, f"The wrapper process of the job was killed{_signal_note(returncode)} "
+            f"while Application {program} ran; the application was ended with it",
+            kind=KIND_WORKER)
 
     def _make_job_dir(self) -> None:
         """Create a job directory no other job uses.  A directory of that name may exist:
@@ -1261,13 +1527,18 @@ class Job:
     def popen_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``subprocess.Popen(job.argv, **kw)`` (opens the streams).
 
-        The child gets its own session (process group) so that cancellation can kill it
-        and everything it started.
+        The child gets its own session (process group) so that cancellation can kill it,
+        and the job's mark in its environment so that ``kill`` and ``finish`` find what
+        it started elsewhere.
         """
         stdin, stdout, stderr = self.open_streams()
+        env = dict(os.environ if self.env is None else self.env)
+        env[MARK_VAR] = self.mark
+        self._pids_after = last_pid()
+        self._started = True
         return {
             "cwd": self.dir,
-            "env": self.env,
+            "env": env,
             "stdin": stdin,
             "stdout": stdout,
             "stderr": stderr,
@@ -1277,6 +1548,16 @@ class Job:
 
     # -- ending -----------------------------------------------------------------------
 
+    def kill(self, pid: int, sig: int = signal.SIGKILL) -> None:
+        """Kill the app started as ``pid`` and every process it started, wherever."""
+        kill_group(pid, sig)
+        kill_marked(self.mark, sig, self._pids_after)
+
+    def end_processes(self) -> None:
+        """Kill what the app left running (its background children): the call is over."""
+        if self._started:
+            kill_marked(self.mark, after=self._pids_after)
+
     def finish(self, returncode: int | None, *, timed_out: bool = False, canceled: bool = False,
                cleanup: bool = True) -> dict[str, Any]:
         """Check the outcome, move outputs (on success), clean up; the result dict.
@@ -1285,6 +1566,7 @@ class Job:
         e.g. on a background thread: the outputs are already in place by then.
         """
         self.close_streams()
+        self.end_processes()
         try:
             if canceled:
                 return self._result(False, returncode, "Canceled", kind=KIND_CANCELED)
@@ -1295,17 +1577,26 @@ class Job:
                     f"Application {program} exceeded its walltime of "
                     f"{float(self.spec.get('walltime') or 0):g} seconds and was killed",
                     kind=KIND_WALLTIME)
+            killed = self._wrapper_killed(returncode)
+            if killed is not None:
+                return killed
             code = returncode if returncode is None or returncode >= 0 else 128 - returncode
             if code != 0:
                 program = self.argv[0] if self.plan_path is None else self._ran_last()
-                return self._result(False, code, f"Application {program} failed with an "
-                                    f"exit code of {code}{_signal_note(returncode)}")
+                return self._vanished(code) or self._result(
+                    False, code, f"Application {program} failed with an "
+                    f"exit code of {code}{_signal_note(returncode)}")
             missing, moves = self._check_outputs()
             if missing:
-                return self._result(
+                return self._vanished(0) or self._result(
                     False, 0, "The following output files were not created by the application: "
                     + ", ".join(missing))
             try:
+                for move in moves:  # all regular files before any is moved
+                    dest = move.dest
+                    cause = _make_regular(move.src, move.staged or dest)
+                    if cause is not None:
+                        return self._result(False, 0, cause)
                 for move in moves:
                     dest = move.dest
                     _move_atomic(move.src, dest)
@@ -1329,6 +1620,18 @@ class Job:
                 self.cleanup()
             else:
                 self.close_streams()
+
+    def _vanished(self, code: int) -> dict[str, Any] | None:
+        """The result when the run's directory or the job directory was removed while
+        the app ran (its failure then is the site's, not the app's), else None."""
+        for what, path in (("base directory of the run", self.base_dir),
+                           ("job directory", self.dir)):
+            if not os.path.isdir(path):
+                return self._result(
+                    False, code, f"The {what} {path} was removed while the application "
+                    f"ran (it ended with exit code {code}); its outputs are lost",
+                    kind=KIND_STAGE_OUT)
+        return None
 
     def _check_outputs(self) -> tuple[list[str], list["_Move"]]:
         missing: list[str] = []
@@ -1373,27 +1676,34 @@ class Job:
         move, but it must exist.  An app that replaced the link by a file of its own
         (write to a temporary name, rename) gets that file moved to DIR."""
         target = self._cdm_target(directory, path)
-        inside = None if os.path.isabs(path) else _inside(self.dir, path)
-        if inside is not None and os.path.lexists(inside) and not os.path.islink(inside) \
+        inside = self._cdm_place(path)
+        if inside is not None and os.path.lexists(inside) and not self._links_to(inside, target) \
                 and self._captured_as(path) is None:
             return [_Move(inside, target, None, f"DIRECT {path} (link replaced by the app)")]
-        if declared and not os.path.exists(target):
+        if os.path.islink(target):  # made regular in place (a move to itself)
+            return [_Move(target, target, None, None)]
+        if declared and not os.path.lexists(target):
             missing.append(path)
         return []
+
+    @staticmethod
+    def _links_to(place: str, target: str) -> bool:
+        """Whether ``place`` is still the link to ``target`` that the wrapper made."""
+        try:
+            return os.readlink(place) == target
+        except OSError:
+            return False
 
     def _dynamic_outputs(self, seen: set[str]) -> list["_Move"]:
         """(source, destination) of the files matching ``output_globs``: what an app
         producing a whole array created.  Staged inputs (copies on scratch sites) and the
         declared outputs already listed are left out."""
-        skip = {os.path.normpath(p) for p in seen}
-        skip.update(os.path.normpath(p) for p in self.spec.get("inputs") or ()
-                    if not os.path.isabs(p))
-        for stream in (self.spec.get("stdin"),):
-            if stream and not os.path.isabs(stream):
-                skip.add(os.path.normpath(stream))
-        # files inside a staged input directory (copied on scratch sites) are inputs too
-        under_input = tuple(os.path.normpath(p) + os.sep for p in self.spec.get("inputs") or ()
-                            if not os.path.isabs(p))
+        skip = {job_name(p) for p in seen}  # their names in the job directory
+        staged = [os.path.relpath(place, self.dir) for place in
+                  map(self._staged_place, self.spec.get("inputs") or ()) if place]
+        skip.update(staged)
+        # files inside a staged input directory (a copy of its own) are inputs too
+        under_input = tuple(p + os.sep for p in staged)
         moves: list[_Move] = []
         done: set[str] = set()
         for glob in self.spec.get("output_globs") or ():
@@ -1568,13 +1878,116 @@ def kill_group(pid: int, sig: int = signal.SIGKILL) -> None:
             pass
 
 
+# -- containment ------------------------------------------------------------------------
+# An app's descendants may leave its process group (GNU ``timeout``, ``setsid``, a daemon's
+# double fork) and outlive it; every one still inherits the environment.  Each job's
+# processes carry MARK_VAR=<the job's own mark>, and the end of the call (success,
+# failure, walltime, cancel) kills every process that carries it, as a batch system ends
+# a job's processes.  Without /proc (not Linux) only the process group is reached.
+
+#: the environment variable whose value marks one job's processes
+MARK_VAR = "SWIFTNB_JOB"
+_MARKS = itertools.count()
+#: rounds of finding and killing before giving up on a tree that forks faster
+_KILL_ROUNDS = 200
+#: up to how many pids given since a job started are tried one by one, not listed
+_PROBE_SPAN = 512
+
+
+def _new_mark() -> str:
+    return f"{os.getpid()}.{next(_MARKS)}.{time.monotonic_ns()}"
+
+
+def last_pid() -> int:
+    """The pid the kernel gave last (0 if unknown): a job's processes all come after the
+    value read before it started, so a search for them may skip older ones."""
+    try:
+        with open("/proc/loadavg", "rb") as fh:
+            return int(fh.read().split(b"/")[-1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _marked(needle: bytes, own: int, after: int, last: int) -> list[int]:
+    """The processes (not this one) between pid ``after`` and ``last`` whose environment
+    holds ``needle``; with ``after`` 0, of every process."""
+    if after and 0 <= last - after <= _PROBE_SPAN:  # fewer pids to try than /proc holds
+        pids: Iterable[int] = range(after + 1, last + 1)
+    else:
+        try:
+            pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+        except OSError:
+            return []
+    found = []
+    for pid in pids:
+        if pid <= after or pid == own:
+            continue
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as fh:
+                if needle in fh.read():
+                    found.append(pid)
+        except OSError:  # no such process, or another user's
+            continue
+    return found
+
+
+def kill_marked(mark: str, sig: int = signal.SIGKILL, after: int = 0) -> int:
+    """Kill every process of the job marked ``mark``, again until none is left (one may
+    fork meanwhile; a killed one has no environment left to match); how many were found.
+    ``after``: the last pid before the job started (``last_pid``), unless pids wrapped."""
+    needle = (MARK_VAR + "=" + mark + "\0").encode()
+    own, seen = os.getpid(), set()
+    for _ in range(_KILL_ROUNDS):
+        last = last_pid()
+        if after and last < after:  # pid numbers wrapped round: search them all
+            after = 0
+        found = _marked(needle, own, after, last)
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        if seen.issuperset(found):  # killed already, not yet exited
+            time.sleep(0.001)
+        seen.update(found)
+    return len(seen)
+
+
+_PR_SET_PDEATHSIG = 1
+_prctl: Any = None
+
+
+def _parent_death_kill() -> "Any":
+    """A ``preexec_fn`` that has the kernel SIGKILL the child when its parent (the wrapper)
+    dies, so that a killed wrapper takes its app along (Linux prctl); None elsewhere."""
+    global _prctl
+    if _prctl is None:
+        try:
+            import ctypes
+
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError, ImportError):
+            _prctl = False
+    if _prctl is False:
+        return None
+    prctl, parent = _prctl, os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(137)
+    return preexec
+
+
 def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one job to its end, blocking; the result dict (``ok``, ``exit_code``, ``message``...)."""
     job = prepare(spec)
     if job.failure is not None:
         return job.failure
     try:
-        proc = subprocess.Popen(job.argv, **job.popen_kwargs())
+        proc = subprocess.Popen(job.argv, preexec_fn=_parent_death_kill(), **job.popen_kwargs())
     except OSError as exc:
         return job.start_failed(exc)
     job.close_streams()
@@ -1582,15 +1995,25 @@ def run_job(spec: dict[str, Any]) -> dict[str, Any]:
     try:
         returncode = proc.wait(timeout=walltime if walltime else None)
     except subprocess.TimeoutExpired:
-        kill_group(proc.pid)
+        job.kill(proc.pid)
         returncode = proc.wait()
         return job.finish(returncode, timed_out=True)
     except BaseException:
-        kill_group(proc.pid)
+        job.kill(proc.pid)
         proc.wait()
         job.finish(None, canceled=True)
         raise
     return job.finish(returncode)
+
+
+def _exit_on_signals() -> None:
+    """A wrapper run on its own (a batch job's) that SIGTERM or SIGHUP reaches (scancel,
+    qdel, a lost session) ends its app's processes before it exits: run_job's cleanup."""
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
 
 
 def _signal_note(returncode: int | None) -> str:
@@ -1612,14 +2035,19 @@ def run_commands(plan: dict[str, Any]) -> int:
     plan on stdin, in the job directory): run them one after another, each with its own
     redirections; the first that fails ends the job with its exit code, and the later
     ones do not run (as trunk's ``_swiftwrap``).  Before each command starts, its index
-    is written to the plan's status file: the wrapper names the command that failed.
+    is written to the plan's status file: the wrapper names the command that failed;
+    when it has ended, ``ended`` below: a sequence process killed (no ``ended``) while
+    a command ran is the wrapper's failure, not the app's, and the command, which the
+    kernel kills when this process dies (PR_SET_PDEATHSIG), dies with it.
     A command killed by a signal is returned as the negative signal number."""
     status = os.open(plan["status"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC,
                      0o666)
+    die_with_us = _parent_death_kill()
     try:
         for index, command in enumerate(plan["commands"]):
-            os.pwrite(status, b"%-8d\n" % index, 0)
-            code = _run_command(command)
+            os.pwrite(status, b"%-8d\n%s\n" % (index, b" " * len(_ENDED)), 0)
+            code = _run_command(command, die_with_us)
+            os.pwrite(status, _ENDED, 9)
             if code != 0:
                 return code
     finally:
@@ -1627,7 +2055,7 @@ def run_commands(plan: dict[str, Any]) -> int:
     return 0
 
 
-def _run_command(command: dict[str, Any]) -> int:
+def _run_command(command: dict[str, Any], preexec: "Any" = None) -> int:
     """One command of several, its redirections opened here; a stream it does not
     redirect is this process's (the wrapper's capture).  Its exit code, negative for a
     signal; 127 (126) when it could not be started, as a shell says."""
@@ -1644,7 +2072,8 @@ def _run_command(command: dict[str, Any]) -> int:
         elif command["stderr"]:
             stderr = os.open(command["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
             opened.append(stderr)
-        proc = subprocess.Popen(command["argv"], stdin=stdin, stdout=stdout, stderr=stderr)
+        proc = subprocess.Popen(command["argv"], stdin=stdin, stdout=stdout, stderr=stderr,
+                                preexec_fn=preexec)
     except OSError as exc:
         print(f"Cannot execute {command['argv'][0]}: {exc.strerror or exc}", file=sys.stderr)
         return 127 if exc.errno == errno.ENOENT else 126
@@ -1659,7 +2088,8 @@ def _sequence_main() -> int:
     end as its failing command did (by the same signal, when a signal ended it)."""
     code = run_commands(json.load(sys.stdin))
     if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
+        if -code not in (signal.SIGKILL, signal.SIGSTOP):  # those have no handler to reset
+            signal.signal(-code, signal.SIG_DFL)
         os.kill(os.getpid(), -code)
         return 128 - code
     return code
@@ -1668,5 +2098,6 @@ def _sequence_main() -> int:
 if __name__ == "__main__":  # a worker can run ``python wrapper.py < spec.json``
     if sys.argv[1:] == [_SEQUENCE_FLAG]:
         sys.exit(_sequence_main())
+    _exit_on_signals()
     print(json.dumps(run_job(json.load(sys.stdin))))
 

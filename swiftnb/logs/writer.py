@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import sys
 import time as _time
 from collections.abc import Callable
 from typing import IO, Any
@@ -86,6 +87,9 @@ LINE_SPEC: dict[str, tuple[str, str, str]] = {
     "WORKER_SHUTDOWN": ("INFO", "RemoteLogHandler", "kv"),
     "PLANNER": ("INFO", "BlockQueueProcessor", "text"),
 }
+
+#: how far back from its end a log that could not be written is searched for a whole line
+_TAIL = 1 << 16
 
 _LEVEL_PAD = {"INFO": "INFO ", "WARN": "WARN ", "DEBUG": "DEBUG", "ERROR": "ERROR",
               "TRACE": "TRACE", "FATAL": "FATAL", "WARNING": "WARN "}
@@ -212,6 +216,11 @@ class _Stamp:
         return stamp
 
 
+def _printable(text: str) -> str:
+    """``text`` with the bytes of a name that is not UTF-8 as ``\\xff`` escapes."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def format_event(event: Event, stamp: Callable[[float], str] | None = None) -> str:
     """One complete log line (with trailing newline) for an event."""
     level, logger, msg = format_message(event)
@@ -263,7 +272,9 @@ class LogWriter:
             parent = os.path.dirname(path)
             if parent:
                 os.makedirs(parent, exist_ok=True)
-            self._stream: IO[str] = open(path, "a", encoding="utf-8", buffering=buffer_size)
+            # names are bytes on POSIX: one that is not UTF-8 is written as its bytes
+            self._stream: IO[str] = open(path, "a", encoding="utf-8", errors="surrogateescape",
+                                         buffering=buffer_size)
             self._owned = True
             self.path: str | None = path
         else:
@@ -277,6 +288,10 @@ class LogWriter:
         self._timer: asyncio.TimerHandle | None = None
         self.closed = False
         self.lines = 0
+        #: the error that stopped the writing (a full disk...): the log is incomplete
+        self.failure: OSError | None = None
+        #: told once, with a message for people, when the log cannot be written
+        self.on_failure: Callable[[str], None] | None = None
 
     # -- writing -----------------------------------------------------------------
     def write(self, event: Event) -> None:
@@ -304,7 +319,13 @@ class LogWriter:
         else:
             level, logger, msg = format_message(event)
             head = f" {_LEVEL_PAD.get(level, level)} {logger} "
-        self._stream.write(f"{self._stamp(event.time)}{head}{msg}\n")
+        try:
+            self._stream.write(f"{self._stamp(event.time)}{head}{msg}\n")
+        except UnicodeEncodeError:  # a stream of someone else's that cannot take the bytes
+            self._stream.write(f"{self._stamp(event.time)}{head}{_printable(msg)}\n")
+        except OSError as exc:
+            self._failed(exc)
+            return
         self.lines += 1
         if level == "WARN" or kind in ("RUN_SUCCESS", "RUN_FAILURE"):
             self.flush()
@@ -356,9 +377,30 @@ class LogWriter:
             return
         try:
             self._stream.flush()
-        except (OSError, ValueError):
+        except OSError as exc:
+            self._failed(exc)
+        except ValueError:  # a stream its owner closed
             pass
         self._last_flush = _time.monotonic() if now is None else now
+
+    def _failed(self, exc: OSError) -> None:
+        """The log cannot be written (a full disk, a quota, an I/O error): stop writing,
+        so that nothing half-written follows, and say so once: the run's records are
+        lost from here on, which its user must learn (Swift's log4j only printed
+        ``log4j:ERROR`` and went on)."""
+        if self.failure is not None:
+            return
+        self.failure = exc
+        self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        message = (f"Could not write the log {self.path or '(a stream)'}: "
+                   f"{exc.strerror or exc}; the run's log lines from then on are lost")
+        if self.on_failure is not None:
+            self.on_failure(message)
+        else:
+            print(f"Error: {message}", file=sys.stderr, flush=True)
 
     # -- life cycle --------------------------------------------------------------
     def attach(self, bus: EventBus) -> Callable[[], None]:
@@ -375,17 +417,55 @@ class LogWriter:
     def close(self) -> None:
         """Flush; close the file if this writer opened it.  Safe to call twice."""
         if self.closed:
+            if self.failure is not None and self._owned:
+                self._drop_stream()
             return
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         self.flush()
         self.closed = True
-        if self._owned:
-            try:
-                self._stream.close()
-            except OSError:
-                pass
+        if not self._owned:
+            return
+        if self.failure is not None:
+            self._drop_stream()
+            return
+        try:
+            self._stream.close()
+        except OSError as exc:
+            self._failed(exc)
+            self._drop_stream()
+
+    def _drop_stream(self) -> None:
+        """Close a file that could not be written without writing what its buffer still
+        holds: the disk may have room again by now, and a line cut at the point of the
+        failure would be followed by the rest of the buffer."""
+        stream = self._stream
+        try:
+            buffered = stream.buffer if isinstance(stream, io.TextIOWrapper) else None
+            raw = buffered.raw if isinstance(buffered, io.BufferedWriter) else None
+            if raw is not None:
+                raw.close()  # the descriptor goes; the buffers above it are dropped
+            stream.close()
+        except (OSError, ValueError):
+            pass
+        self._cut_to_whole_lines()
+
+    def _cut_to_whole_lines(self) -> None:
+        """Take back the line the failed write cut short, so that a reader of the log
+        (ours, Swift's tools) finds whole lines only.  A shorter file needs no room."""
+        if self.path is None:
+            return
+        try:
+            with open(self.path, "r+b") as fh:
+                end = fh.seek(0, os.SEEK_END)
+                start = max(0, end - _TAIL)
+                fh.seek(start)
+                last = fh.read().rfind(b"\n")
+                if last >= 0 and start + last + 1 < end:
+                    fh.truncate(start + last + 1)
+        except OSError:
+            pass
 
     def __enter__(self) -> LogWriter:
         return self

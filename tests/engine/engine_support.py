@@ -78,6 +78,7 @@ class RecordingRestartLog:
     def __init__(self, done: set[str] | None = None) -> None:
         self.done = set(done or ())
         self.recorded: list[str] = []
+        self.warnings: list[str] = []  # what reading the log set aside (none here)
 
     def is_done(self, outputs: list[str]) -> bool:
         return all(o in self.done for o in outputs)

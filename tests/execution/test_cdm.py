@@ -164,8 +164,9 @@ def test_direct_input_is_linked_from_dir_and_not_staged(tmp_path):
                 inputs=["in/x.txt"], outputs=["o.txt", "where"],
                 cdm={"in/x.txt": ["DIRECT", str(gpfs)]})
     assert result["ok"], result["message"]
-    # the job saw a link to DIR, nothing came from (or went to) base_dir's in/x.txt
-    assert (tmp_path / "shared/where").read_text().strip() == str(gpfs / "in/x.txt")
+    # the job read DIR's file through a copy of its own (issue 24: never the file
+    # itself), nothing came from (or went to) base_dir's in/x.txt
+    assert (tmp_path / "shared/where").read_text().strip() == ""
     assert (tmp_path / "shared/o.txt").read_text() == "from gpfs\n"
     assert not (tmp_path / "shared/in").exists()
     assert result["cdm_actions"] == [f"DIRECT in/x.txt -> {gpfs}/in/x.txt"]

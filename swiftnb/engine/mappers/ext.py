@@ -6,6 +6,7 @@ import asyncio
 import errno
 import os
 import shutil
+import signal
 from typing import Any
 
 from swiftnb.engine.data import FileValue, parse_path, path_str
@@ -112,17 +113,21 @@ class ExtMapper(Mapper):
                 proc = await self._start(["/bin/sh"] + argv, env)
             except OSError as e2:
                 raise MapperError(f"{self.spelled}: cannot run {argv[0]}: {e2.strerror}") from None
-        out, err = await proc.communicate()
+        out, err = await proc.outputs()
         if proc.returncode != 0:
             lines = err.decode("utf-8", "replace").splitlines()
             raise MapperError(f"External executable failed. Exit code: {proc.returncode}\n\t"
                               + "".join(ln + "\n\t" for ln in lines).rstrip("\n\t"))
-        self.parse_output(out.decode("utf-8", "replace"))
+        self.parse_output(os.fsdecode(out))  # names are bytes: kept as they are
 
-    async def _start(self, argv: list[str], env: dict[str, str]) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            *argv, cwd=self.ctx.base_dir, env=env, stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    async def _start(self, argv: list[str], env: dict[str, str]) -> "_Program":
+        loop = asyncio.get_running_loop()
+        program = _Program(loop)
+        await loop.subprocess_exec(
+            lambda: program, *argv, cwd=self.ctx.base_dir, env=env,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True)
+        return program
 
     def _need(self) -> dict[tuple, str]:
         if self._map is None:
@@ -141,3 +146,74 @@ class ExtMapper(Mapper):
     def existing(self) -> list[tuple[tuple, str]]:
         m = self._need()
         return [(p, m[p]) for p in self._order]
+
+
+def _kill_session(pid: int) -> None:
+    """Kill the mapper program's process group (its own session): it and its children."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:  # all gone
+        pass
+
+
+#: how long a mapper program's pipes are still read after it exited and its session was
+#: killed: a writer holding them then escaped the session (setsid) and is not waited for
+PIPE_GRACE = 1.0
+
+
+class _Program(asyncio.subprocess.SubprocessStreamProtocol):
+    """The mapper program, heard of when it exits (asyncio's ``Process.wait`` also waits
+    for its pipes to close, which a child it left in the background may hold open)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=2 ** 16, loop=loop)
+        self.exited: asyncio.Future[None] = loop.create_future()
+        self.returncode: int | None = None
+        self._ours: asyncio.SubprocessTransport | None = None  # the base class drops its own
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        assert isinstance(transport, asyncio.SubprocessTransport)
+        self._ours = transport
+
+    def process_exited(self) -> None:
+        assert self._ours is not None
+        self.returncode = self._ours.get_returncode()
+        super().process_exited()
+        if not self.exited.done():
+            self.exited.set_result(None)
+
+    async def outputs(self) -> tuple[bytes, bytes]:
+        """Its stdout and stderr, read until it exits; what it left running in the
+        background is then killed with its session (a batch system ends a job's processes
+        so), and a writer that escaped the session is not waited for past PIPE_GRACE.
+        Cancelled (the run stopped: Ctrl-C, SIGTERM), it kills the program too."""
+        transport = self._ours
+        assert transport is not None and self.stdout is not None and self.stderr is not None
+        out, err = bytearray(), bytearray()
+        readers = asyncio.ensure_future(asyncio.gather(_drain(self.stdout, out),
+                                                       _drain(self.stderr, err)))
+        try:
+            await self.exited
+        finally:
+            _kill_session(transport.get_pid())
+            try:
+                if not self.exited.done():  # cancelled: reap what was killed
+                    await asyncio.shield(self.exited)
+                await asyncio.wait({readers}, timeout=PIPE_GRACE)
+            finally:
+                readers.cancel()
+                readers.add_done_callback(_retrieved)
+                transport.close()
+        return bytes(out), bytes(err)
+
+
+async def _drain(stream: asyncio.StreamReader, into: bytearray) -> None:
+    while chunk := await stream.read(65536):
+        into += chunk
+
+
+def _retrieved(future: asyncio.Future) -> None:
+    """Marks a cancelled reader's outcome seen (nothing to report)."""
+    if not future.cancelled():
+        future.exception()
