@@ -17,10 +17,11 @@ __all__ = ["replacing", "write_atomically", "new_file_mode"]
 
 
 @contextlib.contextmanager
-def replacing(path: str) -> Iterator[str]:
+def replacing(path: str, mode: int | None = None) -> Iterator[str]:
     """A new temporary file's name beside ``path`` for the body to fill; when the body
-    ends, that file (with the mode any new file gets here, not mkstemp's 0600) replaces
-    ``path``.  If the body or the rename fails, the temporary file is removed."""
+    ends, that file (with ``mode``, by default the mode any new file gets here, not
+    mkstemp's 0600) replaces ``path``.  If the body or the rename fails, the temporary
+    file is removed."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=".swiftnb-", suffix=".part",
                                    dir=os.path.dirname(os.path.abspath(path)))
@@ -30,7 +31,7 @@ def replacing(path: str) -> Iterator[str]:
     os.close(fd)
     try:
         yield tmp
-        os.chmod(tmp, new_file_mode())
+        os.chmod(tmp, new_file_mode() if mode is None else mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -38,9 +39,9 @@ def replacing(path: str) -> Iterator[str]:
         raise
 
 
-def write_atomically(path: str, data: bytes) -> None:
+def write_atomically(path: str, data: bytes, mode: int | None = None) -> None:
     """``data`` as the whole content of ``path`` (see :func:`replacing`)."""
-    with replacing(path) as tmp, open(tmp, "wb") as fh:
+    with replacing(path, mode) as tmp, open(tmp, "wb") as fh:
         fh.write(data)
 
 

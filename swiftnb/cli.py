@@ -10,7 +10,10 @@ service, ``swiftnb.coasters.servicecmd``).
 
 from __future__ import annotations
 
+import errno
 import gc
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -165,31 +168,62 @@ def _version_line() -> str:
     return f"Swift {SWIFT_VERSION} swiftnb {__version__}"
 
 
+#: errors of a stream whose reader has gone (`| head`, a closed terminal): not failures
+_GONE_READER = frozenset({errno.EPIPE, errno.EIO, errno.ECONNRESET})
+
+
 class _Tee:
     """A text stream that also copies everything into the run's ``swift.out``."""
 
-    def __init__(self, stream, copy) -> None:
+    def __init__(self, stream, copy, on_copy_lost: Callable[[str], None]) -> None:
         self._stream = stream
         self._copy = copy
+        #: the error that lost the script's output (a full disk): the run says it, exit 2
+        self.failure: OSError | None = None
+        #: why swift.out is incomplete (a full disk), said once through ``on_copy_lost``
+        #: (the run's records_lost: a warning, and exit code 2)
+        self.copy_lost: str | None = None
+        self._on_copy_lost = on_copy_lost
 
     def write(self, text: str) -> int:
         try:
             self._copy.write(text)
-        except (OSError, ValueError):
+        except OSError as exc:
+            self.copy_failed(exc)
+        except ValueError:  # closed: the run is over
             pass
         try:
             return self._stream.write(text)
-        except OSError:  # `swiftnb run x.swift | head` (EPIPE), a terminal hung up (EIO):
-            return len(text)  # the run goes on, swift.out still gets everything
+        except UnicodeEncodeError:  # a console that takes UTF-8 only: other bytes as \xff
+            return self._stream.write(
+                text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+        except OSError as exc:  # `swiftnb run x.swift | head` (EPIPE), a terminal hung up (EIO):
+            self._failed(exc)  # the run goes on, swift.out still gets everything
+            return len(text)
+
+    def _failed(self, exc: OSError) -> None:
+        """A reader that went away is not an error; a stream that cannot take the output
+        (ENOSPC: `>/dev/full`, a full disk) is, said at the end of the run."""
+        if exc.errno not in _GONE_READER and self.failure is None:
+            self.failure = exc
+
+    def copy_failed(self, exc: OSError) -> None:
+        """swift.out could not take the output: said once, the run fails at its end."""
+        if self.copy_lost is None:
+            self.copy_lost = (f"the run's console copy {self._copy.name} could not be "
+                              f"written ({exc.strerror or exc}); it is incomplete")
+            self._on_copy_lost(self.copy_lost)
 
     def flush(self) -> None:
         try:
             self._stream.flush()
-        except OSError:
-            pass
+        except OSError as exc:
+            self._failed(exc)
         try:
             self._copy.flush()
-        except (OSError, ValueError):
+        except OSError as exc:
+            self.copy_failed(exc)
+        except ValueError:
             pass
 
     def __getattr__(self, name: str):
@@ -345,16 +379,21 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
 
     from swiftnb.runner import RunSetupError, prepare_run
 
+    from swiftnb.config.cli_options import file_problem
+
     resume = opts.values.get("-resume")
-    if resume is not None and not os.path.isfile(resume):
-        print(f"swiftnb: -resume {resume}: no such restart log", file=sys.stderr)
+    if resume is not None and file_problem(resume):
+        problem = file_problem(resume)
+        print(f"swiftnb: -resume {resume}: {problem.replace('file', 'restart log')}",
+              file=sys.stderr)
         return EXIT_USAGE
     logfile = opts.values.get("-logfile")
-    if logfile is not None:
+    problem = _run_files_problem(opts, base_dir, program)
+    if problem is None and logfile is not None:
         problem = _logfile_problem(logfile, base_dir)
-        if problem:  # before the run directory exists: no empty runNNN is left behind
-            print(f"Could not start execution:\n\t{problem}", file=sys.stderr)
-            return EXIT_USAGE
+    if problem:  # before the run directory exists: no empty runNNN is left behind
+        print(f"Could not start execution:\n\t{problem}", file=sys.stderr)
+        return EXIT_USAGE
     warnings = []
     if resume is not None:
         warning = _resume_name_warning(resume, opts.script or STRING_RUN_NAME)
@@ -385,16 +424,140 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
     except RunSetupError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)
         return EXIT_USAGE
-    out_copy = open(handle.run_dir.out_file, "a", encoding="utf-8")
+    # a file name that is not UTF-8 is copied as its bytes (a strict copy dropped the line)
+    out_copy = open(handle.run_dir.out_file, "a", encoding="utf-8", errors="surrogateescape")
     real_out, real_err = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = _Tee(real_out, out_copy), _Tee(real_err, out_copy)
+    tee_out = _Tee(real_out, out_copy, handle.run.records_lost)
+    tee_err = _Tee(real_err, out_copy, handle.run.records_lost)
+    sys.stdout, sys.stderr = tee_out, tee_err
     try:
-        return _execute_in(opts, program, config, handle, warnings)
+        code = _execute_in(opts, program, config, handle, warnings)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()
         sys.stdout, sys.stderr = real_out, real_err
-        out_copy.close()
+        try:
+            out_copy.close()
+        except OSError as exc:  # its last buffer could not be written
+            tee_out.copy_failed(exc)
+    if tee_out.failure is not None:
+        return _lost_output(tee_out.failure, handle.run_dir.out_file)
+    lost = tee_out.copy_lost or tee_err.copy_lost
+    if lost is not None and code == 0:  # lost after the run's end had been decided
+        print(f"Execution failed:\n\t{lost}", file=sys.stderr)
+        return EXIT_EXECUTION
+    return code
+
+
+def _lost_output(exc: OSError, copy: str) -> int:
+    """The script's output could not be written to stdout: an execution error (exit 2),
+    said on stderr, never a silent success."""
+    print(f"Execution failed:\n\tcannot write the script's output to stdout "
+          f"({_stream_name(1)}): {exc.strerror or exc}; swift.out has it: {copy}",
+          file=sys.stderr)
+    return EXIT_EXECUTION
+
+
+def _stream_name(fd: int) -> str:
+    """What a standard descriptor is open on (``/dev/full``), for the message."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return f"descriptor {fd}"
+
+
+def _run_files_problem(opts: CommandLine, base_dir: str,
+                       program: CheckedProgram) -> str | None:
+    """Why a file the run writes (``-logfile``, ``-pgraph``) would overwrite a file the
+    user gave it (the script, the configuration files, the restart log to resume from,
+    an output the script maps to a literal name), or why ``-pgraph`` cannot be written;
+    None when all is well.  Compared as files (``os.path.samefile``), so a symbolic or
+    hard link to the script is found too."""
+    written = [(option, opts.values.get(option)) for option in ("-logfile", "-pgraph")]
+    written = [(o, p) for o, p in written if p not in (None, "true", "false")]
+    read = [("the script", opts.script)] + [
+        (option, opts.values.get(option))
+        for option in ("-config", "-properties", "-sites.file", "-tc.file", "-resume")]
+    read += [("a file the script maps", name) for name in literal_mapped_names(program)]
+    for option, path in written:
+        full = os.path.join(base_dir, path)
+        for what, given in read:
+            if given is not None and _same_file(full, os.path.join(base_dir, given)):
+                return f"{option} {path} is {what} ({given}): the run would overwrite it"
+    pgraph = opts.values.get("-pgraph")
+    if pgraph not in (None, "true", "false"):
+        return _pgraph_problem(pgraph, base_dir)
+    return None
+
+
+def literal_mapped_names(program: CheckedProgram) -> list[str]:
+    """The file names a script maps its single files to with literals, known before it
+    runs: ``file f <"out.txt">``, ``<single_file_mapper; file="out.txt">`` and a
+    ``<simple_mapper; location=, prefix=, suffix=>`` of one file.  Names computed at run
+    time (an expression, an array's members, other mappers) cannot be known here."""
+    import dataclasses
+
+    from swiftnb.lang import ast as A
+
+    names: list[str] = []
+    pending: list[object] = [program.program]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (tuple, list)):
+            pending.extend(node)
+            continue
+        if not isinstance(node, A.Node):
+            continue
+        if isinstance(node, A.Declarator) and node.mapping is not None and not node.dims:
+            name = _literal_name(node.mapping)
+            if name and program.type_of(node).is_mapped:
+                names.append(name)
+        pending.extend(getattr(node, f.name) for f in dataclasses.fields(node))
+    return names
+
+
+def _literal_name(mapping: object) -> str | None:
+    """The one file name a mapping gives with literal parameters, or None."""
+    from swiftnb.lang import ast as A
+
+    assert isinstance(mapping, A.Mapping)
+    if mapping.mapper is None:
+        source = mapping.source
+        return source.value if isinstance(source, A.StringLiteral) else None
+    params = {p.name: p.value for p in mapping.params}
+    if not all(isinstance(v, A.StringLiteral) for v in params.values()):
+        return None
+    text = {k: v.value for k, v in params.items()}  # type: ignore[attr-defined]
+    if mapping.mapper in ("single_file_mapper", "SingleFileMapper"):
+        return text.get("file")
+    if mapping.mapper in ("simple_mapper", "SimpleMapper") and set(text) <= {
+            "location", "prefix", "suffix"}:
+        location = text.get("location", "")
+        if location and not location.endswith("/"):
+            location += "/"
+        return location + text.get("prefix", "") + text.get("suffix", "") or None
+    return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist: then it is not the other
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _pgraph_problem(pgraph: str, base_dir: str) -> str | None:
+    """Why the ``-pgraph`` file cannot be written at the end of the run (its directory
+    missing, the name a directory), said before the run instead of never."""
+    full = os.path.join(base_dir, pgraph)
+    parent = os.path.dirname(full) or base_dir
+    if os.path.isdir(full):
+        return f"-pgraph {pgraph}: is a directory, not a file"
+    if not os.path.isdir(parent):
+        return f"-pgraph {pgraph}: the directory {os.path.dirname(pgraph)} does not exist"
+    if not os.access(parent, os.W_OK):
+        return f"-pgraph {pgraph}: the directory {os.path.dirname(pgraph) or '.'} is not writable"
+    return None
 
 
 def _logfile_problem(logfile: str, base_dir: str) -> str | None:
@@ -465,15 +628,12 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
         handle.bus.subscribe(lambda e: _echo_debug(e, verbose=True))
 
     async def main() -> RunOutcome:
-        import signal
-
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
-        # SIGTERM, and SIGHUP (the terminal or ssh session went away): stop like Ctrl-C,
-        # killing the apps (they run in their own sessions)
-        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-            if signum is None:
-                continue
+        # SIGTERM, SIGHUP (the terminal or ssh session went away), SIGQUIT, and SIGUSR1/
+        # SIGUSR2 (Slurm's --signal and Grid Engine's -notify warn a batch job so before
+        # killing it): stop like Ctrl-C, killing the apps (they run in their own sessions)
+        for signum in _STOP_SIGNALS:
             try:
                 loop.add_signal_handler(signum, current.cancel)
             except (NotImplementedError, RuntimeError, ValueError):
@@ -505,6 +665,11 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
     print(f"Restart log: {handle.restart.path}", file=err)
     code = outcome.exit_code
     return code if code == 99 else EXIT_EXECUTION  # 99: the hang detector (reference 2.6)
+
+
+#: the signals that stop a run as Ctrl-C does (those this platform has)
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in (
+    "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2") if hasattr(signal, name))
 
 
 def _log_interrupted_end(handle: RunHandle) -> None:
@@ -637,9 +802,45 @@ def console() -> None:
     What the run made is still alive when the process ends, and the interpreter's last
     collections would walk all of it (some 15 ms of a 0.16 s one-app run) only to free
     memory the exit frees anyway; frozen, they skip it."""
+    _open_missing_std_streams()
     code = main()
     gc.freeze()
-    sys.exit(code)
+    sys.exit(_flush_stdout(code))
+
+
+def _open_missing_std_streams() -> None:
+    """``swiftnb run s.swift >&-``: a closed descriptor 0, 1 or 2 is opened on
+    /dev/null before anything else opens a file (which would take its number, and get
+    the script's output or an app's stdin), and Python's missing ``sys.stdout`` (None)
+    is made again, so the run works instead of dying at its first print."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
+            if null != fd:  # the lower numbers are open: it landed elsewhere
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="backslashreplace",
+                                    closefd=False, buffering=1))
+
+
+def _flush_stdout(code: int) -> int:
+    """The exit code once stdout is flushed: an output that could not be written is an
+    error said on stderr (exit 2), not Python's exit 120 at its last flush."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        try:
+            sys.stdout = open(os.devnull, "w")  # the interpreter's own flush at exit
+            print(f"swiftnb: cannot write to stdout ({_stream_name(1)}): "
+                  f"{exc.strerror or exc}", file=sys.stderr)
+        except OSError:
+            pass
+        return code or EXIT_EXECUTION
+    return code
 
 
 if __name__ == "__main__":

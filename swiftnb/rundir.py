@@ -10,7 +10,9 @@ Inside it (docs/running.md):
   directory so that runs do not litter the working directory;
 * ``SCRIPT-RUNID.0.rlog``  the restart log while the run is going; deleted on success;
 * ``swift.out``  a copy of everything the run printed (stdout and stderr), as
-  ``bin/swift`` tee'd it.
+  ``bin/swift`` tee'd it;
+* ``.lock``  locked (``flock``) for the whole run: a second run with the same ``-runid``
+  is refused while the first goes (it would remove the first one's site directory).
 
 Job directories live under the site work directory (``swiftwork/SCRIPT-RUNID/jobs``), as
 in Swift; ``SCRIPT-RUNID`` is :attr:`RunDir.site_run`.
@@ -18,12 +20,21 @@ in Swift; ``SCRIPT-RUNID`` is :attr:`RunDir.site_run`.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: runs are not locked there
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = ["RunDir", "RunDirError", "discard_run_dir", "make_run_dir", "next_run_number",
-           "script_stem"]
+           "release_run_dir", "script_stem", "LOCK_NAME"]
+
+#: the file of a run directory locked while a run uses it
+LOCK_NAME = ".lock"
 
 
 class RunDirError(OSError):
@@ -66,6 +77,8 @@ class RunDir:
     log_file: str        # absolute path of the Swift-format log
     restart_file: str    # absolute path of the restart log of this run
     created: bool = True  # made for this run (False: -runid named an existing one)
+    #: the descriptor holding the run directory's lock (-1: released)
+    lock_fd: list[int] = field(default_factory=lambda: [-1], compare=False, repr=False)
 
     @property
     def site_run(self) -> str:
@@ -114,14 +127,24 @@ def make_run_dir(
                 n += 1
             except OSError as exc:  # a read-only or vanished current directory
                 raise RunDirError(exc.errno or 0, f"{path}: {exc.strerror or exc}") from None
+    lock_fd = _lock_run_dir(path, runid, created)
     log_file = os.path.abspath(os.path.join(base, logfile)) if logfile else os.path.join(
         path, f"{stem}-{runid}.log")
+    if os.path.isdir(log_file):
+        os.close(lock_fd)
+        raise RunDirError(errno.EISDIR, f"cannot write the log {log_file}: it is a directory")
+    for written in (log_file, os.path.join(path, "swift.out")):
+        if _same_file(written, os.path.join(base, script)):
+            os.close(lock_fd)
+            raise RunDirError(errno.EEXIST, f"the run would write its {os.path.basename(written)} "
+                              f"over the script {script}")
     if logfile:
         try:  # the log is appended to: try that now, before anything runs
             os.makedirs(os.path.dirname(log_file), exist_ok=True)
             with open(log_file, "a", encoding="utf-8"):
                 pass
         except OSError as exc:
+            os.close(lock_fd)
             raise RunDirError(exc.errno or 0, f"-logfile {logfile}: cannot write the log: "
                               f"{exc.strerror or exc}") from None
     # Guide 16.2: NAME-RUNID.N.rlog with the first free N, so a run that reuses a run id
@@ -131,7 +154,55 @@ def make_run_dir(
         index += 1
     restart_file = os.path.join(path, f"{stem}-{runid}.{index}.rlog")
     return RunDir(runid=runid, path=path, script=script, stem=stem, log_file=log_file,
-                  restart_file=restart_file, created=created)
+                  restart_file=restart_file, created=created, lock_fd=[lock_fd])
+
+
+def _lock_run_dir(path: str, runid: str, created: bool) -> int:
+    """Lock the run directory for this run (its descriptor): two runs of one run id would
+    share the site directory and restart log names, and the first to end would remove
+    the other's site directory.  Refused (``EBUSY``) while another run holds it."""
+    lock_path = os.path.join(path, LOCK_NAME)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o666)
+    except OSError as exc:  # a read-only file system, a directory named .lock
+        if created:
+            _remove_quietly(path)
+        raise RunDirError(exc.errno or 0, f"-runid {runid}: cannot use the run directory "
+                          f"{path}: {exc.strerror or exc}") from None
+    if fcntl is None:
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise RunDirError(errno.EBUSY, f"-runid {runid}: the run id is in use by another "
+                          f"run (its run directory {path} is locked)") from None
+    return fd
+
+
+def _same_file(a: str, b: str) -> bool:
+    """Whether two names are one file (through links too); a missing one is not."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _remove_quietly(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def release_run_dir(run_dir: RunDir) -> None:
+    """The run has ended: its run id may be used again."""
+    fd = run_dir.lock_fd[0]
+    run_dir.lock_fd[0] = -1
+    if fd >= 0:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
 
 
 def discard_run_dir(run_dir: RunDir) -> None:
@@ -139,7 +210,6 @@ def discard_run_dir(run_dir: RunDir) -> None:
     wrote (the log's header, an empty restart log), if it was made for this run: a
     refused run leaves no empty ``runNNN`` behind.  A directory ``-runid`` named that
     existed before is left alone (it may hold an earlier run's log)."""
-    import shutil
-
     if run_dir.created:
-        shutil.rmtree(run_dir.path, ignore_errors=True)
+        _remove_quietly(run_dir.path)
+    release_run_dir(run_dir)

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # imported where used at run time: `import swiftnb.runner` st
     from swiftnb.config.model import Config
     from swiftnb.engine.restart import RestartLog
     from swiftnb.engine.run import Run, RunOutcome
-    from swiftnb.events import EventBus
+    from swiftnb.events import Event, EventBus
     from swiftnb.lang import ast as A
     from swiftnb.lang.checked import CheckedProgram
 
@@ -170,6 +170,8 @@ class RunHandle:
         self._failures = failure_log if failure_log is not None else FailureLog(
             bus.clock)
         self._executor_closed = False
+        #: canceled before it started: nothing ran, and what its setup made is gone
+        self._discarded = False
 
     # ---------------------------------------------------------------- identity
     @property
@@ -190,7 +192,7 @@ class RunHandle:
     def start(self, loop: asyncio.AbstractEventLoop | None = None) -> RunHandle:
         """Start the run as a task on ``loop`` (default: the running loop, else the
         current one, which the caller then runs)."""
-        if self._task is not None:
+        if self._task is not None or self._discarded:
             return self
         if loop is None:
             try:
@@ -227,6 +229,7 @@ class RunHandle:
             self._end(ok=False)
             raise
         await self._close()
+        outcome = self.run.with_lost_records(outcome)  # records written as the sites closed
         self.outcome = outcome
         self._end(ok=outcome.ok)
         return outcome
@@ -240,6 +243,12 @@ class RunHandle:
                 self._ticker.stop()
 
     def _end(self, ok: bool) -> None:
+        from swiftnb.rundir import release_run_dir
+
+        self._end_records(ok)
+        release_run_dir(self.run_dir)
+
+    def _end_records(self, ok: bool) -> None:
         if self.restart is not None:
             try:
                 if ok:
@@ -275,6 +284,8 @@ class RunHandle:
         return self._wait().__await__()
 
     async def _wait(self) -> Any:
+        if self._discarded:
+            return None
         if self._task is None:
             self.start()
         assert self._task is not None
@@ -291,6 +302,8 @@ class RunHandle:
 
     def wait(self, timeout: float | None = None) -> Any:
         """Block until the run ends (scripts, not notebooks: there use ``await run``)."""
+        if self._discarded:
+            return None
         if self._task is None:
             self.start()
         assert self._task is not None and self._loop is not None
@@ -307,9 +320,37 @@ class RunHandle:
         """Stop the run: running apps are killed, blocks shut down, the log says so."""
         if self.done:
             return
+        if self._task is None:
+            self._discard()
+            return
         self.bus.emit("MESSAGE", {}, text=message, level="WARN")
         self.interrupted = True
         self.run.cancel()
+
+    def _discard(self) -> None:
+        """Cancel a run that has not started: nothing runs, and what its setup made (the
+        run directory with its log and restart log, the lock) is removed, as a refused
+        run's is; a restart log given to ``-resume`` is kept as it was."""
+        from swiftnb.rundir import discard_run_dir
+
+        self._discarded = True
+        self.interrupted = True
+        if self._ticker is not None:
+            self._ticker.stop()
+        resumed = self.restart is not None and self.restart.resumed
+        self._end_records(ok=not resumed)  # a fresh restart log is deleted, a resumed one kept
+        self._close_executor_soon()
+        discard_run_dir(self.run_dir)
+
+    def _close_executor_soon(self) -> None:
+        """The executor of a discarded run holds nothing yet; closed on the running loop
+        if there is one (its close is a coroutine)."""
+        self._executor_closed = True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        loop.create_task(self.executor.close())
 
     # ---------------------------------------------------------------- failures
     @property
@@ -378,13 +419,15 @@ class RunHandle:
                     again.record(outputs)
                 finally:
                     again.close()
-        except (OSError, RestartLogError):
-            pass
+        except (OSError, RestartLogError) as exc:  # said: a -resume would run the call again
+            message = f"Warning: the retried call is not recorded in the restart log: {exc}"
+            print(message, file=sys.stderr)
+            self.bus.emit("WARNING", {}, text=message, level="WARN")
 
     # ---------------------------------------------------------------- results
     @property
     def done(self) -> bool:
-        return self._task is not None and self._task.done()
+        return self._discarded or (self._task is not None and self._task.done())
 
     @property
     def ok(self) -> bool | None:
@@ -516,7 +559,7 @@ def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program, *,
     from swiftnb.engine.restart import RestartLog, RestartLogError
     from swiftnb.events import EventBus
     from swiftnb.lang.checked import CheckedProgram
-    from swiftnb.rundir import discard_run_dir, make_run_dir
+    from swiftnb.rundir import RunDirError, discard_run_dir, make_run_dir
 
     base_dir = os.path.abspath(base_dir)
     program = _compile(source, base_dir)
@@ -536,6 +579,8 @@ def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program, *,
     try:
         run_dir = make_run_dir(script_name, cwd=base_dir, runid=runid, logfile=logfile,
                                parent=run_parent)
+    except RunDirError as exc:  # its message names the option and the directory
+        raise RunSetupError(str(exc)) from None
     except OSError as exc:
         raise RunSetupError(f"cannot create the run directory: {exc}") from None
     try:
@@ -601,6 +646,9 @@ def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program, *,
         engine_run = run_mod.Run(program, RecordingExecutor(executor, failure_log), bus=bus, settings=settings, base_dir=base_dir,
                                  run_dir=run_dir.path, runid=run_dir.runid, restart=restart,
                                  **run_kwargs)
+        if writer is not None:  # a log that cannot be written fails the run, said at once
+            writer.on_failure = engine_run.records_lost
+        bus.subscribe(lambda event: _records_lost(engine_run, event))  # the sites' -info records
         if keep_events and engine_run.pgraph is None:
             # the calls and files between them, for the dashboard's dataflow graph (what
             # -pgraph writes; the engine writes a file only when -pgraph asks for one)
@@ -624,6 +672,13 @@ def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program, *,
         # before the run started: no empty run directory is left behind
         discard_run_dir(run_dir)
         raise
+
+
+def _records_lost(engine_run: Run, event: Event) -> None:
+    """A site could not write one of the run's records (RECORDS_LOST): the run says so
+    and fails at its end."""
+    if event.kind == "RECORDS_LOST" and event.text:
+        engine_run.records_lost(event.text)
 
 
 def start_run(source: Any, **kwargs: Any) -> RunHandle:

@@ -14,9 +14,10 @@ needs a copy (mode 0600), named by ``secretFile``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
-__all__ = ["default_secret_path", "write_secret", "read_secret", "SECRET_DIR"]
+__all__ = ["default_secret_path", "write_secret", "SecretWriteError", "read_secret", "SECRET_DIR"]
 
 SECRET_DIR = "~/.swiftnb/coasters"
 
@@ -26,21 +27,40 @@ def default_secret_path(port: int) -> str:
     return os.path.join(os.path.expanduser(SECRET_DIR), f"service-{port}.secret")
 
 
+class SecretWriteError(OSError):
+    """The secret cannot be written where asked (the message names the path and why);
+    nothing of the secret is left behind."""
+
+
 def write_secret(path: str, secret: str) -> str:
     """Write ``secret`` to ``path`` (mode 0600, atomically, never through a symlink);
-    a missing directory is made 0700.  Returns the absolute path."""
+    a missing directory is made 0700.  Returns the absolute path.  On failure a
+    :class:`SecretWriteError` naming ``path``, and no temporary file left."""
     path = os.path.abspath(os.path.expanduser(path))
+    if os.path.isdir(path):
+        raise SecretWriteError(f"cannot write the secret file {path}: it is a directory "
+                               "(give the path of a file)")
     directory = os.path.dirname(path)
-    if not os.path.isdir(directory):
-        os.makedirs(directory, mode=0o700, exist_ok=True)
     temp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.fchmod(fd, 0o600)  # whatever the umask
-        os.write(fd, (secret + "\n").encode())
-    finally:
-        os.close(fd)
-    os.replace(temp, path)
+        if not os.path.isdir(directory):
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise SecretWriteError(f"cannot write the secret file {path}: "
+                               f"{exc.strerror or exc}") from None
+    try:
+        try:
+            os.fchmod(fd, 0o600)  # whatever the umask
+            os.write(fd, (secret + "\n").encode())
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise SecretWriteError(f"cannot write the secret file {path}: "
+                               f"{exc.strerror or exc}") from None
     return path
 
 

@@ -156,9 +156,15 @@ async def _serve(args: argparse.Namespace, settings: CoasterSettings,
     if settings.passive:
         print(f"Start a worker with: {service.worker_command()}")
     sys.stdout.flush()
-    if args.portfile:
-        with open(args.portfile, "w") as fh:
-            fh.write(f"{port}\n")
+    try:
+        if args.portfile:
+            with open(args.portfile, "w") as fh:
+                fh.write(f"{port}\n")
+    except OSError as exc:
+        print(f"swiftnb coaster-service: cannot write the port file {args.portfile}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        await service.shutdown()  # (removes the secret file)
+        return 1
     try:
         await stop.wait()
     finally:

@@ -42,7 +42,7 @@ from swiftnb.config.validate import PROPERTY_NAMES
 from swiftnb.nearest import close_matches
 
 __all__ = ["CommandLine", "CommandLineError", "Property", "PROPERTIES", "VALUE_OPTIONS",
-           "FLAG_OPTIONS", "CONFIG_OPTIONS", "parse_command_line", "check_files",
+           "FLAG_OPTIONS", "CONFIG_OPTIONS", "parse_command_line", "check_files", "file_problem",
            "load_from_args", "sitelist", "suggest"]
 
 
@@ -306,8 +306,19 @@ def check_files(line: CommandLine, cwd: str | os.PathLike = ".") -> None:
         if path is None:
             continue
         full = os.path.join(os.fspath(cwd), os.path.expanduser(path))
-        if not os.path.isfile(full):
-            raise CommandLineError(f"{option} {path}: no such file")
+        problem = file_problem(full)
+        if problem:
+            raise CommandLineError(f"{option} {path}: {problem}")
+
+
+def file_problem(path: str) -> str | None:
+    """Why ``path`` is not a file to read, for people ("is a directory" is not "no such
+    file": that would send the user looking for a missing file), or None."""
+    if os.path.isdir(path):
+        return "is a directory, not a file"
+    if not os.path.isfile(path):
+        return "no such file"
+    return None
 
 
 def load_from_args(line: CommandLine, *, env: Mapping[str, str] = os.environ,

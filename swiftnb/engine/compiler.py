@@ -456,8 +456,18 @@ class Compiler:
         if isinstance(value, A.Call) and self.user_proc(value) is not None:
             return self.call_stmt(value, [(target, None)], scope, pos)
         tt = self.static_type(target, scope)
-        ev = self.expr(value, scope, return_type=tt)
         writes = self.writes_of(target, scope)
+        if isinstance(value, A.Call):
+            b = _builtin_lookup(value.name)
+            if b is not None and b.is_async:
+                # its own statement, straight into the target (self.expr would add a
+                # hidden one: the builtin, e.g. system's command, would run twice)
+                ex = self.async_builtin(value, scope, b,
+                                        self.node_expr(target, scope, create=True),
+                                        return_type=tt)
+                ex.writes = writes
+                return ex
+        ev = self.expr(value, scope, return_type=tt)
         lv = self.node_expr(target, scope, create=True)
         if (isinstance(target, A.Index) and isinstance(tt, T.PrimitiveType)
                 and not isinstance(value, A.Call)):
@@ -468,11 +478,6 @@ class Compiler:
             # builtins that need the target (readData's type, writeData's file)
             if isinstance(value, A.Call) and self.user_proc(value) is None:
                 b = _builtin_lookup(value.name)
-                if b is not None and b.is_async:
-                    args = [self.expr(a.value, scope) for a in value.args]
-                    ex = AsyncBuiltinStmt(self.rt, pos, b, args, lv)
-                    ex.writes = writes
-                    return ex
                 if b is not None and b.needs_return_file:
                     ev = self.builtin_call(value, scope, b, return_type=tt, target=lv)
             ex = AssignExec(self.rt, pos, lv, ev, tt == T.FLOAT)
@@ -522,8 +527,7 @@ class Compiler:
         if b is None:
             raise CompileError(f"No function or procedure '{call.name}' found.", pos)
         if b.is_async:
-            args = [self.expr(a.value, scope) for a in call.args]
-            return AsyncBuiltinStmt(self.rt, pos, b, args, None)
+            return self.async_builtin(call, scope, b, None)
         ev = self.builtin_call(call, scope, b)
         ex = ExprStmt(self.rt, pos, ev)
         if call.name == "trace":
@@ -1095,12 +1099,44 @@ class Compiler:
             raise CompileError(f"No function or procedure '{e.name}' found.", e.pos)
         if b.is_async:
             tmp = scope.temp(return_type or T.STRING, self.types.info(return_type or T.STRING), e.pos)
-            args = [self.expr(a.value, scope) for a in e.args]
-            ex = AsyncBuiltinStmt(self.rt, e.pos, b, args, lambda f, _s=tmp.slot: f[_s])
+            ex = self.async_builtin(e, scope, b, lambda f, _s=tmp.slot: f[_s],
+                                    return_type=return_type)
             ex.writes = {tmp}
             scope.hidden.append(ex)
             return slot_value(tmp.slot)
         return self.builtin_call(e, scope, b, return_type=return_type)
+
+    def return_dtype(self, e: A.Call, b: Any, return_type: T.SwiftType | None) -> Any:
+        """The data type a builtin registered with ``needs_return_type`` (readData)
+        produces: the target's type, else the checker's, else string."""
+        if not b.needs_return_type:
+            return None
+        rtype = return_type
+        if rtype is None or rtype.is_any:
+            checked = self.rt.checked
+            try:
+                rtype = checked.type_of(e) if isinstance(checked, CheckedProgram) else None
+            except KeyError:  # the checker recorded no type for it
+                rtype = None
+        if rtype is None or rtype.is_any:
+            rtype = T.STRING  # our choice: an untyped readData reads the text
+        return D.as_data_type(rtype)
+
+    def async_builtin(self, e: A.Call, scope: Scope, b: Any, target: Callable | None,
+                      return_type: T.SwiftType | None = None) -> AsyncBuiltinStmt:
+        """A builtin that waits (``system``; readData and the other file readers, which
+        must not block the loop) as a statement of its own, warned about and typed as
+        a direct call is."""
+        if e.at_syntax:
+            self.warn("The @ syntax for function invocation is deprecated")
+        if b.deprecated:
+            self.warn(b.deprecated)
+        import os
+
+        args = [self.expr(a.value, scope) for a in e.args]
+        where = f"{b.name} @ {os.path.basename(e.pos.file)}, line: {e.pos.line}"
+        return AsyncBuiltinStmt(self.rt, e.pos, b, args, target,
+                                self.return_dtype(e, b, return_type), where)
 
     def builtin_call(self, e: A.Call, scope: Scope, b: Any,
                      return_type: T.SwiftType | None = None, target: Callable | None = None) -> Callable:
@@ -1145,18 +1181,7 @@ class Compiler:
             from swiftnb.engine.builtins.v2 import assert_v2 as fn
         args = [self.expr(a.value, scope) for a in e.args if a.name is None]
         kwargs = {a.name: self.expr(a.value, scope) for a in e.args if a.name is not None}
-        dtype = None
-        if b.needs_return_type:
-            rtype = return_type
-            if rtype is None or rtype.is_any:
-                checked = self.rt.checked
-                try:
-                    rtype = checked.type_of(e) if isinstance(checked, CheckedProgram) else None
-                except KeyError:  # the checker recorded no type for it
-                    rtype = None
-            if rtype is None or rtype.is_any:
-                rtype = T.STRING  # our choice: an untyped readData reads the text
-            dtype = D.as_data_type(rtype)
+        dtype = self.return_dtype(e, b, return_type)
         arg_names = [a.value.name if isinstance(a.value, A.Name) else None for a in e.args]
         arg_types = self.arg_types(e) if b.needs_arg_types else None
         plain = rt.plain

@@ -74,70 +74,121 @@ def _lines(text: str) -> list[str]:
     return text.splitlines()
 
 
-def _struct_from_row(st: StructType, header: list[str], values: list[str], name: str) -> StructValue:
+def _numbered(text: str) -> list[tuple[int, str]]:
+    """The lines with their numbers (from 1)."""
+    return list(enumerate(_lines(text), 1))
+
+
+class _Source:
+    """Where the text came from, for messages: ``emps.txt, line 3: ...``."""
+
+    def __init__(self, name: str | None) -> None:
+        self.name = name
+
+    def error(self, line: int | None, message: str) -> BuiltinError:
+        if self.name is None:
+            return BuiltinError(message)
+        where = self.name if line is None else f"{self.name}, line {line}"
+        return BuiltinError(f"{where}: {message}")
+
+
+def _parse_at(src: _Source, line: int | None, text: str, t: SwiftType) -> Any:
+    try:
+        return parse_primitive(text, t)
+    except BuiltinError as e:
+        raise src.error(line, e.message) from None
+
+
+def _leaf_fields(st: StructType, src: _Source) -> dict[str, SwiftType]:
+    """The struct's fields, each of which readData fills from one word."""
     fields = st.field_dict()
+    for n, ft in fields.items():
+        if not isinstance(ft, (PrimType, MappedType)):
+            raise src.error(None, f"readData cannot read type {st.name}: its field {n} is "
+                            f"{ft}, not a single value (int, float, string, boolean, file)")
+    return fields
+
+
+def _struct_from_row(st: StructType, fields: dict[str, SwiftType], header: list[str],
+                     row: tuple[int, str], name: str, src: _Source,
+                     header_line: int) -> StructValue:
+    lineno, text = row
+    values = _WS.split(text.strip())
     if len(values) != len(header):
-        raise BuiltinError(
+        raise src.error(lineno, (
             f'Column count for line "{" ".join(values)}" does not match the header column '
-            f"count of {len(header)}"
-        )
+            f"count of {len(header)} (line {header_line}: {' '.join(header)})"))
     out: dict[str, Any] = {}
     for h, v in zip(header, values):
-        out[h] = parse_primitive(v, fields[h])
+        out[h] = _parse_at(src, lineno, v, fields[h])
     return StructValue(st.name, name, out)
 
 
-def _check_header(st: StructType, header: list[str]) -> None:
+def _check_header(st: StructType, header: list[str], src: _Source, line: int) -> None:
     names = [n for n, _ in st.fields]
     if len(header) != len(names):
-        raise BuiltinError(
+        raise src.error(line, (
             f"File header does not match type. Expected {len(names)} whitespace separated "
-            f"items. Got {len(header)} instead."
-        )
+            f"items ({' '.join(names)}). Got {len(header)} instead."))
     if set(header) != set(names):
-        raise BuiltinError(
+        raise src.error(line, (
             "File header does not match type. Expected the following whitespace separated "
-            f"header items: [{', '.join(names)}]. Instead, the header was: [{', '.join(header)}]"
-        )
+            f"header items: [{', '.join(names)}]. Instead, the header was: [{', '.join(header)}]"))
 
 
-def read_data(text: str, type_: Any, name: str = "?") -> Any:
-    """Parse ``text`` as ``readData`` into a value of ``type_`` (0.96 format)."""
+def read_data(text: str, type_: Any, name: str = "?", source: str | None = None) -> Any:
+    """Parse ``text`` as ``readData`` into a value of ``type_`` (0.96 format); errors
+    name ``source`` (the file) and the line when given."""
     t = as_data_type(type_)
+    src = _Source(source)
     if t is None:
         raise BuiltinError("readData: the type of the result is not known")
-    lines = _lines(text)
     if isinstance(t, (PrimType, MappedType)):
-        return parse_primitive("".join(lines), t)
+        return _parse_at(src, None, "".join(_lines(text)), t)
     if isinstance(t, StructType):
-        rows = [ln for ln in lines if ln.strip()]
-        if not rows:
-            raise BuiltinError("Missing header")
-        header = _WS.split(rows[0].strip())
-        _check_header(t, header)
-        if len(rows) < 2:
-            raise BuiltinError("Missing values")
-        return _struct_from_row(t, header, _WS.split(rows[1].strip()), name)
+        return _read_struct(t, _nonblank(text), name, src)
     if isinstance(t, ArrayType):
         el = t.elem
         if isinstance(el, StructType):
-            rows = [ln for ln in lines if ln.strip()]
-            if not rows:
-                return {}
-            header = _WS.split(rows[0].strip())
-            _check_header(el, header)
-            return {
-                i: _struct_from_row(el, header, _WS.split(r.strip()), f"{name}[{i}]")
-                for i, r in enumerate(rows[1:])
-            }
+            return _read_struct_array(el, _nonblank(text), name, src)
         if isinstance(el, (PrimType, MappedType)):
-            if el.name == "string":
-                vals = lines
-            else:
-                vals = [ln for ln in lines if ln.strip()]
-            return {i: parse_primitive(v, el) for i, v in enumerate(vals)}
+            rows = _numbered(text) if el.name == "string" else _nonblank(text)
+            return {i: _parse_at(src, n, v, el) for i, (n, v) in enumerate(rows)}
         raise BuiltinError(f"readData: cannot read an array of {el} (only primitives and structs)")
     raise BuiltinError(f"readData: cannot read a value of type {type_}")
+
+
+def _nonblank(text: str) -> list[tuple[int, str]]:
+    return [(n, ln) for n, ln in _numbered(text) if ln.strip()]
+
+
+def _read_struct(t: StructType, rows: list[tuple[int, str]], name: str,
+                 src: _Source) -> StructValue:
+    """A header line, then one line of values (the layout writeData writes)."""
+    if not rows:
+        raise src.error(None, "Missing header")
+    header_line, first = rows[0]
+    header = _WS.split(first.strip())
+    _check_header(t, header, src, header_line)
+    if len(rows) < 2:
+        raise src.error(None, f"Missing values (a line of {len(header)} values after the "
+                        f"header, line {header_line})")
+    if len(rows) > 2:
+        raise src.error(rows[2][0], f"one line of values was expected after the header for "
+                        f"a {t.name}, not several (an array is read as {t.name}[])")
+    return _struct_from_row(t, _leaf_fields(t, src), header, rows[1], name, src, header_line)
+
+
+def _read_struct_array(el: StructType, rows: list[tuple[int, str]], name: str,
+                       src: _Source) -> dict[int, StructValue]:
+    if not rows:
+        return {}
+    header_line, first = rows[0]
+    header = _WS.split(first.strip())
+    _check_header(el, header, src, header_line)
+    fields = _leaf_fields(el, src)
+    return {i: _struct_from_row(el, fields, header, r, f"{name}[{i}]", src, header_line)
+            for i, r in enumerate(rows[1:])}
 
 
 # --------------------------------------------------------------------------- readStructured
@@ -165,9 +216,18 @@ def _key_of(step: Index, t: ArrayType) -> Any:
     return str(k)
 
 
-def read_structured(text: str, type_: Any, name: str = "?") -> Any:
+def read_structured(text: str, type_: Any, name: str = "?", source: str | None = None) -> Any:
     """Parse ``PATH = VALUE`` lines (``readStructured``/``readData2``, 0.96: string values
-    keep their quotes)."""
+    keep their quotes); errors name ``source`` (the file) and the line when given."""
+    try:
+        return _read_structured(text, type_, name)
+    except BuiltinError as e:
+        if source is None:
+            raise
+        raise BuiltinError(f"{source}: {e.message}") from None
+
+
+def _read_structured(text: str, type_: Any, name: str) -> Any:
     t = as_data_type(type_)
     if t is None:
         raise BuiltinError("readStructured: the type of the result is not known")
@@ -186,7 +246,7 @@ def read_structured(text: str, type_: Any, name: str = "?") -> Any:
         v = v.strip()
         if not steps:
             if isinstance(t, (PrimType, MappedType)):
-                root = parse_primitive(v, t)
+                root = _value(v, t, lineno)
                 continue
             raise BuiltinError(f"readStructured: line {lineno}: cannot assign a value to the whole {t}")
         cur_t: SwiftType = t
@@ -201,7 +261,7 @@ def read_structured(text: str, type_: Any, name: str = "?") -> Any:
                 path_name = f"{path_name}[{trace_str(key)}]"
                 nxt_t = cur_t.elem
                 if last:
-                    holder[key] = parse_primitive(v, nxt_t)
+                    holder[key] = _value(v, nxt_t, lineno)
                 else:
                     if key not in holder:
                         holder[key] = _container_for(nxt_t, path_name)
@@ -216,13 +276,25 @@ def read_structured(text: str, type_: Any, name: str = "?") -> Any:
                 path_name = f"{path_name}.{step.name}"
                 nxt_t = fields[step.name]
                 if last:
-                    holder.fields[step.name] = parse_primitive(v, nxt_t)
+                    holder.fields[step.name] = _value(v, nxt_t, lineno)
                 else:
                     if step.name not in holder.fields:
                         holder.fields[step.name] = _container_for(nxt_t, path_name)
                     holder = holder.fields[step.name]
             cur_t = nxt_t
     return root
+
+
+def _value(text: str, t: SwiftType, lineno: int) -> Any:
+    """One ``PATH = VALUE`` line's value; a value that is not of the path's type is the
+    line's error."""
+    if not isinstance(t, (PrimType, MappedType)):
+        raise BuiltinError(f"readStructured: line {lineno}: a value for a {t}: expected a path "
+                           "down to a single value")
+    try:
+        return parse_primitive(text, t)
+    except BuiltinError as e:
+        raise BuiltinError(f"readStructured: line {lineno}: {e.message}") from None
 
 
 # --------------------------------------------------------------------------- writeData

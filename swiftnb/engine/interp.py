@@ -444,15 +444,20 @@ class ExprStmt(Exec):
 
 
 class AsyncBuiltinStmt(Exec):
-    """A builtin that really waits (``system``): evaluated in an asyncio task."""
+    """A builtin that really waits (``system``, the file readers): evaluated in an
+    asyncio task.  ``return_type`` is put in the shared context just before the call;
+    the builtin reads it before its first wait."""
 
-    __slots__ = ("args", "builtin", "target")
+    __slots__ = ("args", "builtin", "target", "return_type", "where")
 
-    def __init__(self, rt: Any, pos: A.Pos, builtin: Any, args: list, target: Any) -> None:
+    def __init__(self, rt: Any, pos: A.Pos, builtin: Any, args: list, target: Any,
+                 return_type: Any = None, where: str | None = None) -> None:
         Exec.__init__(self, rt, pos)
         self.builtin = builtin
         self.args = args
         self.target = target
+        self.return_type = return_type
+        self.where = where
 
     def run(self, f: list, done: Done) -> None:
         try:
@@ -475,10 +480,12 @@ class AsyncBuiltinStmt(Exec):
             return
 
         async def go() -> None:
+            ctx = self.rt.ctx
             try:
-                result = await self.builtin.fn(self.rt.ctx, *args)
+                ctx.return_type = self.return_type
+                result = await self.builtin.fn(ctx, *args)
             except D.BuiltinError as e:
-                err = SwiftError(e.message)
+                err = SwiftError(e.message, where=self.where)
                 self.rt.runtime_error(err, self.pos)
                 if tgt is not None:
                     tgt.fail(SwiftError(e.message, dependency=True))
@@ -918,8 +925,7 @@ class _ForeachRun:
         self.st.rt.busy -= 1
         if self.st.rt.aborted:
             return  # the run is over: start no more iterations
-        self._drive()
-        V.drain()
+        V.schedule(self._drive)  # from the run's queue: an exception reaches the run
 
     def _it_done(self) -> None:
         self.running -= 1

@@ -285,9 +285,10 @@ def _read_chunks(stream: Any, kind: str | None, name: str, have: Callable[[], in
         except _DAMAGE as exc:
             if kind is None:
                 raise
-            if not have():
-                raise LogFormatError(f"{name}: cannot decompress ({exc})") from None
             what = "is truncated" if isinstance(exc, EOFError) else f"is damaged ({exc})"
+            if not have():
+                raise LogFormatError(f"{name}: compressed file {what}, before any text of "
+                                     "its own") from None
             warnings.warn(f"{name}: compressed file {what}; read what precedes it",
                           LogWarning, stacklevel=5)
             return

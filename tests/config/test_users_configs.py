@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from gridengine import gridengine  # noqa: F401  (pytest fixture)
 from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.lrm import Resources
 from swiftnb.execution.batch.sge import GridEngine
@@ -82,7 +81,7 @@ def test_sge_job_of_several_slots_gets_cogs_default_pe() -> None:
     assert not any("-pe" in line for line in GridEngine(LocalShell()).directives(Resources()))
 
 
-def test_sge_pe_the_cluster_lacks_is_refused_with_its_list(gridengine,  # noqa: F811
+def test_sge_pe_the_cluster_lacks_is_refused_with_its_list(gridengine,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            tmp_path: Path) -> None:
     for key, value in gridengine.env().items():

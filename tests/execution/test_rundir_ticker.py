@@ -131,7 +131,7 @@ def test_ticker_counts_calls_of_a_stopped_run_as_canceled():
 
 
 def test_runid_is_a_name_and_a_reused_runid_keeps_old_restart_logs(tmp_path):
-    from swiftnb.rundir import RunDirError
+    from swiftnb.rundir import RunDirError, release_run_dir
 
     for bad in ("a/b", "..", "."):
         with pytest.raises(RunDirError, match="a run id is a name, not a path"):
@@ -139,6 +139,7 @@ def test_runid_is_a_name_and_a_reused_runid_keeps_old_restart_logs(tmp_path):
     first = make_run_dir("wf.swift", cwd=str(tmp_path), runid="same")
     assert first.restart_file.endswith("wf-same.0.rlog")
     open(first.restart_file, "w").close()  # a failed run left it to resume from
+    release_run_dir(first)  # and ended
     second = make_run_dir("wf.swift", cwd=str(tmp_path), runid="same")
     assert second.restart_file.endswith("wf-same.1.rlog")
 

@@ -24,6 +24,7 @@ from swiftnb.engine.data import (
     local_path,
 )
 from swiftnb.engine.formatting import java_str, swift_format, trace_line
+from swiftnb.engine.textread import read_text_file
 
 
 def _path_of(v: Any) -> str:
@@ -43,16 +44,17 @@ def _local(ctx: Any, path: str) -> str:
     return local_path(ctx.base_dir, path)
 
 
-def read_text(ctx: Any, f: Any, what: str) -> str:
-    """The whole text of a mapped file, for ``what`` (the builtin reading it); a missing
-    or unreadable file is that builtin's error.  The one reader of readData,
-    readStructured, trunk's read and friends."""
+async def read_text(ctx: Any, f: Any, what: str) -> str:
+    """The whole text of a mapped file, for ``what`` (the builtin reading it): the one
+    reader of readData, readStructured, extractInt, trunk's read and friends.  It never
+    blocks the engine (a named pipe waits for its writer on the loop), reads bounded
+    text only, and a file it cannot or will not read is that builtin's error, naming
+    the file (:mod:`swiftnb.engine.textread`)."""
     path = _path_of(f)
     try:
-        with open(_local(ctx, path), encoding="utf-8", errors="replace", newline="") as fh:
-            return fh.read()
-    except OSError as e:
-        raise BuiltinError(f"{what}: cannot read {path}: {e.strerror}") from None
+        return await read_text_file(_local(ctx, path), path)
+    except BuiltinError as e:
+        raise BuiltinError(f"{what}: {e.message}") from None
 
 
 def _arg_names(ctx: BuiltinContext, skip: int) -> list | None:
@@ -292,38 +294,44 @@ def exists(ctx: Any, v: Any) -> bool:
     return os.path.exists(_local(ctx, _path_of(v)))
 
 
-def _first_line(ctx: Any, f: Any, what: str) -> str:
-    text = read_text(ctx, f, what)
+async def _first_line(ctx: Any, f: Any, what: str) -> str:
+    text = await read_text(ctx, f, what)
     lines = text.splitlines()
     return lines[0] if lines else ""
 
 
 @register("extractInt", deprecated=("extractint",))
-def extract_int(ctx: Any, f: Any) -> int:
+async def extract_int(ctx: Any, f: Any) -> int:
     """extractInt(file|string) -> int. Parses the first line of the file."""
     from swiftnb.engine.builtins.numbers import parse_java_int
-    return parse_java_int(_first_line(ctx, f, "extractInt").strip())
+    return parse_java_int((await _first_line(ctx, f, "extractInt")).strip())
 
 
 @register("extractFloat", deprecated=("extractfloat",))
-def extract_float(ctx: Any, f: Any) -> float:
+async def extract_float(ctx: Any, f: Any) -> float:
     """extractFloat(file|string) -> float. Parses the first line of the file."""
     from swiftnb.engine.builtins.numbers import parse_java_double
-    return parse_java_double(_first_line(ctx, f, "extractFloat"))
+    return parse_java_double(await _first_line(ctx, f, "extractFloat"))
 
 
 @register("readData", deprecated=("readdata",), needs_return_type=True)
-def read_data(ctx: Any, f: Any) -> Any:
+async def read_data(ctx: Any, f: Any) -> Any:
     """T readData(file|string). Reads a primitive, primitive array, struct or struct array
-    in the whitespace format (see docs/builtins.md; ``ctx.return_type`` gives T)."""
-    return datafiles.read_data(read_text(ctx, f, "readData"), ctx.return_type)
+    in the whitespace format (see docs/builtins.md; ``ctx.return_type`` gives T, read
+    before the first wait: the context is shared by all calls)."""
+    t = ctx.return_type
+    path = _path_of(f)
+    return datafiles.read_data(await read_text(ctx, path, "readData"), t, source=path)
 
 
 @register("readStructured", "readData2", deprecated=("readstructured", "readdata2"),
           needs_return_type=True)
-def read_structured(ctx: Any, f: Any) -> Any:
+async def read_structured(ctx: Any, f: Any) -> Any:
     """T readStructured(file|string). ``path = value`` lines (``rows[0].columns[1] = 2``)."""
-    return datafiles.read_structured(read_text(ctx, f, "readStructured"), ctx.return_type)
+    t = ctx.return_type
+    path = _path_of(f)
+    return datafiles.read_structured(await read_text(ctx, path, "readStructured"), t,
+                                     source=path)
 
 
 @register("writeData", deprecated=("writedata",), needs_return_file=True,

@@ -142,20 +142,21 @@ def _separator(options: dict | None) -> str | None:
 
 
 @register("read", needs_return_type=True)
-def read(ctx: Any, f: Any, format: str = "None", options: dict | None = None) -> Any:
+async def read(ctx: Any, f: Any, format: str = "None", options: dict | None = None) -> Any:
     """T read(file|string f[, string format[, string[string] options]]). Formats:
     ``None`` (one primitive: the whole file), ``FieldAndValue``/``FV`` (``path = value``
     lines), ``CSV`` (readData's layout, strings may be double-quoted; option
     ``separator``, default tab or space)."""
     fmt = format_of(format, "de-serialization")
-    t = as_data_type(ctx.return_type)
-    text = read_text(ctx, f, "read")
+    rtype = ctx.return_type  # before the wait: the context is shared by all calls
+    t = as_data_type(rtype)
+    text = await read_text(ctx, f, "read")
     if fmt is Format.NONE:
         if not isinstance(t, PrimType):
             raise BuiltinError("This format only supports primitive data")
         return _primitive("\n".join(text.splitlines()), t)
     if fmt is Format.FIELD_AND_VALUE:
-        return datafiles.read_structured(text, ctx.return_type)
+        return datafiles.read_structured(text, rtype)
     return _read_csv(text, t, _separator(options) or CSV_SEPARATORS)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import re
+import stat
 from typing import Any
 
 from swiftnb.engine.data import (
@@ -96,7 +97,13 @@ def list_files(base_dir: str, location: str, glob: str) -> list[str]:
     directories (including none).  Sorted; returned joined to ``location``.  A missing
     ``location`` is an error, as in Swift (``Directory not found: X``)."""
     root = location if os.path.isabs(location) else os.path.join(base_dir, location or ".")
-    if not os.path.isdir(root):
+    try:
+        top = os.stat(root)
+    except (FileNotFoundError, NotADirectoryError):
+        top = None
+    except OSError as e:
+        raise _walk_error(location or ".", e) from None
+    if top is None or not stat.S_ISDIR(top.st_mode):
         if location:
             raise MapperError(f"Directory not found: {location}")
         return []
@@ -107,41 +114,83 @@ def list_files(base_dir: str, location: str, glob: str) -> list[str]:
         raise MapperError("** cannot be the last path element in a path pattern")
     found: list[str] = []
 
-    def walk(rel: str, pos: int) -> None:
-        here = os.path.join(root, rel) if rel else root
-        token = tokens[pos]
+    def shown(rel: str) -> str:
+        return _join_location(location, rel) if rel else (location or ".")
+
+    def listing(rel: str) -> list[os.DirEntry]:
         try:
-            entries = sorted(os.scandir(here), key=lambda e: e.name)
-        except OSError:
-            return
+            with os.scandir(os.path.join(root, rel) if rel else root) as it:
+                return sorted(it, key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return []  # gone since it was seen: nothing there to list
+        except OSError as e:
+            raise _walk_error(shown(rel), e) from None
+
+    def walk(rel: str, pos: int, chain: frozenset) -> None:
+        token = tokens[pos]
+        entries = listing(rel)
         if pos == len(tokens) - 1:
             rx = _component_regex(token)
             for e in entries:
-                if e.is_file() and rx.match(e.name):
-                    found.append(f"{rel}/{e.name}" if rel else e.name)
+                if rx.match(e.name) and _is(e, False, shown(_sub(rel, e.name))):
+                    found.append(_sub(rel, e.name))
         elif token == "**":
-            walk(rel, pos + 1)
+            walk(rel, pos + 1, chain)
             for e in entries:
-                if e.is_dir():
-                    walk_all(f"{rel}/{e.name}" if rel else e.name, pos + 1)
+                if _is(e, True, shown(_sub(rel, e.name))):
+                    walk_all(_sub(rel, e.name), pos + 1, chain)
         else:
             rx = _component_regex(token)
             for e in entries:
-                if e.is_dir() and rx.match(e.name):
-                    walk(f"{rel}/{e.name}" if rel else e.name, pos + 1)
+                if rx.match(e.name) and _is(e, True, shown(_sub(rel, e.name))):
+                    walk(_sub(rel, e.name), pos + 1, chain)
 
-    def walk_all(rel: str, pos: int) -> None:
-        walk(rel, pos)
-        try:
-            subdirs = sorted(e.name for e in os.scandir(os.path.join(root, rel)) if e.is_dir())
-        except OSError:
-            return
-        for d in subdirs:
-            walk_all(f"{rel}/{d}", pos)
+    def walk_all(rel: str, pos: int, chain: frozenset) -> None:
+        """Every directory under ``rel`` (``**``), following links to directories but
+        refusing one that leads back into the directories above it (a loop)."""
+        chain = chain | {_identity(os.path.join(root, rel), shown(rel), chain)}
+        walk(rel, pos, chain)
+        for e in listing(rel):
+            if _is(e, True, shown(_sub(rel, e.name))):
+                walk_all(_sub(rel, e.name), pos, chain)
 
-    walk("", 0)
+    start = frozenset({(top.st_dev, top.st_ino)})
+    walk("", 0, start)
     found = sorted(set(found))
     return [_join_location(location, f) for f in found]
+
+
+def _sub(rel: str, name: str) -> str:
+    return f"{rel}/{name}" if rel else name
+
+
+def _walk_error(shown: str, e: OSError) -> MapperError:
+    """A directory that cannot be listed, named (an OSError alone names nothing)."""
+    return MapperError(f"cannot list the files of {shown}: {e.strerror or e}")
+
+
+def _is(entry: os.DirEntry, directory: bool, shown: str) -> bool:
+    """Whether ``entry`` (links followed) is a directory / a regular file; a link that
+    cannot be followed (a loop, no permission) is an error naming it, a dangling one
+    is neither."""
+    try:
+        return entry.is_dir() if directory else entry.is_file()
+    except OSError as e:
+        raise MapperError(f"cannot tell what {shown} is: {e.strerror or e}") from None
+
+
+def _identity(path: str, shown: str, chain: frozenset) -> tuple[int, int]:
+    """(device, inode) of a directory met under ``**``; one already on the way down to
+    it is a link back up, refused by name rather than walked for ever."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise _walk_error(shown, e) from None
+    ident = (st.st_dev, st.st_ino)
+    if ident in chain:
+        raise MapperError(f"cannot list the files of {shown}: it is a link back to a "
+                          "directory above it (a loop)")
+    return ident
 
 
 @register_mapper

@@ -10,6 +10,7 @@ from typing import Any
 from swiftnb.engine.builtins.jregex import compile_java
 from swiftnb.engine.data import (
     ArrayType,
+    BuiltinError,
     Field,
     FileValue,
     Index,
@@ -20,6 +21,7 @@ from swiftnb.engine.data import (
 )
 from swiftnb.engine.formatting import java_str
 from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
+from swiftnb.engine.textread import read_text_file, read_text_file_blocking
 
 
 class _ListMapper(Mapper):
@@ -222,6 +224,7 @@ class CSVMapper(Mapper):
     params = frozenset({"file", "header", "skip", "hdelim", "delim"})
     required = ("file",)
     fixed = True
+    needs_prepare = True
     reads_files = frozenset({"file"})
 
     def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
@@ -237,30 +240,71 @@ class CSVMapper(Mapper):
     def describe(self) -> str:
         return f"the rows of {self.file}"
 
+    async def prepare(self) -> None:
+        """Read the file without blocking the loop (it may be a pipe an app writes)."""
+        if self._rows is None:
+            try:
+                text = await read_text_file(self.local(self.file), self.file)
+            except BuiltinError as e:
+                raise MapperError(f"{self.spelled}: {e.message}") from None
+            self._rows = self._parse(text)
+
     def _load(self) -> list[dict[str, str]]:
+        """The rows, read now if prepare() did not (a mapper used outside a run)."""
+        if self._rows is None:
+            try:
+                text = read_text_file_blocking(self.local(self.file), self.file)
+            except BuiltinError as e:
+                raise MapperError(f"{self.spelled}: {e.message}") from None
+            self._rows = self._parse(text)
+        return self._rows
+
+    def _parse(self, text: str) -> list[dict[str, str]]:
         """Read the file as Swift's CSVMapper did: the first line is the header (names
         with whitespace turned into ``_``), then ``skip`` lines are dropped, then every
-        line is a row (a blank line is an element with no fields)."""
-        if self._rows is not None:
-            return self._rows
-        try:
-            with open(self.local(self.file), encoding="utf-8", errors="replace") as fh:
-                lines = fh.read().splitlines()
-        except OSError as e:
-            raise MapperError(f"{self.spelled}: cannot read {self.file}: {e.strerror}") from None
+        line is a row.  Unlike Swift, a file that does not fit is refused with its line:
+        a header without a field of the element type, a row with another number of
+        values than the header has names."""
+        lines = text.splitlines()
         i = 0
         if self.header:
             if not lines:
                 raise MapperError(f"Invalid CSV file ({self.file}): missing header.")
             self._columns = [re.sub(r"\s", "_", c) for c in _tokenize(lines[0], self.hdelim)]
+            self._check_columns()
             i = 1
         i += self.skip
         body = lines[i:]
         if not self.header and body:
             self._columns = [f"column{j}" for j in range(1, len(_tokenize(body[0], self.delim)) + 1)]
-        rows = [dict(zip(self._columns, _tokenize(line, self.delim))) for line in body]
-        self._rows = rows
+            self._check_columns()
+        rows = []
+        for n, line in enumerate(body, i + 1):
+            values = _tokenize(line, self.delim)
+            # a blank line is an element without fields, as in Swift (using one fails)
+            if values and len(values) != len(self._columns):
+                raise self._bad(n, f"{len(values)} values where the header "
+                                f"({'line 1' if self.header else f'line {i + 1}'}) has "
+                                f"{len(self._columns)} columns ({' '.join(self._columns)})")
+            rows.append(dict(zip(self._columns, values)))
         return rows
+
+    def _bad(self, line: int, why: str) -> MapperError:
+        return MapperError(f"{self.spelled}: {self.file}, line {line}: {why}")
+
+    def _check_columns(self) -> None:
+        """The element type's fields must all be columns (a header naming other fields,
+        or a file that is not this CSV at all, would map nothing)."""
+        t = as_data_type(self.ctx.type)
+        if not (isinstance(t, ArrayType) and isinstance(t.elem, StructType)):
+            return
+        fields = [n for n, _ in t.elem.fields]
+        missing = [f for f in fields if f not in self._columns]
+        if missing:
+            where = "the header" if self.header else "the columns (no header)"
+            raise self._bad(1 if self.header else self.skip + 1, (
+                f"{where} has no column {', '.join(missing)}: type {t.elem.name} expects "
+                f"the columns {' '.join(fields)}, found {' '.join(self._columns) or 'none'}"))
 
     def _is_struct_elem(self) -> bool:
         t = as_data_type(self.ctx.type)
