@@ -106,10 +106,10 @@ def test_truncated_log_warns_and_keeps_what_is_there(tmp_path, small_text):
         try:
             ev2 = read_log(trunc)
         except LogFormatError as exc:  # bz2 blocks: may hold nothing readable
-            assert "decompress" in str(exc)
+            assert "compressed file is truncated, before any text" in str(exc)
         else:
             assert any("truncated" in str(w.message) for w in caught2)
-            assert len(ev2) >= 0
+            assert len(ev2) > 0
 
 
 def test_our_log_reads_back_to_the_event_stream(tmp_path):
