@@ -52,6 +52,8 @@ KINDS = frozenset(
         "JOB_INIT", "JOB_SITE_SELECT", "THREAD_ASSOCIATION", "JOB_START", "JOB_TASK",
         "TASK_STATUS_CHANGE", "JOB_END", "APPLICATION_EXCEPTION", "JOB_CANCELED",
         "END_SUCCESS", "END_FAILURE", "JOB_RESTARTED",
+        # memoization (docs/memoization.md): a call reused, or run and why
+        "JOB_CACHED", "JOB_NOT_CACHED",
         # staging (remote sites): each copy while it holds a fileTransfersThrottle slot
         "FILE_STAGE_IN_START", "FILE_STAGE_IN_END", "FILE_STAGE_OUT_START",
         "FILE_STAGE_OUT_END",

@@ -68,6 +68,9 @@ class Task:
     # the commands after the first of an app body of several, in order; empty for the
     # usual one-command app (whose command is tr, args and the redirections above)
     more_commands: tuple[Command, ...] = ()
+    # memoization (docs/memoization.md): the wrapper reports each declared output's
+    # content digest ("sha256:<hex>") where it ends up, on whatever site ran the job
+    digest_outputs: bool = False
 
     @property
     def apps(self) -> tuple[str, ...]:
@@ -153,6 +156,8 @@ class TaskResult:
     stderr_tail: str = ""
     site: str = ""
     failure: FailureKind | None = None
+    # path (as in Task.outputs) -> "sha256:<hex>", when the task asked (digest_outputs)
+    output_digests: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.ok and self.failure is None:
