@@ -26,7 +26,10 @@ demo: install
 	cd build/demo && ../../$(VENV)/bin/swiftnb run hello.swift
 	@echo "--- build/demo/hello.txt:" && cat build/demo/hello.txt
 
+# lint and type-check first (seconds; mypy keeps its incremental cache in .mypy_cache)
 test: install-test
+	$(PY) -m ruff check swiftnb tests benchmarks
+	$(PY) -m mypy
 	$(PY) -m swiftnb.kernel install --sys-prefix
 	$(PY) -m pytest -q
 	$(PY) -m pytest -q -p no:cacheprovider --nbval-lax --nbval-sanitize-with notebooks/sanitize.cfg notebooks

@@ -110,11 +110,12 @@ async def run_provider(provider: Provider, base: str, n: int) -> float:
 
     async def one(task: Task):
         async with limit:
-            return await provider.execute(task, report)
+            return await provider.execute(provider.prepare(task), report)
 
     start = time.perf_counter()
     if isinstance(provider, CoasterProvider):
-        results = await asyncio.gather(*(provider.execute(t, report) for t in tasks(base, n)))
+        results = await asyncio.gather(*(provider.execute(provider.prepare(t), report)
+                                         for t in tasks(base, n)))
     else:
         results = await asyncio.gather(*(one(t) for t in tasks(base, n)))
     elapsed = time.perf_counter() - start

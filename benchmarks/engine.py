@@ -37,6 +37,9 @@ class NoAppsExecutor:
     async def submit(self, task):  # pragma: no cover - never called
         raise RuntimeError("no apps expected")
 
+    def app_executable(self, tr: str) -> str | None:
+        return None
+
     async def close(self) -> None:
         pass
 

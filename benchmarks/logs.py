@@ -132,7 +132,8 @@ def main() -> int:
         print(f"  (the machine is busy: wall {elapsed:.1f} s for {cpu:.1f} s of CPU; "
               f"load average {os.getloadavg()[0]:.1f})")
     print(f"  peak memory of the read: {(int(peak_kb) - int(base_kb)) / 1024:.0f} MB above "
-          f"{int(base_kb) / 1024:.0f} MB after imports ({(int(peak_kb) - int(base_kb)) / 1024 / (size / 1e6):.1f}x the file)")
+          f"{int(base_kb) / 1024:.0f} MB after imports "
+          f"({(int(peak_kb) - int(base_kb)) / 1024 / (size / 1e6):.1f}x the file)")
     print(f"  the general (regular expression) front end alone: {size / 1e6 / g_elapsed:.1f} "
           f"MB/s wall, {size / 1e6 / g_cpu:.1f} MB/s CPU; array front end "
           f"{g_cpu / cpu:.2f}x faster (CPU)")

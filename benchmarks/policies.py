@@ -63,7 +63,7 @@ def grid_options(seed: int) -> dict[str, dict]:
                        "taskDuration": "uniform:60:180", "failureProbability": 0.02}
     sites["small"] = {"slots": 4, "queueTime": "exp:20",
                       "taskDuration": "uniform:60:180", "failureProbability": 0.02}
-    for n, (name, opts) in enumerate(sites.items()):
+    for n, opts in enumerate(sites.values()):
         opts.update(seed=seed * 100 + n, writeOutputs=False)
     return sites
 

@@ -101,8 +101,9 @@ def bench_baseline(n: int, n_sites: int, root: str) -> tuple[float, dict]:
     report = RecordingReporter()
 
     async def main():
-        return await asyncio.gather(*(providers[i % n_sites].execute(task(i, root), report)
-                                      for i in range(n)))
+        return await asyncio.gather(*(
+            providers[i % n_sites].execute(providers[i % n_sites].prepare(task(i, root)), report)
+            for i in range(n)))
 
     t0, c0 = time.perf_counter(), time.process_time()
     results = asyncio.run(main())

@@ -1,9 +1,36 @@
 """swiftnb: Swift parallel scripting (Swift/K 0.9x) in Python and Jupyter."""
 
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 __version__ = "0.1.0"
 
 #: The Swift/K release whose language, options, messages and logs swiftnb follows.
 SWIFT_VERSION = "0.96.2"
+
+if TYPE_CHECKING:
+    from swiftnb.store import Explanation, RunStore
+
+
+def __getattr__(name: str) -> ModuleType:
+    """``swiftnb.store`` on first use, so that importing swiftnb stays cheap."""
+    if name == "store":
+        return importlib.import_module("swiftnb.store")
+    raise AttributeError(f"module 'swiftnb' has no attribute {name!r}")
+
+
+def explain(path: str, why: bool = False, store: RunStore | str | None = None) -> Explanation:
+    """The calls behind ``path``, from the run store (default ``.swiftnb`` here); print it."""
+    from swiftnb.store import DEFAULT_DIR, RunStore
+    from swiftnb.store import explain as explain_in
+
+    if isinstance(store, RunStore):
+        return explain_in(store, path, why)
+    with RunStore.open(DEFAULT_DIR if store is None else store, create=False) as opened:
+        return explain_in(opened, path, why)
 
 
 def load_ipython_extension(ipython):  # noqa: ANN001  (IPython's hook)

@@ -148,5 +148,9 @@ class RecordingExecutor:
             self.log.saw_attempt(task)
         return result
 
+    def app_executable(self, tr: str) -> str | None:
+        """The inner executor's answer (the recording changes no app)."""
+        return self.inner.app_executable(tr)
+
     async def close(self) -> None:
         await self.inner.close()

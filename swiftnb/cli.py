@@ -5,7 +5,8 @@ return codes of the Swift User Guide (section 4.1): 0 success, 1 command-line er
 2 execution error, 3 compile error, 4 script file missing.  ``swiftnb script.swift`` and
 ``swiftnb -typecheck script.swift`` work too, as with ``swift``.  Other sub-commands:
 ``typecheck``, ``timings``, ``plot-log``, ``coaster-service`` (a persistent coaster
-service, ``swiftnb.coasters.servicecmd``).
+service, ``swiftnb.coasters.servicecmd``), ``history`` and ``explain`` (the run store,
+``swiftnb.store.commands``).
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ usage: swiftnb run [options] script.swift [-name=value ...]
        swiftnb check-config [-config swift.conf] [-sites a,b] [-PROPERTY VALUE ...]
                             [-listconfig files|full] [-sitelist]
        swiftnb coaster-service [-p PORT] [-localport PORT] [-passive | -jobmanager JM]
+       swiftnb history [-store DIR] [-format table|json]
+       swiftnb explain FILE [-why] [-store DIR]
 
 Run 'swiftnb run -help' for the options of a run."""
 
@@ -297,6 +300,7 @@ def _cmd_run(argv: Sequence[str]) -> int:
         else:
             from swiftnb import scriptcache
 
+            assert opts.script is not None  # no source: the script names a file
             program = lang.load(opts.script, parse_file=scriptcache.reparse
                                 if opts.flag("-recompile") or compile_only
                                 else scriptcache.parse)
@@ -375,15 +379,13 @@ def _list_config(opts: CommandLine) -> int:
 
 def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_dir: str) -> int:
     """Prepare the run (swiftnb.runner), tee the console into ``swift.out``, run it."""
-    import os
 
     from swiftnb.runner import RunSetupError, prepare_run
 
     from swiftnb.config.cli_options import file_problem
 
     resume = opts.values.get("-resume")
-    if resume is not None and file_problem(resume):
-        problem = file_problem(resume)
+    if resume is not None and (problem := file_problem(resume)):
         print(f"swiftnb: -resume {resume}: {problem.replace('file', 'restart log')}",
               file=sys.stderr)
         return EXIT_USAGE
@@ -400,7 +402,7 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
         if warning:
             warnings.append(warning)
     ui = opts.values.get("-ui")
-    monitor = next((f for f in ("-tui", "-monitor") if f in opts.flags), None)
+    monitor: str | None = next((f for f in ("-tui", "-monitor") if f in opts.flags), None)
     if ui not in (None, "none", "summary"):  # Swift's text, TUI[:port], http[:port]
         monitor = f"-ui {ui}"
     if monitor is not None:
@@ -469,95 +471,15 @@ def _stream_name(fd: int) -> str:
 def _run_files_problem(opts: CommandLine, base_dir: str,
                        program: CheckedProgram) -> str | None:
     """Why a file the run writes (``-logfile``, ``-pgraph``) would overwrite a file the
-    user gave it (the script, the configuration files, the restart log to resume from,
-    an output the script maps to a literal name), or why ``-pgraph`` cannot be written;
-    None when all is well.  Compared as files (``os.path.samefile``), so a symbolic or
-    hard link to the script is found too."""
-    written = [(option, opts.values.get(option)) for option in ("-logfile", "-pgraph")]
-    written = [(o, p) for o, p in written if p not in (None, "true", "false")]
+    user gave it, or why ``-pgraph`` cannot be written (see swiftnb.runfiles)."""
+    from swiftnb.runfiles import written_files_problem
+
     read = [("the script", opts.script)] + [
         (option, opts.values.get(option))
         for option in ("-config", "-properties", "-sites.file", "-tc.file", "-resume")]
-    read += [("a file the script maps", name) for name in literal_mapped_names(program)]
-    for option, path in written:
-        full = os.path.join(base_dir, path)
-        for what, given in read:
-            if given is not None and _same_file(full, os.path.join(base_dir, given)):
-                return f"{option} {path} is {what} ({given}): the run would overwrite it"
-    pgraph = opts.values.get("-pgraph")
-    if pgraph not in (None, "true", "false"):
-        return _pgraph_problem(pgraph, base_dir)
-    return None
-
-
-def literal_mapped_names(program: CheckedProgram) -> list[str]:
-    """The file names a script maps its single files to with literals, known before it
-    runs: ``file f <"out.txt">``, ``<single_file_mapper; file="out.txt">`` and a
-    ``<simple_mapper; location=, prefix=, suffix=>`` of one file.  Names computed at run
-    time (an expression, an array's members, other mappers) cannot be known here."""
-    import dataclasses
-
-    from swiftnb.lang import ast as A
-
-    names: list[str] = []
-    pending: list[object] = [program.program]
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (tuple, list)):
-            pending.extend(node)
-            continue
-        if not isinstance(node, A.Node):
-            continue
-        if isinstance(node, A.Declarator) and node.mapping is not None and not node.dims:
-            name = _literal_name(node.mapping)
-            if name and program.type_of(node).is_mapped:
-                names.append(name)
-        pending.extend(getattr(node, f.name) for f in dataclasses.fields(node))
-    return names
-
-
-def _literal_name(mapping: object) -> str | None:
-    """The one file name a mapping gives with literal parameters, or None."""
-    from swiftnb.lang import ast as A
-
-    assert isinstance(mapping, A.Mapping)
-    if mapping.mapper is None:
-        source = mapping.source
-        return source.value if isinstance(source, A.StringLiteral) else None
-    params = {p.name: p.value for p in mapping.params}
-    if not all(isinstance(v, A.StringLiteral) for v in params.values()):
-        return None
-    text = {k: v.value for k, v in params.items()}  # type: ignore[attr-defined]
-    if mapping.mapper in ("single_file_mapper", "SingleFileMapper"):
-        return text.get("file")
-    if mapping.mapper in ("simple_mapper", "SimpleMapper") and set(text) <= {
-            "location", "prefix", "suffix"}:
-        location = text.get("location", "")
-        if location and not location.endswith("/"):
-            location += "/"
-        return location + text.get("prefix", "") + text.get("suffix", "") or None
-    return None
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # one of them does not exist: then it is not the other
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-def _pgraph_problem(pgraph: str, base_dir: str) -> str | None:
-    """Why the ``-pgraph`` file cannot be written at the end of the run (its directory
-    missing, the name a directory), said before the run instead of never."""
-    full = os.path.join(base_dir, pgraph)
-    parent = os.path.dirname(full) or base_dir
-    if os.path.isdir(full):
-        return f"-pgraph {pgraph}: is a directory, not a file"
-    if not os.path.isdir(parent):
-        return f"-pgraph {pgraph}: the directory {os.path.dirname(pgraph)} does not exist"
-    if not os.access(parent, os.W_OK):
-        return f"-pgraph {pgraph}: the directory {os.path.dirname(pgraph) or '.'} is not writable"
-    return None
+    return written_files_problem(
+        [(option, opts.values.get(option)) for option in ("-logfile", "-pgraph")],
+        read, base_dir, program)
 
 
 def _logfile_problem(logfile: str, base_dir: str) -> str | None:
@@ -630,6 +552,7 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
     async def main() -> RunOutcome:
         loop = asyncio.get_running_loop()
         current = asyncio.current_task()
+        assert current is not None  # main() runs as the loop's task
         # SIGTERM, SIGHUP (the terminal or ssh session went away), SIGQUIT, and SIGUSR1/
         # SIGUSR2 (Slurm's --signal and Grid Engine's -notify warn a batch job so before
         # killing it): stop like Ctrl-C, killing the apps (they run in their own sessions)
@@ -640,6 +563,7 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
                 pass
         handle.start(loop)
         task = handle._task
+        assert task is not None  # start() made it
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
@@ -772,6 +696,10 @@ COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "check-config": lambda argv: _check_config(argv),
     "coaster-service": lambda argv: __import__(
         "swiftnb.coasters.servicecmd", fromlist=["x"]).main(argv),
+    "history": lambda argv: __import__(
+        "swiftnb.store.commands", fromlist=["x"]).history_main(argv),
+    "explain": lambda argv: __import__(
+        "swiftnb.store.commands", fromlist=["x"]).explain_main(argv),
 }
 
 

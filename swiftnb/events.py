@@ -1,6 +1,6 @@
 """The typed event stream every part of swiftnb reports through.
 
-Kinds are named after the tags Swift/K 0.96 wrote in its logs (see DESIGN.md, "Events"),
+Kinds are named after the tags Swift/K 0.96 wrote in its logs (see docs/design.md, "Events"),
 so that a live run, the log file we write and a Swift/K log read back later all share one
 vocabulary.  An event is a wall-clock (or, on a simulated grid, virtual-clock) time, a kind
 and the ``key=value`` fields of its log line, in log order.
@@ -91,7 +91,7 @@ Subscriber = Callable[[Event], None]
 class EventBus:
     """Fan-out of events to subscribers, in emission order, on the caller's thread.
 
-    Subscribers must be cheap (DESIGN.md): a slow consumer batches on its own.  The clock
+    Subscribers must be cheap (docs/design.md): a slow consumer batches on its own.  The clock
     is injectable so that a simulated grid can run the whole stream on virtual time.
     """
 

@@ -25,10 +25,12 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from swiftnb.errors import SwiftnbError
+
 try:
     import fcntl
 except ImportError:  # not on Windows: runs are not locked there
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on this system
 
 __all__ = ["RunDir", "RunDirError", "discard_run_dir", "make_run_dir", "next_run_number",
            "release_run_dir", "script_stem", "LOCK_NAME"]
@@ -37,7 +39,7 @@ __all__ = ["RunDir", "RunDirError", "discard_run_dir", "make_run_dir", "next_run
 LOCK_NAME = ".lock"
 
 
-class RunDirError(OSError):
+class RunDirError(SwiftnbError, OSError):
     """The run directory or the log cannot be made; ``str()`` is the message alone."""
 
     def __str__(self) -> str:

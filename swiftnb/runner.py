@@ -25,9 +25,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from swiftnb.errors import SwiftnbError
+from swiftnb.runoptions import RunOptions
+
 if TYPE_CHECKING:  # imported where used at run time: `import swiftnb.runner` stays light
     from swiftnb.attempts import FailureLog
     from swiftnb.config.model import Config
+    from swiftnb.runmemo import RunMemo
+    from swiftnb.store import Explanation
     from swiftnb.engine.restart import RestartLog
     from swiftnb.engine.run import Run, RunOutcome
     from swiftnb.events import Event, EventBus
@@ -37,7 +42,7 @@ if TYPE_CHECKING:  # imported where used at run time: `import swiftnb.runner` st
 __all__ = ["RunSetupError", "RunHandle", "prepare_run", "start_run", "load_run_config"]
 
 
-class RunSetupError(Exception):
+class RunSetupError(SwiftnbError):
     """The run could not start (configuration, run directory, restart log, sites).
     The message is for people (keys, paths, suggestions); the CLI exits with 1."""
 
@@ -141,7 +146,7 @@ class RunHandle:
                  run_dir: Any, executor: Any, engine_run: Run, restart: RestartLog,
                  writer: Any = None, detach_log: Any = None, ticker: Any = None,
                  base_dir: str = ".", failure_log: FailureLog | None = None,
-                 keep_events: bool = True) -> None:
+                 keep_events: bool = True, memo: RunMemo | None = None) -> None:
         """``keep_events=False``: do not keep the event stream in memory (``event_list``,
         ``events`` and ``timings`` are then empty): a command-line run writes it to its
         log, and a long run's events would grow by some 5 KB per app call."""
@@ -155,6 +160,8 @@ class RunHandle:
         self.run = engine_run
         self.restart = restart
         self.base_dir = base_dir
+        #: memoization's store and memo (None: memoize off, or its store unusable)
+        self.memo = memo
         self._writer = writer
         self._detach_log = detach_log
         self._ticker = ticker
@@ -249,6 +256,8 @@ class RunHandle:
         release_run_dir(self.run_dir)
 
     def _end_records(self, ok: bool) -> None:
+        if self.memo is not None:
+            self.memo.end("success" if ok else "canceled" if self.interrupted else "failure")
         if self.restart is not None:
             try:
                 if ok:
@@ -505,6 +514,17 @@ class RunHandle:
             path = os.path.join(self.run_dir.path, "report.html")
         return write_report(self.log_frame(), path, title=title or f"swiftnb run {self.runid}")
 
+    def explain(self, path: str, why: bool = False) -> Explanation:
+        """The calls behind ``path`` from the run store (``print()`` it); with ``why``,
+        whether each call of the latest run ran or was reused, and why."""
+        from swiftnb.store import RunStore, explain
+
+        if self.memo is not None and not self.done:
+            self.memo.store.flush()
+        directory = os.path.join(self.base_dir, self.config.memoize_store)
+        with RunStore.open(directory, create=False) as store:
+            return explain(store, os.path.join(self.base_dir, path), why)
+
     def status(self) -> str:
         if not self.done:
             return "running" if self._task is not None else "not started"
@@ -533,68 +553,75 @@ def _compile(source: str | os.PathLike | CheckedProgram | A.Program,
     return lang.compile_source(text, "<string>", base_dir)
 
 
-def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program, *,
-                config: Config | None = None, config_file: str | None = None,
-                sites: str | Sequence[str] | None = None, sites_file: str | None = None,
-                tc_file: str | None = None, runid: str | None = None,
-                args: Any = None, base_dir: str = ".",
-                properties: Mapping[str, Any] | None = None, bus: Any = None,
-                log: bool = True, logfile: str | None = None, ticker: bool = False,
-                ticker_stream: Any = None, stdout: Any = None, dryrun: bool = False,
-                resume: str | None = None, script_name: str | None = None,
-                log_arguments: Sequence[str] | None = None, pgraph: str | None = None,
-                verbose: bool = False, seed: Mapping[str, Any] | None = None,
-                minimal_logging: bool = False, reduced_logging: bool = False,
-                keep_events: bool = True, run_parent: str | None = None) -> RunHandle:
+def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program,
+                options: RunOptions | None = None, **keywords: Any) -> RunHandle:
     """Everything of a run but starting it (see :func:`start_run`).
 
-    ``keep_events=False``: the handle does not keep the events (see RunHandle).
-
-    ``run_parent``: where the run directory (``runNNN`` or ``runid``) is made, instead of
-    ``base_dir`` (the Swift kernel keeps a session's runs together there).
-
-    ``minimal_logging``/``reduced_logging``: Swift's ``-minimalLogging`` (WARN lines
-    only) and ``-reducedLogging`` (no task-level lines) for the log file."""
+    The settings: ``options`` (a :class:`swiftnb.runoptions.RunOptions`), or its fields
+    as keywords (``config_file=``, ``logfile=``, ``dryrun=``...: see the groups there),
+    not both."""
+    if options is None:
+        options = RunOptions.from_keywords(**keywords)
+    elif keywords:
+        raise TypeError("prepare_run() takes options or keywords, not both")
     from swiftnb.engine import run as run_mod
     from swiftnb.engine.restart import RestartLog, RestartLogError
     from swiftnb.events import EventBus
     from swiftnb.lang.checked import CheckedProgram
     from swiftnb.rundir import RunDirError, discard_run_dir, make_run_dir
+    from swiftnb.runfiles import written_files_problem
 
-    base_dir = os.path.abspath(base_dir)
+    choice, log, execution = options.config, options.logging, options.execution
+    resume, pgraph, dryrun = execution.resume, execution.pgraph, execution.dryrun
+    base_dir = os.path.abspath(options.where.base_dir)
     program = _compile(source, base_dir)
+    config, sites = choice.config, choice.sites
     if config is None:
-        config = load_run_config(config_file, properties=properties, sites=sites,
-                                 sites_file=sites_file, tc_file=tc_file, base_dir=base_dir)
+        config = load_run_config(choice.config_file, properties=choice.properties,
+                                 sites=sites, sites_file=choice.sites_file,
+                                 tc_file=choice.tc_file, base_dir=base_dir)
     elif sites is not None:
         config = dataclasses.replace(config, selected_sites=(
             sites.split(",") if isinstance(sites, str) else list(sites)))
     if resume is not None and not os.path.isfile(resume):
         raise RunSetupError(f"-resume {resume}: no such restart log")
+    script_name = execution.script_name
     if script_name is None:
         tree = program.program if isinstance(program, CheckedProgram) else program
         script_name = tree.filename
         if script_name.startswith("<"):
             script_name = "swift"
+    if pgraph is not None and isinstance(program, CheckedProgram):
+        # the command line's check (swiftnb.runfiles), before the run directory exists
+        tree_name = program.program.filename
+        problem = written_files_problem(
+            [("-pgraph", pgraph)],
+            [("the script", None if tree_name.startswith("<") else tree_name),
+             ("-config", choice.config_file), ("-sites.file", choice.sites_file),
+             ("-tc.file", choice.tc_file),
+             ("-resume", resume)], base_dir, program)
+        if problem:
+            raise RunSetupError(problem)
     try:
-        run_dir = make_run_dir(script_name, cwd=base_dir, runid=runid, logfile=logfile,
-                               parent=run_parent)
+        run_dir = make_run_dir(script_name, cwd=base_dir, runid=options.where.runid,
+                               logfile=log.logfile, parent=options.where.run_parent)
     except RunDirError as exc:  # its message names the option and the directory
         raise RunSetupError(str(exc)) from None
     except OSError as exc:
         raise RunSetupError(f"cannot create the run directory: {exc}") from None
     try:
         raise_open_file_limit()
-        bus = bus if bus is not None else EventBus()
+        bus = log.bus if log.bus is not None else EventBus()
         writer = detach_log = None
-        if log:
+        if log.log:
             from swiftnb.logs.writer import LogWriter
 
-            writer = LogWriter(run_dir.log_file, minimal=minimal_logging, reduced=reduced_logging)
+            writer = LogWriter(run_dir.log_file, minimal=log.minimal_logging,
+                               reduced=log.reduced_logging)
             detach_log = writer.attach(bus)
             writer.write_header(run_id=run_dir.runid,
-                                arguments=list(log_arguments if log_arguments is not None
-                                               else _args_list(args)),
+                                arguments=list(log.log_arguments if log.log_arguments is not None
+                                               else _args_list(execution.args)),
                                 cwd=base_dir,
                                 config_text=config.dump())
 
@@ -620,7 +647,7 @@ def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program, *,
             raise
         if pgraph == "true":
             pgraph = f"{run_dir.stem}-{run_dir.runid}.dot"
-        script_args = _args_list(args)
+        script_args = _args_list(execution.args)
         settings = _make_settings(run_mod.RunSettings, {
             "lazy_errors": bool(config.lazy_errors),
             "execution_retries": int(config.execution_retries),
@@ -632,41 +659,51 @@ def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program, *,
             "keep_site_dir": keep,
             "file_gc": bool(config.file_GC_enabled),
             "mapping_checker": bool(config.mapping_checker_enabled),
-            "verbose": verbose,
+            "verbose": log.verbose,
             "found_on_site": None if cdm is None else cdm.found_on_site,
         })
         run_kwargs: dict[str, Any] = {}
-        if stdout is not None:
-            run_kwargs["stdout"] = stdout
-        if seed:
-            run_kwargs["seed"] = dict(seed)
+        if options.console.stdout is not None:
+            run_kwargs["stdout"] = options.console.stdout
+        if execution.seed:
+            run_kwargs["seed"] = dict(execution.seed)
         from swiftnb.attempts import FailureLog, RecordingExecutor
 
         failure_log = FailureLog(bus.clock)
-        engine_run = run_mod.Run(program, RecordingExecutor(executor, failure_log), bus=bus, settings=settings, base_dir=base_dir,
-                                 run_dir=run_dir.path, runid=run_dir.runid, restart=restart,
+        engine_run = run_mod.Run(program, RecordingExecutor(executor, failure_log), bus=bus,
+                                 settings=settings, base_dir=base_dir, run_dir=run_dir.path,
+                                 runid=run_dir.runid, restart=restart,
                                  **run_kwargs)
         if writer is not None:  # a log that cannot be written fails the run, said at once
             writer.on_failure = engine_run.records_lost
+        from swiftnb.runmemo import memoize_wanted, open_run_memo
+
+        run_memo = None
+        if not dryrun and memoize_wanted(config, choice.memoize_default):
+            run_memo = open_run_memo(config, base_dir=base_dir, runid=run_dir.runid,
+                                     script=script_name, args=script_args,
+                                     executor=executor, warn=engine_run.warn)
+            if run_memo is not None:
+                engine_run.memo = run_memo.memo
         bus.subscribe(lambda event: _records_lost(engine_run, event))  # the sites' -info records
-        if keep_events and engine_run.pgraph is None:
+        if log.keep_events and engine_run.pgraph is None:
             # the calls and files between them, for the dashboard's dataflow graph (what
             # -pgraph writes; the engine writes a file only when -pgraph asks for one)
             from swiftnb.engine.pgraph import PGraph
 
             engine_run.pgraph = PGraph()
         progress = None
-        if ticker and config.ticker_enabled:
+        if options.console.ticker and config.ticker_enabled:
             from swiftnb.logs.ticker import ProgressTicker, java_date_format, ticker_date
 
             date = (java_date_format(config.ticker_date_format)
                     if config.ticker_date_format else ticker_date)
-            progress = ProgressTicker(bus, stream=ticker_stream or sys.stderr, date=date,
+            progress = ProgressTicker(bus, stream=options.console.ticker_stream or sys.stderr, date=date,
                                       prefix=config.ticker_prefix or "Progress: ")
         return RunHandle(program=program, config=config, bus=bus, run_dir=run_dir,
                          executor=executor, engine_run=engine_run, restart=restart, writer=writer,
                          detach_log=detach_log, ticker=progress, base_dir=base_dir,
-                         failure_log=failure_log, keep_events=keep_events)
+                         failure_log=failure_log, keep_events=log.keep_events, memo=run_memo)
     except BaseException:
         # refused (a restart log in use, a site that cannot be built...) or interrupted
         # before the run started: no empty run directory is left behind

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from swiftnb.coasters import worker as _worker_module
+from swiftnb.remote import worker as _worker_module
 from swiftnb.coasters.settings import CoasterConfigError
 from swiftnb.scheduling.background import internal_error, start_background
 
@@ -140,7 +140,7 @@ class LocalBlockProvider(BlockProvider):
         self.python = python or sys.executable
         self.worker_script = worker_script or os.path.abspath(_worker_module.__file__)
         if wrapper_path is None:
-            from swiftnb.execution import wrapper as _wrapper
+            from swiftnb.remote import wrapper as _wrapper
 
             wrapper_path = os.path.abspath(_wrapper.__file__)
         self.wrapper_path = wrapper_path
@@ -190,13 +190,13 @@ class LocalBlockProvider(BlockProvider):
                                    timeout=request.lrm_walltime)
             if block.stopping:
                 reason = "stopped"
-        except asyncio.TimeoutError:
+        except TimeoutError:
             # as an LRM does at the walltime: TERM (the workers kill their apps), then KILL
             reason = "walltime"
             block._signal(signal.SIGTERM)
             try:
                 await asyncio.wait_for(asyncio.gather(*(p.wait() for p in block.procs)), 2.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 block._signal(signal.SIGKILL)
                 await asyncio.gather(*(p.wait() for p in block.procs))
         finally:
@@ -222,7 +222,7 @@ class LocalBlockProvider(BlockProvider):
 def worker_files() -> list[str]:
     """The files a remote block must ship to its nodes: ``worker.py`` and ``wrapper.py``
     (put side by side; the worker loads the wrapper from its own directory)."""
-    from swiftnb.execution import wrapper as _wrapper
+    from swiftnb.remote import wrapper as _wrapper
 
     return [os.path.abspath(_worker_module.__file__), os.path.abspath(_wrapper.__file__)]
 

@@ -7,7 +7,7 @@ run's coaster service and take tasks.  The BOOT part of ``jobManager`` names the
 batch commands go through: ``local`` runs ``sbatch`` here (this machine is the login
 node), ``ssh-cl`` runs it on the login node named by ``execution.URL`` over SSH.
 
-Where the workers connect (DESIGN.md "Remote execution", docs/coasters.md):
+Where the workers connect (docs/design.md "Remote execution", docs/coasters.md):
 
 * ``local:``: to the service itself (``internalHostName``, else ``hostName``, else the
   service's address), as Swift 0.96 did.
@@ -29,22 +29,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import shlex
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.coasters import relay as relay_module
-from swiftnb.coasters import worker as worker_module
+from swiftnb.remote import worker as worker_module
 from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest, ExitCallback
 from swiftnb.engine.task import FailureKind
 from swiftnb.events import EventBus
-from swiftnb.execution import wrapper as wrapper_module
+from swiftnb.remote import wrapper as wrapper_module
 from swiftnb.execution.batch.launchers import Launcher, launcher_for
 from swiftnb.execution.batch.lrm import LRM, JobPoller, JobState, JobStatus, Resources
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError, Tunnel
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
+from swiftnb.jsonobject import json_object
 from swiftnb.config.types import flatten_options
 from swiftnb.scheduling.background import FailureHandler, internal_error, start_background
 from swiftnb.scheduling.options import ProviderOptions, option
@@ -108,7 +108,7 @@ CLUSTER_KEYS = frozenset(f.name for f in dataclasses.fields(ClusterOptions))
 class ClusterBlock(BlockHandle):
     """One block's batch job, as the service holds it."""
 
-    provider: "ClusterBlockProvider"
+    provider: ClusterBlockProvider
     request: BlockRequest
     job_id: str
     on_active: Callable[[], None]
@@ -241,16 +241,13 @@ class ClusterBlockProvider(BlockProvider):
         except ShellError as exc:
             self._close_tunnel()
             raise self._shell_error(exc, "opening the way back for the workers") from None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._close_tunnel()
             raise ProviderError(FailureKind.TIMEOUT, f"{self.where()}: the relay did not start "
                                 "on the login node within connectTimeout") from None
-        try:
-            said = json.loads(line)
-        except ValueError:
-            said = {}
-        if not isinstance(said, dict) or said.get("op") != "listening":
-            detail = said.get("message") if isinstance(said, dict) else None
+        said = json_object(line) or {}
+        if said.get("op") != "listening":
+            detail = said.get("message")
             if not detail and self._relay is not None:
                 detail = (await self._relay.read_stderr()).strip()[-500:]
             self._close_tunnel()
@@ -419,7 +416,7 @@ class ClusterBlockProvider(BlockProvider):
                 await self.shell.remove_tree(self.site_dir)
 
 
-def make_block_provider(site: "SiteConfig", boot: str, lrm_name: str, options: Mapping[str, Any],
+def make_block_provider(site: SiteConfig, boot: str, lrm_name: str, options: Mapping[str, Any],
                         *, site_run: str, bus: EventBus, where: str, internal_host: str | None,
                         port_range: str | None, log_level: str | None, log_dir: str | None,
                         origin: Callable[[str], str] | None = None,

@@ -16,7 +16,7 @@ from typing import Any
 from swiftnb.coasters.persistent import result_to_dict
 from swiftnb.coasters.planner import admission_error
 from swiftnb.coasters.service import CoasterService
-from swiftnb.coasters.worker import encode
+from swiftnb.remote.worker import encode
 from swiftnb.engine.task import FailureKind, TaskResult
 from swiftnb.events import TaskStatus
 
@@ -24,7 +24,7 @@ __all__ = ["ClientGateway"]
 
 
 class _Relay:
-    """A StatusReporter that sends one task's statuses to its client."""
+    """A StatusSink that sends one task's statuses to its client."""
 
     def __init__(self, writer: asyncio.StreamWriter, n: int) -> None:
         self.writer = writer

@@ -24,6 +24,8 @@ import socket
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from swiftnb.errors import SwiftnbError
+from swiftnb.jsonobject import json_object
 from swiftnb.scheduling.background import internal_error, start_background
 
 __all__ = ["Listener", "ListenError", "HELLO_LIMIT", "HELLO_TIMEOUT", "MAX_PENDING",
@@ -49,7 +51,7 @@ Authenticate = Callable[[dict[str, Any]], "str | None"]
 Handler = Callable[[dict[str, Any], asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
 
-class ListenError(OSError):
+class ListenError(SwiftnbError, OSError):
     """The listener could not bind; the message names the address and the ports tried."""
 
 
@@ -179,7 +181,7 @@ class Listener:
         try:
             try:
                 hello = await asyncio.wait_for(_read_hello(sock), HELLO_TIMEOUT)
-            except (asyncio.TimeoutError, OSError):
+            except (TimeoutError, OSError):
                 hello = None
             finally:
                 self.pending -= 1
@@ -219,13 +221,7 @@ async def _read_hello(sock: socket.socket) -> dict[str, Any] | None:
             return None
         buf += chunk
     line, _, rest = buf.partition(b"\n")
-    if rest.strip():
-        return None
-    try:
-        hello = json.loads(line)
-    except ValueError:
-        return None
-    return hello if isinstance(hello, dict) else None
+    return None if rest.strip() else json_object(line)
 
 
 def _line(message: dict[str, Any]) -> bytes:

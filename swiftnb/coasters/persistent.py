@@ -38,8 +38,8 @@ from urllib.parse import urlsplit
 
 from swiftnb.coasters.listener import LINE_LIMIT
 from swiftnb.coasters.secretfile import default_secret_path, read_secret
-from swiftnb.coasters.service import StageOut, StatusReporter
-from swiftnb.coasters.worker import PROTOCOL_VERSION, encode
+from swiftnb.coasters.service import StageOut, StatusSink
+from swiftnb.remote.worker import PROTOCOL_VERSION, encode
 from swiftnb.engine.task import FailureKind, TaskResult
 from swiftnb.events import TaskStatus
 from swiftnb.execution.outcome import result_from_dict
@@ -78,7 +78,7 @@ class ServiceAddress:
     connect_timeout: float = 30.0
 
     @classmethod
-    def from_url(cls, url: str, secret_file: str | None = None) -> "ServiceAddress":
+    def from_url(cls, url: str, secret_file: str | None = None) -> ServiceAddress:
         host, port = parse_service_url(url)
         return cls(url, host, port, secret_file)
 
@@ -101,7 +101,7 @@ class _Job:
     taskid: str
     walltime: int
     spec: dict[str, Any]
-    report: StatusReporter
+    report: StatusSink
     future: asyncio.Future[TaskResult]
     stage_out: StageOut | None = None
     status: int = 0
@@ -147,7 +147,7 @@ class ServiceClient:
             reader, writer = await asyncio.wait_for(
                 asyncio.open_connection(self.host, self.port, limit=LINE_LIMIT),
                 self.address.connect_timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ProviderError(FailureKind.TIMEOUT, (
                 f"{self.where()}: no connection within {self.address.connect_timeout:g} s"
             )) from None
@@ -170,7 +170,7 @@ class ServiceClient:
         try:
             line = await asyncio.wait_for(reader.readline(), self.address.connect_timeout)
             answer = json.loads(line) if line else {}
-        except (OSError, ValueError, asyncio.TimeoutError):
+        except (TimeoutError, OSError, ValueError):
             answer = {}
         if not isinstance(answer, dict) or answer.get("op") != "welcome":
             writer.close()
@@ -284,7 +284,7 @@ class ServiceClient:
     # -- the service's interface ----------------------------------------------------------
 
     def submit(self, taskid: str, walltime: int, spec: dict[str, Any],
-               report: StatusReporter, *,
+               report: StatusSink, *,
                stage_out: StageOut | None = None) -> asyncio.Future[TaskResult]:
         """Send a task to the service; the future completes with its TaskResult."""
         loop = asyncio.get_running_loop()

@@ -62,17 +62,20 @@ def overallocated(walltime: int, s: CoasterSettings) -> int:
 
 def job_size(walltime: float, p: float) -> float:
     """A task's size in block-area units: ``walltime ** p``."""
-    return float(int(walltime)) ** p
+    size: float = float(int(walltime)) ** p
+    return size
 
 
 def desired_size(walltime: float, s: CoasterSettings) -> float:
     """The area a task asks for: its overallocated height ``** p``."""
-    return float(overallocated(int(walltime), s)) ** s.parallelism
+    size: float = float(overallocated(int(walltime), s)) ** s.parallelism
+    return size
 
 
 def area(width: int, height: int, p: float) -> float:
     """A block's capacity: ``width * height ** p``."""
-    return width * float(height) ** p
+    capacity: float = width * float(height) ** p
+    return capacity
 
 
 def width_for(size: int, height: int, p: float) -> int:

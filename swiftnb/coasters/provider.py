@@ -43,7 +43,7 @@ from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
 from swiftnb.config.types import flatten_options
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.scheduling.provider import (BlockState, Provider, ProviderError, ProviderState,
+from swiftnb.scheduling.provider import (BlockState, Job, Provider, ProviderError, ProviderState,
                                          StatusReporter)
 
 if TYPE_CHECKING:
@@ -112,8 +112,6 @@ class CoasterProvider(Provider):
         self.service: CoasterService | ServiceClient | None = None
         self._starting: asyncio.Future[None] | None = None
         self._site_dirs: set[str] = set()
-        #: (task, attempt, spec) of the last job_dir call, for the execute that follows
-        self._last_spec: tuple[Task, int, dict[str, Any]] | None = None
 
     @classmethod
     def from_site(cls, site: SiteConfig | dict[str, Any], bus: EventBus | None = None, *,
@@ -124,7 +122,7 @@ class CoasterProvider(Provider):
                   cdm: CdmPolicy | None = None,
                   warn: Callable[[str], None] | None = None,
                   app_options: Sequence[AppOption] = (),
-                  **kwargs: Any) -> "CoasterProvider":
+                  **kwargs: Any) -> CoasterProvider:
         """From a ``swiftnb.config`` SiteConfig or a plain dict (a notebook's).
 
         ``keep`` (keepSiteDir from the run) is or-ed with the site's own setting;
@@ -150,9 +148,12 @@ class CoasterProvider(Provider):
                                        **kwargs)
             settings = _with_globals(
                 CoasterSettings.from_options(execution.get("options"), prefix=where),
-                host_name, port_range, execution.get("jobManager"), where)
+                host_name, port_range)
+            job_manager = execution.get("jobManager")
+            if settings.passive and job_manager:
+                job_manager = _passive_job_manager(job_manager.strip(), name, warn)
             return cls(name, execution.get("options"), bus=bus,
-                       job_manager=execution.get("jobManager"),
+                       job_manager=job_manager,
                        work_dir=site.get("workDirectory"),
                        keep=keep or bool(site.get("keepSiteDir", False)),
                        settings=settings, **kwargs)
@@ -173,6 +174,13 @@ class CoasterProvider(Provider):
             raise CoasterConfigError(
                 f'execution.jobManager "{job_manager}": no coaster boot method \'{boot}\' '
                 f"(one of {', '.join(BOOTS)}: BOOT names where the blocks are submitted from)")
+        planner_options = {k: v for k, v in options.items() if k not in CLUSTER_KEYS}
+        settings = _with_globals(
+            CoasterSettings.from_options(planner_options, prefix=where, origin=origin),
+            host_name, port_range)
+        if settings.passive:
+            job_manager = _passive_job_manager(job_manager, site.name, warn)
+            boot, lrm = split_job_manager(job_manager)
         carried = _blocks_options(app_options, site.name, f'jobManager "{job_manager}"',
                                   None if (boot, lrm) == ("local", "local") else lrm, warn)
         written = options.get("jobOptions")
@@ -180,10 +188,6 @@ class CoasterProvider(Provider):
             # under the site's own jobOptions, which win
             options["jobOptions"] = {**carried, **flatten_options(written or {})}
         own = {k: v for k, v in options.items() if k in CLUSTER_KEYS}
-        planner_options = {k: v for k, v in options.items() if k not in CLUSTER_KEYS}
-        settings = _with_globals(
-            CoasterSettings.from_options(planner_options, prefix=where, origin=origin),
-            host_name, port_range, job_manager, where)
         _check_mpi(app_options, site.name,
                    None if settings.passive else settings.jobs_per_node, warn)
         if (boot, lrm) == ("local", "local"):
@@ -236,7 +240,7 @@ class CoasterProvider(Provider):
     def _persistent(cls, name: str, url: str | None, job_manager: str | None,
                     options: dict[str, Any], where: str,
                     origin: Callable[[str], str] | None, warn: Callable[[str], None],
-                    **kwargs: Any) -> "CoasterProvider":
+                    **kwargs: Any) -> CoasterProvider:
         """A coaster-persistent site: ``execution.URL`` is the running service; only
         ``secretFile`` and ``defaultWalltime`` mean something here (the service plans
         its own blocks, or none): the others are told to ``warn`` and left out."""
@@ -316,29 +320,21 @@ class CoasterProvider(Provider):
         self.bus.emit("WARNING", {}, text=f"Warning: {text}", level="WARN")
 
     def spec(self, task: Task) -> dict[str, Any]:
-        from swiftnb.execution import wrapper
+        from swiftnb.remote import wrapper
 
         return wrapper.spec_from_task(
             task, site=self.name, work_dir=self.work_dir, site_run=self.site_run, keep=self.keep,
             walltime=task.maxwalltime or None)
 
-    def job_dir(self, task: Task) -> str:
-        """The task's job directory relative to the site work directory (its spec is
-        kept: the scheduler asks this just before ``execute``, which reuses it)."""
-        from swiftnb.execution import wrapper
+    def prepare(self, task: Task) -> Job:
+        """The task's job: its wrapper spec, which names its job directory."""
+        from swiftnb.remote import wrapper
 
         spec = self.spec(task)
-        self._last_spec = (task, task.attempt, spec)
-        return wrapper.job_dir_relative(spec)
+        return Job(task, wrapper.job_dir_relative(spec), spec)
 
-    def _spec_for(self, task: Task) -> dict[str, Any]:
-        """The spec ``job_dir`` just made for this attempt, or a new one."""
-        last, self._last_spec = self._last_spec, None
-        if last is not None and last[0] is task and last[1] == task.attempt:
-            return last[2]
-        return self.spec(task)
-
-    async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
+    async def execute(self, job: Job, report: StatusReporter) -> TaskResult:
+        task = job.task
         report.status(TaskStatus.SUBMITTING)
         walltime = int(task.maxwalltime) if task.maxwalltime else self.settings.default_walltime
         error = admission_error(walltime, self.settings)
@@ -369,7 +365,7 @@ class CoasterProvider(Provider):
             async def stage_out(result: dict[str, Any]) -> dict[str, Any]:
                 return await stager.stage_out(task, staged_spec, staged_base, result, report)
         else:
-            spec = self._spec_for(task)
+            spec = job.spec if job.spec is not None else self.spec(task)
             self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
         if shape is not None:
             spec = launch_spec(spec, shape)
@@ -464,15 +460,32 @@ def _check_mpi(app_options: Sequence[AppOption], site: str, per_worker: int | No
 
 
 def _with_globals(settings: CoasterSettings, host_name: str | None,
-                  port_range: tuple[int, int] | None, job_manager: str | None,
-                  where: str) -> CoasterSettings:
-    """The site's settings with swift.conf's hostName and TCPPortRange; a passive site
-    must not name a jobManager that starts blocks."""
-    if settings.passive and (job_manager or "local:local").strip() not in ("local:local", "local"):
-        raise CoasterConfigError(
-            f'{where}.workerManager "passive": the service starts no blocks, so jobManager '
-            f'"{job_manager}" would do nothing; remove one of them')
+                  port_range: tuple[int, int] | None) -> CoasterSettings:
+    """The site's settings with swift.conf's hostName and TCPPortRange."""
     return dataclasses.replace(settings, host_name=host_name, port_range=port_range)
+
+
+def _passive_job_manager(job_manager: str, site: str, warn: Callable[[str], None]) -> str:
+    """The jobManager a passive site uses.  Swift 0.96 took any jobManager with
+    ``workerManager: "passive"``: its service starts no blocks, the user starts workers by
+    hand, so a batch system named there is not used (``local:slurm`` is told to ``warn``
+    and the site runs as ``local:local``).  An ``ssh-cl`` service here listens on this
+    machine's loopback for workers that come through the SSH connection its blocks open,
+    which a passive site never opens: refused, with what to write instead."""
+    boot, lrm = split_job_manager(job_manager)
+    if (boot, lrm) == ("local", "local"):
+        return job_manager
+    if boot != "local":
+        raise CoasterConfigError(
+            f'site.{site}.execution.jobManager "{job_manager}" with workerManager "passive": '
+            f"an {boot} service listens on this machine's loopback for workers that come "
+            "through the SSH connection of its blocks, and a passive site starts none; use "
+            'jobManager "local:local" (workers started by hand reach this machine) or '
+            'workerManager "block"')
+    warn(f'site.{site}.execution.jobManager "{job_manager}" has no effect with '
+         'workerManager "passive": the service starts no blocks (workers are started by '
+         "hand); ignored")
+    return "local:local"
 
 
 def _log_level(options: dict[str, Any] | None) -> str | None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import os
 
+from swiftnb.errors import SwiftnbError
+
 __all__ = ["default_secret_path", "write_secret", "SecretWriteError", "read_secret", "SECRET_DIR"]
 
 SECRET_DIR = "~/.swiftnb/coasters"
@@ -27,7 +29,7 @@ def default_secret_path(port: int) -> str:
     return os.path.join(os.path.expanduser(SECRET_DIR), f"service-{port}.secret")
 
 
-class SecretWriteError(OSError):
+class SecretWriteError(SwiftnbError, OSError):
     """The secret cannot be written where asked (the message names the path and why);
     nothing of the secret is left behind."""
 
@@ -67,7 +69,7 @@ def write_secret(path: str, secret: str) -> str:
 def read_secret(path: str) -> str:
     """The secret in ``path``; a ValueError (for people) if it is missing, empty or others
     may read it (the worker's own check, which must stay stdlib-only, is the same)."""
-    from swiftnb.coasters.worker import SecretFileError, read_secret_file
+    from swiftnb.remote.worker import SecretFileError, read_secret_file
 
     try:
         return read_secret_file(os.path.expanduser(path))

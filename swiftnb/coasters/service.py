@@ -27,7 +27,6 @@ until one does.
 from __future__ import annotations
 
 import asyncio
-import bisect
 import contextlib
 import hmac
 import json
@@ -46,17 +45,19 @@ from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest
 from swiftnb.coasters.listener import LINE_LIMIT, Handler, ListenError, Listener
 from swiftnb.coasters.secretfile import default_secret_path, write_secret
 from swiftnb.coasters.settings import CoasterSettings
-from swiftnb.coasters.worker import PROTOCOL_VERSION, encode
+from swiftnb.coasters.walltimes import WalltimeQueue
+from swiftnb.remote.worker import PROTOCOL_VERSION, encode
 from swiftnb.engine.task import FailureKind, TaskResult
+from swiftnb.errors import SwiftnbError
 from swiftnb.execution.outcome import result_from_dict
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.background import internal_error, start_background
 
-__all__ = ["CoasterService", "CoasterJob", "WalltimeQueue", "StageOut", "StatusReporter"]
+__all__ = ["CoasterService", "CoasterJob", "StageOut", "StatusSink"]
 
 
 
-class StatusReporter(Protocol):
+class StatusSink(Protocol):
     """Where a task's status changes go: the scheduler's reporter of the attempt, or a
     persistent service's client connection."""
 
@@ -74,7 +75,7 @@ READ_SIZE = 1 << 16
 AUTO_PREFETCH_BELOW = 0.5
 
 
-class CoasterStartError(RuntimeError):
+class CoasterStartError(SwiftnbError, RuntimeError):
     """The service could not start (e.g. listenAddress is not an address of this host);
     the message is for people and names the options to check."""
 
@@ -90,11 +91,11 @@ class CoasterJob:
     taskid: str
     walltime: int
     spec: dict[str, Any]
-    report: StatusReporter
+    report: StatusSink
     future: asyncio.Future[TaskResult]
     n: int = 0
     retries: int = 0
-    worker: "WorkerConn | None" = None
+    worker: WorkerConn | None = None
     dispatched: float = 0.0
     started: float | None = None   # when the worker began it (stage in)
     size: float = 0.0
@@ -103,100 +104,11 @@ class CoasterJob:
     slots: int = 1                 # worker slots it holds (an MPI task: several)
 
 
-class WalltimeQueue:
-    """Tasks by walltime, FIFO among equal walltimes; pops the largest that fits a limit."""
-
-    def __init__(self, p: float) -> None:
-        self._p = p
-        self._keys: list[int] = []
-        self._buckets: dict[int, deque[CoasterJob]] = {}
-        self._n = 0
-        self.size = 0.0  # summed job sizes (the planner's getJSize)
-        self._wide = 0   # tasks of several slots (MPI): pop_fitting looks at slots then
-
-    def __len__(self) -> int:
-        return self._n
-
-    def push(self, job: CoasterJob) -> None:
-        bucket = self._buckets.get(job.walltime)
-        if bucket is None:
-            bucket = self._buckets[job.walltime] = deque()
-            bisect.insort(self._keys, job.walltime)
-        bucket.append(job)
-        self._n += 1
-        self.size += job.size
-        self._wide += job.slots > 1
-
-    def _take(self, key: int, index: int) -> CoasterJob:
-        bucket = self._buckets[key]
-        job = bucket.popleft()
-        if not bucket:
-            del self._buckets[key]
-            del self._keys[index]
-        self._n -= 1
-        self.size -= job.size
-        self._wide -= job.slots > 1
-        if self._n == 0:
-            self.size = 0.0
-        return job
-
-    def pop_fitting(self, limit: float, slots: int = 1) -> CoasterJob | None:
-        """The longest task with ``walltime <= limit`` that needs at most ``slots`` slots
-        (the earliest of equals)."""
-        i = bisect.bisect_right(self._keys, limit) - 1
-        if i < 0:
-            return None
-        if not self._wide:
-            return self._take(self._keys[i], i)
-        for key in reversed(self._keys[:i + 1]):
-            job = next((j for j in self._buckets[key] if j.slots <= slots), None)
-            if job is not None:
-                self.remove(job)
-                return job
-        return None
-
-    def pop_smallest(self) -> CoasterJob | None:
-        return self._take(self._keys[0], 0) if self._keys else None
-
-    def pop_largest(self) -> CoasterJob | None:
-        return self._take(self._keys[-1], len(self._keys) - 1) if self._keys else None
-
-    def smallest_walltime(self) -> int | None:
-        return self._keys[0] if self._keys else None
-
-    def remove(self, job: CoasterJob) -> bool:
-        bucket = self._buckets.get(job.walltime)
-        if bucket is None:
-            return False
-        try:
-            bucket.remove(job)
-        except ValueError:
-            return False
-        if not bucket:
-            del self._buckets[job.walltime]
-            self._keys.remove(job.walltime)
-        self._n -= 1
-        self.size -= job.size
-        self._wide -= job.slots > 1
-        return True
-
-    def counts(self) -> list[tuple[int, int]]:
-        """(walltime, number of tasks), ascending."""
-        return [(k, len(self._buckets[k])) for k in self._keys]
-
-    def walltimes(self) -> list[int]:
-        """All walltimes, ascending (the planner's sorted holding list)."""
-        out: list[int] = []
-        for k in self._keys:
-            out.extend([k] * len(self._buckets[k]))
-        return out
-
-
 @dataclass(eq=False)
 class WorkerConn:
     """A connected worker: ``cores`` task slots on one node of a block."""
 
-    block: "Block"
+    block: Block
     id: str
     node: str
     cores: int
@@ -297,8 +209,8 @@ class CoasterService:
         self.clock = clock
         self.secret = secrets.token_hex(16)
         p = settings.parallelism
-        self.holding = WalltimeQueue(p)
-        self.queued = WalltimeQueue(p)
+        self.holding = WalltimeQueue[CoasterJob](p)
+        self.queued = WalltimeQueue[CoasterJob](p)
         self.running: dict[int, CoasterJob] = {}
         self._by_future: dict[asyncio.Future[TaskResult], CoasterJob] = {}
         self.blocks: dict[str, Block] = {}
@@ -362,8 +274,8 @@ class CoasterService:
 
     def worker_command(self, python: str | None = None) -> str:
         """The command line that starts a worker for this passive service by hand."""
-        from swiftnb.coasters import worker as worker_module
-        from swiftnb.execution import wrapper as wrapper_module
+        from swiftnb.remote import worker as worker_module
+        from swiftnb.remote import wrapper as wrapper_module
 
         argv = [python or sys.executable, os.path.abspath(worker_module.__file__),
                 "--host", self.host, "--port", str(self.port),
@@ -408,7 +320,7 @@ class CoasterService:
     # -- tasks --------------------------------------------------------------------------
 
     def submit(self, taskid: str, walltime: int, spec: dict[str, Any],
-               report: StatusReporter, *,
+               report: StatusSink, *,
                stage_out: StageOut | None = None) -> asyncio.Future[TaskResult]:
         """Queue a task; the future completes with its TaskResult (after ``stage_out``,
         if given, has brought its outputs back; the worker takes its next task meanwhile)."""
@@ -873,7 +785,7 @@ class CoasterService:
                 # never 0: that would be a busy loop holding a whole core
                 await asyncio.wait_for(self._wake.wait(), max(0.01, self.settings.plan_interval))
                 await asyncio.sleep(0.02)  # let a burst of submissions arrive first
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             self._wake.clear()
             try:

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from swiftnb.config.types import JAVA_INT_MAX, JAVA_INT_MIN, BadValue, in_range, time_to_seconds
+from swiftnb.errors import SwiftnbError
 from swiftnb.nearest import close_matches
 
 __all__ = ["CoasterSettings", "CoasterConfigError", "format_hms"]
@@ -32,7 +33,7 @@ __all__ = ["CoasterSettings", "CoasterConfigError", "format_hms"]
 UNLIMITED_NODES = 2097151
 
 
-class CoasterConfigError(ValueError):
+class CoasterConfigError(SwiftnbError, ValueError):
     """A bad coaster option; the message names the key and the nearest valid one."""
 
 
@@ -85,7 +86,7 @@ class CoasterSettings:
 
     @classmethod
     def from_options(cls, options: dict[str, Any] | None, *, prefix: str = "execution.options",
-                     origin: Callable[[str], str] | None = None) -> "CoasterSettings":
+                     origin: Callable[[str], str] | None = None) -> CoasterSettings:
         """Build from a swift.conf ``options`` block (swift.conf or coaster key names);
         ``origin(key)`` says where a key was written (``swift.conf:12``), for messages."""
         def located(key: str, exc: CoasterConfigError) -> CoasterConfigError:

@@ -330,8 +330,8 @@ def load_from_args(line: CommandLine, *, env: Mapping[str, str] = os.environ,
     for compatibility but without effect are listed in ``config.warnings``.
     """
     check_files(line, cwd)
-    options = {PROPERTIES[name].key: f"-{name}" for name in line.given
-               if PROPERTIES[name].key is not None}
+    options: dict[str, str] = {
+        key: f"-{name}" for name in line.given if (key := PROPERTIES[name].key) is not None}
     config = load_config(line.config_file, properties=line.conf, sites_file=line.sites_file,
                          tc_file=line.tc_file, properties_file=line.properties_file, env=env,
                          cwd=cwd, configpath=line.configpath, options=options)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Sequence, TextIO
+from typing import TextIO
+from collections.abc import Sequence
 
 from swiftnb.config.cli_options import (CONFIG_OPTIONS, CommandLine, CommandLineError,
                                         load_from_args, parse_command_line, sitelist)

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 COMMENT_COLUMN = 60
 
 
-def render(config: "Config") -> str:
+def render(config: Config) -> str:
     lines = [f"{tag} {path}" for tag, path in config.files]
     lines.append("{")
     _object(config, config.raw, (), 1, lines)
@@ -27,7 +27,7 @@ def render(config: "Config") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _object(config: "Config", tree: dict[str, Any], path: tuple[str, ...], depth: int,
+def _object(config: Config, tree: dict[str, Any], path: tuple[str, ...], depth: int,
             lines: list[str]) -> None:
     for key in sorted(tree):
         label, sub_path, value = _collapse(key, tree[key], path + (key,))
@@ -63,14 +63,8 @@ def _collapse(key: str, value: Any, path: tuple[str, ...]):
 
 def format_value(value: Any) -> str:
     """One value as typesafe-config/Java printed it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _java_double(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return _java_text(value)
     if isinstance(value, list):
         return "[" + ", ".join(_list_item(v) for v in value) + "]"
     return json.dumps(str(value), ensure_ascii=False)
@@ -83,12 +77,8 @@ def _list_item(value: Any) -> str:
         return format_value(value)
     if isinstance(value, dict):
         return "{" + ", ".join(f"{_label(k)}: {_list_item(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return _java_double(value)
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, (bool, int, float)):
+        return _java_text(value)
     import re
 
     text = str(value)
@@ -99,27 +89,15 @@ def _list_item(value: Any) -> str:
     return text if plain else json.dumps(text, ensure_ascii=False)
 
 
-def _java_double(value: float) -> str:
-    """Java's Double.toString: 0.001, 100.0, 1.0E7, 1.0E-5."""
-    import math
+def _java_text(value: bool | int | float | None) -> str:
+    """Java's String.valueOf, as Swift 0.96 (a Java program) printed a value: the engine's,
+    so a number reads the same in a dump as in a script's trace (1.0E7, 1.0E-5)."""
+    from swiftnb.engine.formatting import java_str  # (the engine: only when a dump is made)
 
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    magnitude = abs(value)
-    if magnitude == 0 or 1e-3 <= magnitude < 1e7:
-        text = repr(value)
-        return text if "." in text else text + ".0"
-    from decimal import Decimal
-
-    sign, digits, exp = Decimal(repr(value)).as_tuple()  # shortest round-trip digits
-    text = "".join(map(str, digits)).rstrip("0") or "0"
-    exponent = len(digits) - 1 + exp
-    return f"{'-' if sign else ''}{text[0]}.{text[1:] or '0'}E{exponent}"
+    return java_str(value)
 
 
-def render_swift_conf(config: "Config") -> str:
+def render_swift_conf(config: Config) -> str:
     """The configuration as swift.conf text, without what the built-in defaults set.
 
     This is what ``swift-convert-config`` produced from the legacy files; loading the
@@ -135,14 +113,14 @@ def render_swift_conf(config: "Config") -> str:
     return "\n".join(lines) + "\n"
 
 
-def _has_tag(config: "Config", path: tuple[str, ...], tree: Any, tag: str) -> bool:
+def _has_tag(config: Config, path: tuple[str, ...], tree: Any, tag: str) -> bool:
     if isinstance(tree, dict):
         return any(_has_tag(config, path + (k,), v, tag) for k, v in tree.items())
     origin = config.origins.get(path)
     return origin is not None and origin.tag == tag
 
 
-def _without_tag(config: "Config", tree: dict[str, Any], path: tuple[str, ...],
+def _without_tag(config: Config, tree: dict[str, Any], path: tuple[str, ...],
                  tag: str) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in tree.items():

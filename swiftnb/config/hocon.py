@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from copy import deepcopy
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 import pyparsing
 from pyhocon import ConfigFactory, ConfigTree
@@ -102,7 +103,7 @@ def _pyhocon_stack() -> Iterator[None]:
         sys.setrecursionlimit(old)
 
 
-_PARSED: "OrderedDict[tuple, ConfigTree]" = OrderedDict()
+_PARSED: OrderedDict[tuple, ConfigTree] = OrderedDict()
 
 
 def _parse_cached(text: str, basedir: str, included: list[str]) -> ConfigTree:
@@ -135,7 +136,7 @@ def _parse_cached(text: str, basedir: str, included: list[str]) -> ConfigTree:
 MAX_KEPT = 256
 
 
-def _disk_key(text: str) -> tuple[str, str | None]:
+def _disk_key(text: str) -> tuple[tuple[str, str], str | None]:
     """(key, cache file) of the parse of a configuration without includes, kept between
     processes (``swiftnb.diskcache``, ``hocon/``): pyparsing takes 0.1 s for a file a
     pickle loads in a tenth of a millisecond.  Keyed by the text and pyhocon's version."""

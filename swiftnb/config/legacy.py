@@ -13,7 +13,8 @@ import os
 import re
 import xml.parsers.expat
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
+from collections.abc import Callable, Mapping
 
 from swiftnb.config import schema
 from swiftnb.config.hocon import Layer, tree_from_dict
@@ -96,7 +97,7 @@ class _Element:
     attrs: dict[str, str]
     line: int
     text: str = ""
-    children: list["_Element"] = field(default_factory=list)
+    children: list[_Element] = field(default_factory=list)
 
 
 def _parse_xml(path: str, display: str) -> _Element:
@@ -146,25 +147,24 @@ def _parse_xml(path: str, display: str) -> _Element:
     return root[0]
 
 
+def _by_lower(*names: str) -> dict[str, str]:
+    """Canonical names by their lower case: 0.96 read a profile key in any case."""
+    return {name.lower(): name for name in names}
+
+
+#: the coaster keys of the globus profile namespace: the canonical names in any case, and
+#: 0.96's older spellings
 _COASTER_GLOBUS = {
+    **_by_lower("tasksPerNode", "lowOverallocation", "highOverallocation",
+                "overallocationDecayFactor", "allocationStepSize", "nodeGranularity",
+                "internalHostName", "remoteMonitorEnabled", "userHomeOverride",
+                "workerLoggingLevel", "workerLoggingDirectory", "workerManager", "softImage",
+                "spread", "reserve", "exponentialSpread"),
     "queue": "jobQueue", "project": "jobProject", "slots": "maxJobs",
     "maxnodes": "maxNodesPerJob", "jobspernode": "tasksPerNode",
-    "taskspernode": "tasksPerNode", "lowoverallocation": "lowOverallocation",
-    "highoverallocation": "highOverallocation",
-    "overallocationdecayfactor": "overallocationDecayFactor",
-    "allocationstepsize": "allocationStepSize", "nodegranularity": "nodeGranularity",
-    "internalhostname": "internalHostName", "remotemonitorenabled": "remoteMonitorEnabled",
-    "userhomeoverride": "userHomeOverride", "workerlogginglevel": "workerLoggingLevel",
-    "workerloggingdirectory": "workerLoggingDirectory", "workermanager": "workerManager",
-    "softimage": "softImage", "spread": "spread", "reserve": "reserve",
-    "exponentialspread": "exponentialSpread",
 }
-_SWIFT_NS = {
-    "wrapperinterpreter": "wrapperInterpreter",
-    "wrapperinterpreteroptions": "wrapperInterpreterOptions",
-    "wrapperscript": "wrapperScript", "cleanupcommand": "cleanupCommand",
-    "cleanupcommandoptions": "cleanupCommandOptions",
-}
+_SWIFT_NS = _by_lower("wrapperInterpreter", "wrapperInterpreterOptions", "wrapperScript",
+                      "cleanupCommand", "cleanupCommandOptions")
 _KARAJAN_NS = {"delaybase": "delayBase", "maxsubmitrate": "maxSubmitRate",
                "status.mode": "statusMode"}
 _EXEC_PROVIDERS = {"gt2": "gt2", "gt4": "gt2", "gt5": "gt2", "condor-g": "condor"}
@@ -269,9 +269,9 @@ def _convert_pool(pool: _Element, name: str, tree: _Tree, display: str,
     if job_throttle is not None or initial_score is not None:
         jt = job_throttle if job_throttle is not None else 0.2
         score = initial_score if initial_score is not None else 0.0
-        line = profile_lines.get("jobThrottle") or profile_lines.get("initialScore")
-        tree.set(site + ("maxParallelTasks",), int(jt * _T + 1), line)
-        tree.set(site + ("initialParallelTasks",), int(jt * tscore(score) + 1), line)
+        at = profile_lines.get("jobThrottle") or profile_lines.get("initialScore")
+        tree.set(site + ("maxParallelTasks",), int(jt * _T + 1), at)
+        tree.set(site + ("initialParallelTasks",), int(jt * tscore(score) + 1), at)
         if job_throttle is not None:
             tree.set(site + ("jobThrottle",), job_throttle, profile_lines["jobThrottle"])
         if initial_score is not None:
@@ -584,7 +584,7 @@ _FLAT_SITE = {
 }
 
 
-def _flat_site_property(tree: "_Tree", key: str, value: str, line: int) -> None:
+def _flat_site_property(tree: _Tree, key: str, value: str, line: int) -> None:
     """``site.NAME.prop=value`` and ``app.SITE.NAME=/path`` of 0.95 swift.properties."""
     head, name, prop = key.split(".", 2)
     site = ("site", name)
@@ -628,7 +628,7 @@ def _flat_site_property(tree: "_Tree", key: str, value: str, line: int) -> None:
 #: 0.95 flat site properties that are the batch system's own (CoG's ``pe`` attribute)
 _FLAT_JOB_OPTIONS = ("pe", "ppn", "depth")
 
-def _passive_manager(tree: "_Tree", name: str, execution: dict[str, Any], display: str,
+def _passive_manager(tree: _Tree, name: str, execution: dict[str, Any], display: str,
                      warnings: list[str]) -> None:
     """0.95's ``workerManager=passive`` beside a ``jobmanager``: the service started no
     blocks, so the jobmanager's batch system went unused; it is dropped with a warning."""
@@ -653,7 +653,7 @@ _FLAT_SITE_NAMES = (
     "providerAttributes", *_FLAT_JOB_OPTIONS, *_COASTER_GLOBUS.values())
 
 
-def _flat_site_defaults(tree: "_Tree", display: str, warnings: list[str]) -> None:
+def _flat_site_defaults(tree: _Tree, display: str, warnings: list[str]) -> None:
     """A 0.95 flat site with no ``jobmanager``/``provider`` ran on this machine (0.95's
     default provider was local): say so, rather than refusing its missing
     execution.type."""
@@ -726,7 +726,7 @@ def legacy_layers(*, sites_file: str | None, tc_file: str | None,
         data["sites"] = list(handles)
         origins.set_leaf(("sites",), Origin("[R]", sites_file, root_line, primary=False))
         # a pool named local replaces the built-in local site (`site.local: null` first)
-        nulls = [("site", "local")] if "local" in handles else []
+        nulls: list[tuple[str, ...]] = [("site", "local")] if "local" in handles else []
         layers.append(Layer("[R]", sites_file, tree_from_dict(data), nulls=nulls))
     if tc_file is not None:
         if not os.path.isfile(resolve(tc_file)):

@@ -20,7 +20,8 @@ line is merged into it as plain data, by the same rules.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
 
 from swiftnb.config import defaults, schema
 from swiftnb.config.locate import Origin, Origins
@@ -243,6 +244,9 @@ def build(raw: dict[str, Any], origins: Origins, files: list[tuple[str, str]],
     config.clustering_queue_delay = value("clusteringQueueDelay")
     config.site_selection_policy = value("siteSelectionPolicy")
     config.site_selection_options = dict(value("siteSelectionOptions") or {})
+    config.memoize = value("memoize")
+    config.memoize_store = value("memoizeStore")
+    config.memoize_cache_size = value("memoizeCacheSize")
 
     errors: list[str] = []
     policy = config.site_selection_policy

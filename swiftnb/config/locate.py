@@ -14,7 +14,9 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
+
+from swiftnb.errors import SwiftnbError
 
 Path = tuple[str, ...]
 
@@ -166,7 +168,7 @@ MAX_NESTING = 32          # objects and lists inside each other, and parts of a 
 MAX_INCLUDE_DEPTH = 16    # files including files
 
 
-class ScanError(Exception):
+class ScanError(SwiftnbError):
     """A file the scanner refuses before pyhocon reads it (a missing or cyclic include,
     too deep, too many keys); ``str()`` is the message, with file and line."""
 
@@ -542,5 +544,5 @@ def _check_shape(path: str, toks: list[Tok]) -> None:
             open_brackets.pop()
 
 
-class _Stop(Exception):
+class _Stop(SwiftnbError):
     pass

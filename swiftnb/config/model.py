@@ -11,14 +11,16 @@ from __future__ import annotations
 import os
 import shutil
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from swiftnb.config import schema
 from swiftnb.config.locate import Origin, Origins
 from swiftnb.config.types import THROTTLE_OFF
+from swiftnb.errors import SwiftnbError
 
 
-class ConfigError(Exception):
+class ConfigError(SwiftnbError):
     """A configuration problem; ``str()`` is the text for people.
 
     Each line reads ``file:line: key: problem`` (with ``did you mean X?`` where a
@@ -185,6 +187,9 @@ class Config:
     clustering_queue_delay: float = 4.0
     site_selection_policy: str = "weighted"
     site_selection_options: dict[str, Any] = field(default_factory=dict)
+    memoize: bool = False
+    memoize_store: str = ".swiftnb"
+    memoize_cache_size: int = 1 << 30
     files: list[tuple[str, str]] = field(default_factory=list)  # (tag, path) loaded
     warnings: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
@@ -240,14 +245,14 @@ class Config:
         levels = [self.apps.get("ALL"), self.apps.get(tr)]
         if site is not None:
             levels += [site.apps.get("ALL"), site.apps.get(tr)]
-        levels = [level for level in levels if level is not None]
-        found = next((level for level in reversed(levels) if level.executable is not None),
+        given = [level for level in levels if level is not None]
+        found = next((level for level in reversed(given) if level.executable is not None),
                      None)
         if found is None:
             return None
         merged = AppConfig(name=tr, executable=found.executable, site=found.site,
                            raw=found.raw)
-        for level in levels:
+        for level in given:
             if level.max_wall_time is not None:
                 merged.max_wall_time = level.max_wall_time
             merged.env.update(level.env)

@@ -137,6 +137,12 @@ GLOBAL: dict[str, Any] = {
     # EXTENSION: the site selection policy of the scheduler and its parameters.
     "siteSelectionPolicy": T("string"),
     "siteSelectionOptions": T("object"),
+    # EXTENSION: memoized calls (docs/memoization.md): reuse a call whose app, arguments
+    # and inputs' contents are those of an earlier call; the run store's directory; how
+    # many bytes of output copies it keeps to restore deleted outputs (LRU)
+    "memoize": T("bool"),
+    "memoizeStore": T("string"),
+    "memoizeCacheSize": T("size"),
     "site": {"*": SITE},
     "app": {"*": APP},
 }
@@ -181,6 +187,11 @@ GLOBAL_DEFAULTS: dict[str, Any] = {
     "clusteringQueueDelay": 4.0,
     "siteSelectionPolicy": "weighted",
     "siteSelectionOptions": {},
+    # off on the command line, so that a Swift 0.96 user sees 0.96's behaviour; the
+    # Swift kernel and %%swift turn it on where the configuration does not say
+    "memoize": False,
+    "memoizeStore": ".swiftnb",
+    "memoizeCacheSize": 1 << 30,
 }
 
 SITE_DEFAULTS: dict[str, Any] = {

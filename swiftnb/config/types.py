@@ -14,11 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from swiftnb.errors import SwiftnbError
+
 # Swift's "off" throttle is Integer.MAX_VALUE; keeping an int lets callers compare.
 THROTTLE_OFF = 2**31 - 1
 
 
-class BadValue(Exception):
+class BadValue(SwiftnbError):
     """A value of the wrong type; the message is the 'expected ...' part."""
 
 
@@ -168,6 +170,8 @@ class ValueType:
             return text
         if kind == "portrange":
             return port_range(value)
+        if kind == "size":
+            return size_in_bytes(value)
         raise AssertionError(f"unknown schema type {kind}")
 
 
@@ -179,6 +183,7 @@ _DESCRIPTIONS = {
     "time": 'a time ("MM", "HH:MM" or "HH:MM:SS") of at most 596523:14:07',
     "stringlist": 'a list of strings or a comma-separated string',
     "portrange": 'a port range "low, high"',
+    "size": 'a size in bytes, or with a unit: "512 MB", "1 GB", "0"',
     "distribution": 'a duration in seconds: N, "exp:MEAN", "uniform:A:B" or "normal:MEAN:SD"',
     "outages": 'a list of outages [{start: S, duration: D}, ...] or "START+DURATION, ..."',
 }
@@ -236,6 +241,26 @@ def time_to_seconds(value: Any) -> int:
     return seconds
 
 
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]?)(?:I?B)?\s*$", re.I)
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def size_in_bytes(value: Any) -> int:
+    """``"1 GB"`` -> 1073741824: a size as Java settings write them (binary units,
+    ``KB``/``K``/``KiB`` alike; a bare number is bytes)."""
+    expected = BadValue("expected " + _DESCRIPTIONS["size"])
+    if isinstance(value, bool) or isinstance(value, (dict, list)):
+        raise expected
+    if isinstance(value, (int, float)):
+        if not 0 <= value < 2**63:
+            raise expected
+        return int(value)
+    match = _SIZE.match(str(value))
+    if not match:
+        raise expected
+    return int(float(match.group(1)) * _SIZE_UNITS[match.group(2).upper()])
+
+
 def seconds_to_time(seconds: int) -> str:
     """Seconds -> "HH:MM:SS", the form swift-convert-config wrote."""
     seconds = int(seconds)
@@ -246,9 +271,10 @@ def port_range(value: Any) -> tuple[int, int]:
     """``"50000, 50100"`` (or a two-element list) -> (50000, 50100)."""
     parts = value if isinstance(value, list) else str(value).replace(" ", "").split(",")
     numbers = [_number(p) for p in parts]
-    if len(numbers) != 2 or not all(isinstance(n, int) for n in numbers):
+    ints = [n for n in numbers if isinstance(n, int)]
+    if len(numbers) != 2 or len(ints) != 2:
         raise BadValue('expected a port range "low, high"')
-    low, high = numbers
+    low, high = ints
     if not (0 < low <= high < 65536):
         raise BadValue('expected a port range "low, high" with 0 < low <= high < 65536')
     return (low, high)

@@ -14,6 +14,7 @@ from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
+from swiftnb.engine.runtime import Runtime
 from swiftnb.engine.formatting import java_str, strcat_str
 from swiftnb.engine.interp import (
     GLOBAL,
@@ -21,20 +22,17 @@ from swiftnb.engine.interp import (
     AssignExec,
     AsyncBuiltinStmt,
     BlockExec,
-    CompileError,
     Exec,
     ExprStmt,
-    ForeachExec,
     IfExec,
     IndexAssignExec,
-    IterateExec,
     MapExec,
-    Scope,
     SwitchExec,
-    Sym,
     _wrap32,
     from_plain,
 )
+from swiftnb.engine.loops import ForeachExec, IterateExec
+from swiftnb.engine.scopes import LoweringError, Scope, Sym
 from swiftnb.engine.typeinfo import TypeTable
 from swiftnb.engine.values import (
     CLOSED,
@@ -88,7 +86,7 @@ def slot_value(slot: int) -> Callable[[list], Any]:
             if n.state == CLOSED:
                 return n.value
             if n.state:
-                raise Failed(n.error)
+                raise Failed(n.error)  # type: ignore[arg-type]  # FAILED: its error is set
             raise NotReady(n)
         return n
 
@@ -98,7 +96,7 @@ def slot_value(slot: int) -> Callable[[list], Any]:
 class Compiler:
     """Compiles one program for one run (closures refer to the run: ``rt``)."""
 
-    def __init__(self, program: A.Program, rt: Any) -> None:
+    def __init__(self, program: A.Program, rt: Runtime) -> None:
         self.program = program
         self.rt = rt
         self.types = TypeTable(program)
@@ -134,7 +132,7 @@ class Compiler:
         try:
             block = run_deep(self._compile_all)
         except TooDeep:
-            raise CompileError(TOO_DEEP, self.program.pos) from None
+            raise LoweringError(TOO_DEEP, self.program.pos) from None
         finally:
             if was_enabled:
                 gc.enable()
@@ -149,7 +147,7 @@ class Compiler:
             for proc in self.program.procedures:
                 if isinstance(proc, A.CompoundProcedure):
                     self.proc_info(proc).ensure()
-        except CompileError:
+        except LoweringError:
             # a procedure that does not compile fails at its first call, as before:
             # start again from procedures compiled lazily (none is half-made then)
             self.compiled_procs.clear()
@@ -196,7 +194,7 @@ class Compiler:
         sym = self.top.syms.get(name)
         if sym is not None and sym.is_global:
             return sym, GLOBAL
-        raise CompileError(f"Variable {name} was not declared in this scope.", pos)
+        raise LoweringError(f"Variable {name} was not declared in this scope.", pos)
 
     def getter(self, depth: int, slot: int) -> Callable[[list], Any]:
         if depth == 0:
@@ -231,7 +229,7 @@ class Compiler:
             if isinstance(st, A.VarDecl):
                 for d in st.declarators:
                     if d.name in scope.syms:
-                        raise CompileError(f"Variable {d.name} was already defined", d.pos)
+                        raise LoweringError(f"Variable {d.name} was already defined", d.pos)
                     sym = self.new_sym(d.name, self.ltype_of(st.type, d.dims), d.pos)
                     sym.is_global = st.is_global
                     sym.mapping = d.mapping
@@ -279,7 +277,7 @@ class Compiler:
                     continue
                 try:
                     found, depth = self.lookup(scope, sym.name, pos)
-                except CompileError:
+                except LoweringError:
                     continue
                 if found is sym:
                     getters.append(self.getter(depth, sym.slot))
@@ -328,7 +326,7 @@ class Compiler:
                 for sym in ex.writes:
                     try:
                         found, depth = self.lookup(scope, sym.name, st.pos)
-                    except CompileError:
+                    except LoweringError:
                         continue
                     if found is sym:
                         fails.append(self.getter(depth, sym.slot))
@@ -350,7 +348,7 @@ class Compiler:
             ev = self.expr(st.value, scope)
             lt = self.static_type(st.target, scope)
             to_float = isinstance(lt, T.ArrayType) and lt.element == T.FLOAT
-            ex = AppendExec(self.rt, st.pos, arr, ev, to_float)
+            ex: Exec = AppendExec(self.rt, st.pos, arr, ev, to_float)
             ex.writes = self.writes_of(st.target, scope)
             return [ex]
         if isinstance(st, A.CallStatement):
@@ -397,7 +395,7 @@ class Compiler:
             ex = IfExec(self.rt, st.pos, lambda f: True, blk, None)
             ex.writes = set(blk.writes)
             return [ex]
-        raise CompileError(f"unsupported statement {type(st).__name__}", st.pos)
+        raise LoweringError(f"unsupported statement {type(st).__name__}", st.pos)
 
     def foreach(self, st: A.Foreach, scope: Scope) -> Exec:
         it = st.iterable
@@ -421,8 +419,8 @@ class Compiler:
         vsym = self.new_sym(st.var, vtype, st.pos, kind="loop")
         if not isinstance(it, A.Range) and root_name(it) is not None:
             try:
-                vsym.alias, _ = self.lookup(scope, root_name(it), it.pos)  # type: ignore[arg-type]
-            except CompileError:
+                vsym.alias, _ = self.lookup(scope, root_name(it), it.pos)  # type: ignore[arg-type]  # root_name(it) checked above
+            except LoweringError:
                 pass
         pre = [vsym]
         ksym = None
@@ -439,7 +437,7 @@ class Compiler:
                 sym, _ = self.lookup(scope, rn, it.pos)
                 if sym in ex.writes:
                     ex.self_ref = True
-            except CompileError:
+            except LoweringError:
                 pass
         return ex
 
@@ -462,7 +460,7 @@ class Compiler:
             if b is not None and b.is_async:
                 # its own statement, straight into the target (self.expr would add a
                 # hidden one: the builtin, e.g. system's command, would run twice)
-                ex = self.async_builtin(value, scope, b,
+                ex: Exec = self.async_builtin(value, scope, b,
                                         self.node_expr(target, scope, create=True),
                                         return_type=tt)
                 ex.writes = writes
@@ -473,7 +471,7 @@ class Compiler:
                 and not isinstance(value, A.Call)):
             arr = self.node_expr(target.base, scope, create=True)
             key = self.expr(target.index, scope)
-            ex: Exec = IndexAssignExec(self.rt, pos, arr, key, ev, tt == T.FLOAT, lv)
+            ex = IndexAssignExec(self.rt, pos, arr, key, ev, tt == T.FLOAT, lv)
         else:
             # builtins that need the target (readData's type, writeData's file)
             if isinstance(value, A.Call) and self.user_proc(value) is None:
@@ -487,7 +485,7 @@ class Compiler:
     def multi(self, st: A.MultiAssign, scope: Scope) -> Exec:
         proc = self.user_proc(st.call)
         if proc is None:
-            raise CompileError(f"No function or procedure '{st.call.name}' found.", st.pos)
+            raise LoweringError(f"No function or procedure '{st.call.name}' found.", st.pos)
         outs: list[tuple[A.Expr, str | None]] = []
         for t in st.targets:
             outs.append((t.target, t.formal))
@@ -508,12 +506,12 @@ class Compiler:
                 if formal is not None:
                     idx = next((i for i, f in enumerate(proc.outputs) if f.name == formal), None)
                     if idx is None:
-                        raise CompileError(f"procedure {proc.name} has no output {formal}", pos)
+                        raise LoweringError(f"procedure {proc.name} has no output {formal}", pos)
                 else:
                     idx = pos_i
                     pos_i += 1
                 if idx >= len(proc.outputs):
-                    raise CompileError(
+                    raise LoweringError(
                         f"Wrong number of procedure output arguments for {proc.name}", pos)
                 out_lvs[idx] = self.node_expr(target, scope, create=True)
                 writes |= self.writes_of(target, scope)
@@ -525,14 +523,14 @@ class Compiler:
             return ex
         b = _builtin_lookup(call.name)
         if b is None:
-            raise CompileError(f"No function or procedure '{call.name}' found.", pos)
+            raise LoweringError(f"No function or procedure '{call.name}' found.", pos)
         if b.is_async:
             return self.async_builtin(call, scope, b, None)
         ev = self.builtin_call(call, scope, b)
-        ex = ExprStmt(self.rt, pos, ev)
+        stmt = ExprStmt(self.rt, pos, ev)
         if call.name == "trace":
-            ex.on_failed = self._trace_failed
-        return ex
+            stmt.on_failed = self._trace_failed
+        return stmt
 
     def _trace_failed(self, err: SwiftError) -> None:
         """Swift 0.96: a trace with an argument in an error state prints the exception
@@ -563,7 +561,7 @@ class Compiler:
         mandatory = [i for i, f in enumerate(proc.inputs) if f.default is None]
         order = mandatory + [i for i, f in enumerate(proc.inputs) if f.default is not None]
         if len(positional) > len(proc.inputs):
-            raise CompileError(
+            raise LoweringError(
                 f"Wrong number of procedure input arguments: specified {len(call.args)} "
                 f"and should be {len(proc.inputs)}", pos)
         kw_used = {a.name for a in keyword}
@@ -571,14 +569,14 @@ class Compiler:
         for a, i in zip(positional, free):
             slots[i] = self.arg_binding(a.value, proc.inputs[i], scope)
         for a in keyword:
-            i = names.get(a.name)
-            if i is None:
-                raise CompileError(f"Illegal keyword argument: '{a.name}'", a.pos)
-            slots[i] = self.arg_binding(a.value, proc.inputs[i], scope)
+            ki = names.get(a.name or "")  # (keyword arguments have a name)
+            if ki is None:
+                raise LoweringError(f"Illegal keyword argument: '{a.name}'", a.pos)
+            slots[ki] = self.arg_binding(a.value, proc.inputs[ki], scope)
         for i, f in enumerate(proc.inputs):
             if slots[i] is None:
                 if f.default is None:
-                    raise CompileError(
+                    raise LoweringError(
                         f"Wrong number of procedure input arguments: specified "
                         f"{len(call.args)} and should be {len(proc.inputs)}", pos)
                 ft = self.ltype_of(f.type, f.dims)
@@ -652,7 +650,7 @@ class Compiler:
             if p is not None:
                 if p.outputs:
                     return self.ltype_of(p.outputs[0].type, p.outputs[0].dims)
-        except CompileError:
+        except LoweringError:
             pass
         return T.ANY
 
@@ -701,7 +699,7 @@ class Compiler:
     def _expr(self, e: A.Expr, scope: Scope, return_type: T.SwiftType | None) -> Callable:
         m = getattr(self, "x_" + type(e).__name__, None)
         if m is None:
-            raise CompileError(f"unsupported expression {type(e).__name__}", e.pos)
+            raise LoweringError(f"unsupported expression {type(e).__name__}", e.pos)
         if isinstance(e, A.Call):
             return self.x_Call(e, scope, return_type)
         return m(e, scope)
@@ -718,7 +716,7 @@ class Compiler:
         if self.stdlib_v2 and e.name in V2_CONSTANT_VALUES:
             try:
                 self.lookup(scope, e.name, e.pos)
-            except CompileError:  # not a variable of the script: trunk's constant
+            except LoweringError:  # not a variable of the script: trunk's constant
                 value = V2_CONSTANT_VALUES[e.name]
                 return lambda f: value
         sym, depth = self.lookup(scope, e.name, e.pos)
@@ -733,7 +731,7 @@ class Compiler:
                 if n.state == CLOSED:
                     return n.value
                 if n.state:
-                    raise Failed(n.error)
+                    raise Failed(n.error)  # type: ignore[arg-type]  # FAILED: its error is set
                 raise NotReady(n)
             return n
 
@@ -756,13 +754,13 @@ class Compiler:
                 return a[k]
             else:
                 if isinstance(a, Node) and a.state == V.FAILED:
-                    raise Failed(a.error)  # type: ignore[arg-type]
+                    raise Failed(a.error)  # type: ignore[arg-type]  # FAILED: its error is set
                 raise SwiftError("indexing a value that is not an array")
             if n.__class__ is Cell:
                 if n.state == CLOSED:
                     return n.value
                 if n.state:
-                    raise Failed(n.error)
+                    raise Failed(n.error)  # type: ignore[arg-type]  # FAILED: its error is set
                 raise NotReady(n)
             return n
 
@@ -777,7 +775,7 @@ class Compiler:
                 if n.state == CLOSED:
                     return n.value
                 if n.state:
-                    raise Failed(n.error)
+                    raise Failed(n.error)  # type: ignore[arg-type]  # FAILED: its error is set
                 raise NotReady(n)
             return n
 
@@ -805,7 +803,7 @@ class Compiler:
                         if n.state == CLOSED:
                             return n.value
                         if n.state:
-                            raise Failed(n.error)  # type: ignore[arg-type]
+                            raise Failed(n.error)  # type: ignore[arg-type]  # FAILED: its error is set
                         raise NotReady(n)
                     return n
                 return evf
@@ -819,7 +817,7 @@ class Compiler:
                     k = idx(f)
                     if a.__class__ is not ArrayNode:
                         if isinstance(a, Node) and a.state == V.FAILED:
-                            raise Failed(a.error)  # type: ignore[arg-type]
+                            raise Failed(a.error)  # type: ignore[arg-type]  # FAILED: its error is set
                         raise SwiftError("indexing a value that is not an array")
                     n = a.items.get(k)
                     return n if n.__class__ is not int and isinstance(n, Node) else a.element(k)
@@ -832,7 +830,7 @@ class Compiler:
                     a = from_plain(a)
                 if a.__class__ is not ArrayNode:
                     if isinstance(a, Node) and a.state == V.FAILED:
-                        raise Failed(a.error)  # type: ignore[arg-type]
+                        raise Failed(a.error)  # type: ignore[arg-type]  # FAILED: its error is set
                     raise SwiftError("indexing a value that is not an array")
                 n = a.items.get(k)
                 if n is None:
@@ -857,7 +855,7 @@ class Compiler:
                 if isinstance(b, D.StructValue):
                     return from_plain(b.fields.get(field))
                 if isinstance(b, Node) and b.state == V.FAILED:
-                    raise Failed(b.error)  # type: ignore[arg-type]
+                    raise Failed(b.error)  # type: ignore[arg-type]  # FAILED: its error is set
                 raise SwiftError(f"no member {field}")
             return evm
         # any other expression: its value, as a node
@@ -955,7 +953,7 @@ class Compiler:
                 b = r(f)
                 return bool(a or b)
             return lor
-        raise CompileError(f"unknown operator {op}", e.pos)
+        raise LoweringError(f"unknown operator {op}", e.pos)
 
     def x_UnaryOp(self, e: A.UnaryOp, scope: Scope) -> Callable:
         o = self.expr(e.operand, scope)
@@ -997,7 +995,7 @@ class Compiler:
         """The type the checker gave an initializer (from its context)."""
         checked = self.rt.checked
         if not isinstance(checked, CheckedProgram):
-            raise CompileError("an initializer needs a checked program", e.pos)
+            raise LoweringError("an initializer needs a checked program", e.pos)
         return checked.type_of(e)
 
     def arg_types(self, e: A.Call) -> list[D.SwiftType | None]:
@@ -1015,7 +1013,7 @@ class Compiler:
     def x_StructLiteral(self, e: A.StructLiteral, scope: Scope) -> Callable:
         st = self.literal_type(e)
         if not isinstance(st, T.StructType):
-            raise CompileError("cannot infer the type of this structure initializer", e.pos)
+            raise LoweringError("cannot infer the type of this structure initializer", e.pos)
         tinfo = self.types.info(st)
         fields = [(fi.name, self.expr(fi.value, scope), st.fields[fi.name] == T.FLOAT)
                   for fi in e.fields]
@@ -1029,7 +1027,8 @@ class Compiler:
                 elif isinstance(v, (dict, D.StructValue, D.FileValue)):
                     node.put(name, from_plain(v))
                 else:
-                    node.fields[name].set(float(v) if to_float and v.__class__ is int else v)
+                    node.fields[name].set(  # type: ignore[attr-defined]  # a primitive field: a Cell
+                        float(v) if to_float and v.__class__ is int else v)
             node.close()
             return node
 
@@ -1062,14 +1061,14 @@ class Compiler:
         return ev
 
     def x_Range(self, e: A.Range, scope: Scope) -> Callable:
-        from swiftnb.engine.interp import _range_items
+        from swiftnb.engine.loops import range_items
 
         start = self.expr(e.start, scope)
         stop = self.expr(e.stop, scope)
         step = self.expr(e.step, scope) if e.step is not None else None
 
         def ev(f: list) -> Any:
-            items = _range_items(start(f), stop(f), step(f) if step else None)
+            items = range_items(start(f), stop(f), step(f) if step else None)
             arr = ArrayNode(_LIT_ARRAY)
             for k, v in items:
                 arr.set_value(k, v)
@@ -1083,20 +1082,20 @@ class Compiler:
         if proc is not None:
             # hoist: tmp = p(args); the expression reads tmp
             if len(proc.outputs) != 1:
-                raise CompileError(
+                raise LoweringError(
                     f"procedure '{e.name}' must have exactly one return value to be used "
                     f"in an expression.", e.pos)
             ot = self.ltype_of(proc.outputs[0].type, proc.outputs[0].dims)
             tmp = scope.temp(ot, self.types.info(ot), e.pos)
             ex = self.call_stmt(e, [], scope, e.pos)
             # patch the output binding to the temp
-            ex.outs[0] = lambda f, _s=tmp.slot: f[_s]  # type: ignore[attr-defined]
+            ex.outs[0] = lambda f, _s=tmp.slot: f[_s]  # type: ignore[attr-defined]  # a call statement: a CallExec
             ex.writes = {tmp}
             scope.hidden.append(ex)
             return slot_value(tmp.slot)
         b = _builtin_lookup(e.name)
         if b is None:
-            raise CompileError(f"No function or procedure '{e.name}' found.", e.pos)
+            raise LoweringError(f"No function or procedure '{e.name}' found.", e.pos)
         if b.is_async:
             tmp = scope.temp(return_type or T.STRING, self.types.info(return_type or T.STRING), e.pos)
             ex = self.async_builtin(e, scope, b, lambda f, _s=tmp.slot: f[_s],
@@ -1158,7 +1157,7 @@ class Compiler:
                 if a.__class__ is ArrayNode:
                     if not a.closed:
                         if a.state == V.FAILED:
-                            raise Failed(a.error)  # type: ignore[arg-type]
+                            raise Failed(a.error)  # type: ignore[arg-type]  # FAILED: its error is set
                         raise NotReady(a, keys=True)
                     return len(a.items)
                 if a.__class__ is Cell:
@@ -1250,7 +1249,7 @@ def _slice(arr: ArrayNode, field: str) -> ArrayNode:
     """``a.f`` for an array of structs: the array of the members, with the same keys."""
     if not arr.closed:
         if arr.state == V.FAILED:
-            raise Failed(arr.error)  # type: ignore[arg-type]
+            raise Failed(arr.error)  # type: ignore[arg-type]  # FAILED: its error is set
         raise NotReady(arr, keys=True)
     elem = arr.tinfo.elem
     fti = elem.fields.get(field) if elem is not None and elem.kind == "struct" else None

@@ -32,7 +32,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, overload, runtime_checkable
+
+from swiftnb.errors import SwiftnbError
+
+if TYPE_CHECKING:  # the checked program's types (engine may import lang; DESIGN.md)
+    from swiftnb.lang import types as lt
 
 __all__ = [
     "Key",
@@ -70,7 +75,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- values
 
-Key = Union[int, float, str, bool]
+Key = int | float | str | bool
 
 
 @dataclass(slots=True)
@@ -98,7 +103,7 @@ class FileValue:
     path: str | None = None
 
 
-Value = Union[int, float, str, bool, dict, StructValue, FileValue, None]
+Value = int | float | str | bool | dict | StructValue | FileValue | None
 
 
 # --------------------------------------------------------------------------- paths
@@ -129,7 +134,7 @@ class Field:
         return f".{self.name}"
 
 
-Step = Union[Index, Field]
+Step = Index | Field
 Path = tuple  # tuple[Step, ...]; () is the variable itself (Swift writes it as "$")
 
 
@@ -242,7 +247,7 @@ class PrimType:
 class ArrayType:
     """``elem[key]``; ``key`` is a primitive type name or ``"auto"``."""
 
-    elem: "SwiftType"
+    elem: SwiftType
     key: str = "int"
 
 
@@ -253,7 +258,7 @@ class StructType:
     name: str
     fields: tuple = ()  # tuple[tuple[str, SwiftType], ...]
 
-    def field_dict(self) -> dict[str, "SwiftType"]:
+    def field_dict(self) -> dict[str, SwiftType]:
         return dict(self.fields)
 
 
@@ -264,7 +269,7 @@ class MappedType:
     name: str
 
 
-SwiftType = Union[PrimType, ArrayType, StructType, MappedType]
+SwiftType = PrimType | ArrayType | StructType | MappedType
 INT = PrimType("int")
 FLOAT = PrimType("float")
 STRING = PrimType("string")
@@ -281,7 +286,7 @@ def type_str(t: SwiftType) -> str:
 # --------------------------------------------------------------------------- errors
 
 
-class BuiltinError(Exception):
+class BuiltinError(SwiftnbError):
     """A run-time failure of a built-in or mapper, with the text the user should see
     (e.g. ``Missing command line argument: name``).  The engine reports it with the
     script position of the call and fails the run (exit 2)."""
@@ -371,6 +376,12 @@ class SimpleContext:
         return "".join(self.stdout)
 
 
+@overload
+def as_data_type(t: None, _within: frozenset[str] = ...) -> None: ...
+@overload
+def as_data_type(t: SwiftType | lt.SwiftType, _within: frozenset[str] = ...) -> SwiftType: ...
+
+
 def as_data_type(t: Any, _within: frozenset[str] = frozenset()) -> SwiftType | None:
     """Accept either a type of this module or one of ``swiftnb.lang.types`` (what the
     checked program carries) and return the equivalent type of this module.
@@ -380,7 +391,7 @@ def as_data_type(t: Any, _within: frozenset[str] = frozenset()) -> SwiftType | N
     file readers look no deeper than one structure's fields."""
     if t is None or isinstance(t, (PrimType, ArrayType, StructType, MappedType)):
         return t
-    from swiftnb.lang import types as lt  # engine may import lang (DESIGN.md)
+    from swiftnb.lang import types as lt  # engine may import lang (docs/design.md)
 
     if isinstance(t, lt.PrimitiveType):
         return PrimType(t.type_name)

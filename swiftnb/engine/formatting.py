@@ -19,7 +19,8 @@ import math
 import re
 import struct
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Sequence
+from typing import Any, cast
+from collections.abc import Sequence
 
 from swiftnb.engine.data import (
     BuiltinError,
@@ -55,7 +56,8 @@ def _digits_exp(d: float) -> tuple[str, int]:
     """Shortest round-trip decimal digits of |d| and the decimal exponent of the first
     digit (``123.5`` -> ("1235", 2)).  Python's repr and Java 19+'s Double.toString both
     produce the shortest digit string that round-trips."""
-    sign, digits, exp = Decimal(repr(abs(d))).as_tuple()
+    sign, digits, exp_ = Decimal(repr(abs(d))).as_tuple()
+    exp = cast(int, exp_)  # d is finite: not 'n', 'N' or 'F'
     ds = "".join(map(str, digits)).lstrip("0") or "0"
     # value = int(digits) * 10**exp; position of the first significant digit:
     total = len("".join(map(str, digits)))

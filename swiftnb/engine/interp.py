@@ -21,15 +21,14 @@ output); the variable closes when they have all finished (reference section 1.5)
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
+from swiftnb.engine.runtime import Runtime
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,
@@ -44,8 +43,8 @@ from swiftnb.engine.values import (
     SwiftError,
     TypeInfo,
 )
+from swiftnb.engine.scopes import Scope, Sym
 from swiftnb.lang import ast as A
-from swiftnb.lang import types as T
 
 GLOBAL = -1
 #: marks the extra last slot of a foreach/iterate iteration frame: (ITER, key)
@@ -62,76 +61,6 @@ def _wrap32(x: int) -> int:
     return ((x - _INT_MIN) & 0xFFFFFFFF) + _INT_MIN
 
 
-class CompileError(Exception):
-    """A problem found while compiling for execution (normally the checker's job)."""
-
-    def __init__(self, message: str, pos: A.Pos | None = None) -> None:
-        super().__init__(f"{pos}: {message}" if pos else message)
-        self.message = message
-        self.pos = pos
-
-
-# ============================================================================ symbols
-
-
-class Sym:
-    """A variable: its type, its slot in its scope's frame, how it is written."""
-
-    __slots__ = ("name", "ltype", "tinfo", "pos", "slot", "scope", "is_global", "mapping",
-                 "nwriters", "formal", "kind", "alias")
-
-    def __init__(self, name: str, ltype: T.SwiftType, tinfo: TypeInfo, pos: A.Pos,
-                 kind: str = "var") -> None:
-        self.name = name
-        self.ltype = ltype
-        self.tinfo = tinfo
-        self.pos = pos
-        self.slot = -1
-        self.scope: Scope | None = None
-        self.is_global = False
-        self.mapping: A.Mapping | None = None
-        self.nwriters = 0
-        self.formal = False
-        self.kind = kind  # "var", "loop" (foreach value/key), "iter" (iterate counter)
-        #: for a foreach value variable: the variable it iterates (writing an element
-        #: through the loop variable writes that array)
-        self.alias: Sym | None = None
-
-    @property
-    def composite(self) -> bool:
-        return self.tinfo.kind in ("array", "struct")
-
-    def __repr__(self) -> str:
-        return f"Sym({self.name})"
-
-
-class Scope:
-    """A compile-time block scope: one frame at run time."""
-
-    def __init__(self, parent: "Scope | None", proc: bool = False) -> None:
-        self.parent = parent
-        self.proc = proc
-        self.syms: dict[str, Sym] = {}
-        self.nslots = 1
-        self.decls: list[Sym] = []
-        self.hidden: list["Exec"] = []
-
-    def declare(self, sym: Sym) -> Sym:
-        sym.slot = self.nslots
-        self.nslots += 1
-        sym.scope = self
-        self.syms[sym.name] = sym
-        return sym
-
-    def temp(self, ltype: T.SwiftType, tinfo: TypeInfo, pos: A.Pos) -> Sym:
-        sym = Sym("?", ltype, tinfo, pos, kind="temp")
-        sym.slot = self.nslots
-        self.nslots += 1
-        sym.scope = self
-        self.decls.append(sym)
-        return sym
-
-
 # ============================================================================ statements
 
 
@@ -141,7 +70,7 @@ class Exec:
 
     __slots__ = ("pos", "writes", "holds", "rt", "fails")
 
-    def __init__(self, rt: Any, pos: A.Pos) -> None:
+    def __init__(self, rt: Runtime, pos: A.Pos) -> None:
         self.rt = rt
         self.pos = pos
         self.writes: set[Sym] = set()
@@ -201,7 +130,7 @@ class BlockExec(Exec):
 
     __slots__ = ("scope", "stmts", "decls", "maps", "single", "cleanups", "defer_gc")
 
-    def __init__(self, rt: Any, pos: A.Pos, scope: Scope, stmts: list[Exec]) -> None:
+    def __init__(self, rt: Runtime, pos: A.Pos, scope: Scope, stmts: list[Exec]) -> None:
         Exec.__init__(self, rt, pos)
         self.scope = scope
         if scope.hidden:
@@ -223,7 +152,7 @@ class BlockExec(Exec):
 
     def run(self, parent: list, done: Done) -> None:
         """Run as a statement (a nested block, an if/switch branch): one level deeper."""
-        f = [None] * self.scope.nslots
+        f: list[Any] = [None] * self.scope.nslots
         f[0] = parent
         self.enter(f, done)
 
@@ -367,7 +296,7 @@ def frame_thread(f: Any) -> str:
     return "R"
 
 
-def _cleaner(rt: Any, f: list, slots: tuple[int, ...], then: Done) -> Done:
+def _cleaner(rt: Runtime, f: list, slots: tuple[int, ...], then: Done) -> Done:
     def clean() -> None:
         rt.clean_scope(f, slots)
         then()
@@ -404,7 +333,7 @@ def temp_tag(f: list, name: str, pos: A.Pos) -> str:
 
 def _tag(node: Node, tag: str) -> None:
     if isinstance(node, FileNode):
-        node.temporary = tag  # type: ignore[assignment]
+        node.temporary = tag  # type: ignore[assignment]  # a FileNode's temporary holds its tag
     elif isinstance(node, Composite):
         node.tag = tag
 
@@ -423,7 +352,7 @@ class ExprStmt(Exec):
 
     __slots__ = ("ev", "on_failed")
 
-    def __init__(self, rt: Any, pos: A.Pos, ev: Callable) -> None:
+    def __init__(self, rt: Runtime, pos: A.Pos, ev: Callable) -> None:
         Exec.__init__(self, rt, pos)
         self.ev = ev
         #: what to do when an argument failed (``trace`` prints the error), else skip
@@ -450,7 +379,7 @@ class AsyncBuiltinStmt(Exec):
 
     __slots__ = ("args", "builtin", "target", "return_type", "where")
 
-    def __init__(self, rt: Any, pos: A.Pos, builtin: Any, args: list, target: Any,
+    def __init__(self, rt: Runtime, pos: A.Pos, builtin: Any, args: list, target: Any,
                  return_type: Any = None, where: str | None = None) -> None:
         Exec.__init__(self, rt, pos)
         self.builtin = builtin
@@ -504,7 +433,7 @@ class AssignExec(Exec):
 
     __slots__ = ("lv", "ev", "to_float")
 
-    def __init__(self, rt: Any, pos: A.Pos, lv: Callable, ev: Callable, to_float: bool) -> None:
+    def __init__(self, rt: Runtime, pos: A.Pos, lv: Callable, ev: Callable, to_float: bool) -> None:
         Exec.__init__(self, rt, pos)
         self.lv = lv
         self.ev = ev
@@ -543,7 +472,7 @@ class IndexAssignExec(Exec):
 
     __slots__ = ("arr", "key", "ev", "to_float", "lv")
 
-    def __init__(self, rt: Any, pos: A.Pos, arr: Callable, key: Callable, ev: Callable,
+    def __init__(self, rt: Runtime, pos: A.Pos, arr: Callable, key: Callable, ev: Callable,
                  to_float: bool, lv: Callable) -> None:
         Exec.__init__(self, rt, pos)
         self.arr = arr
@@ -591,7 +520,7 @@ class AppendExec(Exec):
 
     __slots__ = ("arr", "ev", "to_float")
 
-    def __init__(self, rt: Any, pos: A.Pos, arr: Callable, ev: Callable, to_float: bool) -> None:
+    def __init__(self, rt: Runtime, pos: A.Pos, arr: Callable, ev: Callable, to_float: bool) -> None:
         Exec.__init__(self, rt, pos)
         self.arr = arr
         self.ev = ev
@@ -643,7 +572,7 @@ def _failed_cell(err: SwiftError) -> Cell:
 class IfExec(Exec):
     __slots__ = ("cond", "then", "orelse")
 
-    def __init__(self, rt: Any, pos: A.Pos, cond: Callable, then: BlockExec,
+    def __init__(self, rt: Runtime, pos: A.Pos, cond: Callable, then: BlockExec,
                  orelse: BlockExec | None) -> None:
         Exec.__init__(self, rt, pos)
         self.cond = cond
@@ -688,7 +617,7 @@ class SwitchExec(Exec):
 
     self_release = True
 
-    def __init__(self, rt: Any, pos: A.Pos, sel: Callable,
+    def __init__(self, rt: Runtime, pos: A.Pos, sel: Callable,
                  cases: list[tuple[Callable, BlockExec]], default: BlockExec | None) -> None:
         Exec.__init__(self, rt, pos)
         self.sel = sel
@@ -726,310 +655,12 @@ class SwitchExec(Exec):
             self.release(f)
 
 
-class ForeachExec(Exec):
-    """``foreach v, k in e``: iterations start as keys arrive, at most
-    ``maxForeachThreads`` at a time; done when the array is closed and all are done."""
-
-    __slots__ = ("iterable", "rng", "body", "vslot", "kslot", "self_ref")
-
-    def __init__(self, rt: Any, pos: A.Pos, body: BlockExec, vslot: int, kslot: int,
-                 iterable: Callable | None, rng: tuple | None) -> None:
-        Exec.__init__(self, rt, pos)
-        self.iterable = iterable
-        self.rng = rng
-        self.body = body
-        self.vslot = vslot
-        self.kslot = kslot
-        self.self_ref = False
-
-    self_release = True
-
-    def run(self, f: list, done: Done) -> None:
-        try:
-            if self.rng is not None:
-                start, stop, step = (e(f) if e is not None else None for e in self.rng)
-                src: Any = _range_items(start, stop, step)
-            else:
-                src = self.iterable(f)
-                if isinstance(src, dict):
-                    src = from_plain(src)
-                if not isinstance(src, ArrayNode):
-                    if isinstance(src, Node) and src.state == FAILED:
-                        raise Failed(src.error)  # type: ignore[arg-type]
-                    raise SwiftError("foreach needs an array")
-        except NotReady as nr:
-            nr.wait(lambda: self.run(f, done))
-            return
-        except Failed as e:
-            self.rt.skip_block(self, f, e.error)
-            self.release(f)
-            done()
-            return
-        except SwiftError as e:
-            self.rt.runtime_error(e, self.pos)
-            self.release(f)
-            done()
-            return
-        nested(_ForeachRun(self, f, src, done).start)
-
-
-def _range_items(start: Any, stop: Any, step: Any):
-    if step is None:
-        step = 1
-    if step == 0:
-        raise SwiftError("range step is 0")
-    if all(isinstance(x, int) and not isinstance(x, bool) for x in (start, stop, step)):
-        return enumerate(range(start, stop + (1 if step > 0 else -1), step))
-    return _float_range(float(start), float(stop), float(step))
-
-
-def _float_range(start: float, stop: float, step: float):
-    i = 0
-    x = start
-    while (step > 0 and x <= stop) or (step < 0 and x >= stop):
-        yield i, x
-        i += 1
-        x = start + i * step
-
-
-_DRIVE_SLICE = 10000
-
-
-class _ForeachRun:
-    __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
-                 "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
-                 "released", "arr_held", "self_ref", "count", "thread")
-
-    def __init__(self, st: ForeachExec, f: list, src: Any, done: Done) -> None:
-        self.st = st
-        self.f = f
-        self.done = done
-        self.running = 0
-        self.driving = False
-        self.finished = False
-        self.max = st.rt.max_foreach_threads
-        self.vslot = st.vslot
-        self.kslot = st.kslot
-        self.body = st.body
-        self.count = 0
-        #: the enclosing thread name when iteration events are logged, else None
-        self.thread = f"{frame_thread(f)}-{st.pos.line}" if st.rt.unit_events else None
-        if isinstance(src, ArrayNode):
-            self.arr = src
-            self.it = None
-            self.queue: deque = deque()
-            self.closed = False
-        else:
-            self.arr = None
-            self.it = src
-            self.queue = deque()
-            self.closed = True
-
-    def start(self) -> None:
-        arr = self.arr
-        held = [g(self.f) for g in self.st.holds]
-        # a foreach that writes the array it iterates holds that array only while it has
-        # keys not yet started (their iterations will hold it themselves)
-        self.self_ref = arr is not None and any(n is arr for n in held)
-        self.arr_held = self.self_ref
-        self.others = [n for n in held if n is not arr] if self.self_ref else held
-        self.released = False
-        if arr is not None:
-            arr.subscribe(self._key)
-            arr.when_keys_closed(self._closed)
-        self._drive()
-
-    def _key(self, k: Any, node: Node) -> None:
-        self.queue.append((k, node))
-        if self.self_ref and not self.arr_held and not self.finished:
-            self.arr.add_writer()  # type: ignore[union-attr]
-            self.arr_held = True
-        if not self.driving:
-            V.schedule(self._drive)
-
-    def _closed(self) -> None:
-        self.closed = True
-        self._drive()
-
-    def _drive(self) -> None:
-        if self.finished or self.driving:
-            return
-        self.driving = True
-        try:
-            body = self.body
-            nslots = body.scope.nslots + 1
-            vslot = self.vslot
-            kslot = self.kslot
-            f = self.f
-            it = self.it
-            q = self.queue
-            budget = _DRIVE_SLICE
-            while self.running < self.max:
-                budget -= 1
-                if budget < 0:
-                    # a long synchronous stretch: let the event loop breathe (Jupyter,
-                    # app completions), then go on
-                    try:
-                        asyncio.get_running_loop().call_soon(self._resume)
-                        self.st.rt.busy += 1  # the hang detector must not count this idle
-                        return
-                    except RuntimeError:
-                        budget = _DRIVE_SLICE
-                if it is not None:
-                    nxt = next(it, None)
-                    if nxt is None:
-                        self.it = it = None
-                        break
-                    k, v = nxt
-                elif q:
-                    k, node = q.popleft()
-                    if node.__class__ is Cell and node.state == CLOSED:
-                        v = node.value
-                    else:
-                        v = node
-                else:
-                    break
-                fr = [None] * nslots
-                fr[0] = f
-                fr[vslot] = v
-                if kslot:
-                    fr[kslot] = k
-                self.running += 1
-                if self.thread is None:
-                    fr[-1] = (ITER, k)
-                    body.run_in(fr, self._it_done)
-                else:
-                    self._logged_iteration(fr, k)
-        finally:
-            self.driving = False
-        if self.finished:
-            return
-        if self.arr_held and not self.queue:
-            self.arr_held = False
-            self.arr.remove_writer()  # type: ignore[union-attr]
-            if self.finished:
-                return
-        if self.it is None and not self.queue and self.closed:
-            if not self.released:
-                # every iteration has started and holds what it writes
-                self.released = True
-                for n in self.others:
-                    n.remove_writer()
-            if self.running == 0 and not self.finished:
-                self.finished = True
-                if self.arr is not None:
-                    self.arr.unsubscribe(self._key)
-                nested(self.done)
-
-    def _resume(self) -> None:
-        self.st.rt.busy -= 1
-        if self.st.rt.aborted:
-            return  # the run is over: start no more iterations
-        V.schedule(self._drive)  # from the run's queue: an exception reaches the run
-
-    def _it_done(self) -> None:
-        self.running -= 1
-        if not self.driving:
-            self._drive()
-
-    def _logged_iteration(self, fr: list, k: Any) -> None:
-        """One iteration with Swift's unit events around it (only when they are read)."""
-        thread = f"{self.thread}-{self.count}"
-        self.count += 1
-        fr[-1] = (ITER, k, thread)
-        emit = self.st.rt.bus.emit
-        line = self.st.pos.line
-        emit("FOREACH_IT_START", {"line": line, "thread": thread}, level="DEBUG")
-        emit("SCOPE", {"thread": thread}, level="DEBUG")
-
-        def it_done() -> None:
-            emit("FOREACH_IT_END", {"line": line, "thread": thread}, level="DEBUG")
-            self._it_done()
-
-        self.body.run_in(fr, it_done)
-
-
-class IterateExec(Exec):
-    """``iterate i { body } until (cond);`` - i from 0; cond sees i + 1."""
-
-    __slots__ = ("body", "until", "vslot")
-
-    self_release = True
-
-    def __init__(self, rt: Any, pos: A.Pos, body: BlockExec, until: Callable, vslot: int) -> None:
-        Exec.__init__(self, rt, pos)
-        self.body = body
-        self.until = until
-        self.vslot = vslot
-        body.defer_gc = True  # see run: after the body *and* the condition
-
-    def run(self, f: list, done: Done) -> None:
-        state = {"pending": 0, "stopped": False}
-        cleanups = self.body.cleanups if self.rt.file_gc else ()
-        clean_scope = self.rt.clean_scope
-
-        def body_done() -> None:
-            state["pending"] -= 1
-            if state["stopped"] and state["pending"] == 0:
-                nested(done)
-
-        def step(i: int) -> None:
-            fr = [None] * (self.body.scope.nslots + 1)
-            fr[0] = f
-            fr[-1] = (ITER, i)
-            fr[self.vslot] = i
-            state["pending"] += 1
-            gate = None
-            if cleanups:
-                # the iteration's files go once its body is done and the condition
-                # (which may read them) has been evaluated
-                gate = [2]
-
-                def it_done() -> None:
-                    gate[0] -= 1
-                    if gate[0] == 0:
-                        clean_scope(fr, cleanups)
-                    body_done()
-
-                self.body.run_in(fr, it_done)
-            else:
-                self.body.run_in(fr, body_done)
-            fu = fr[:]
-            fu[self.vslot] = i + 1
-            check(fu, i, gate, fr)
-
-        def check(fu: list, i: int, gate: list | None, fr: list) -> None:
-            try:
-                c = self.until(fu)
-            except NotReady as nr:
-                nr.wait(lambda: check(fu, i, gate, fr))
-                return
-            except Failed:
-                c = True
-            except SwiftError as e:
-                self.rt.runtime_error(e, self.pos)
-                c = True
-            if gate is not None:
-                gate[0] -= 1
-                if gate[0] == 0:
-                    clean_scope(fr, cleanups)
-            if c:
-                state["stopped"] = True
-                self.release(f)  # no more iterations: they hold what they write
-                if state["pending"] == 0:
-                    nested(done)
-            else:
-                V.schedule(lambda: step(i + 1))
-
-        nested(lambda: step(0))
-
-
 class MapExec(Exec):
     """Evaluates a declaration's mapping; for inputs, finds the files and closes."""
 
     __slots__ = ("sym", "params", "mapper_name", "is_input")
 
-    def __init__(self, rt: Any, pos: A.Pos, sym: Sym, mapper_name: str,
+    def __init__(self, rt: Runtime, pos: A.Pos, sym: Sym, mapper_name: str,
                  params: list[tuple[str, Callable]], is_input: bool) -> None:
         Exec.__init__(self, rt, pos)
         self.sym = sym
@@ -1073,7 +704,7 @@ def _set_binding(node: Node, binding: Any) -> None:
 # ============================================================================ storing values
 
 
-def store(rt: Any, tgt: Node, v: Any, done: Done) -> None:
+def store(rt: Runtime, tgt: Node, v: Any, done: Done) -> None:
     """Make ``tgt`` hold ``v`` (a primitive, plain data or another node); ``done`` when
     the key set (for arrays) or value is complete."""
     if tgt.__class__ is Cell:
@@ -1099,7 +730,7 @@ def store(rt: Any, tgt: Node, v: Any, done: Done) -> None:
     raise SwiftError(f"cannot assign {v!r} to {tgt.name}")
 
 
-def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
+def copy_node(rt: Runtime, tgt: Node, src: Node, done: Done) -> None:
     if not isinstance(src, Node):
         store(rt, tgt, src, done)
         return
@@ -1112,10 +743,10 @@ def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
                 tgt.fail(src.error if src.error and src.error.dependency
                          else SwiftError(src.error.message if src.error else "error", dependency=True))
             elif tgt.__class__ is Cell:
-                v = src.value
+                v = src.value  # type: ignore[attr-defined]  # its class is checked above
                 tgt.set(v)
             elif isinstance(tgt, FileNode):
-                sp = src.path
+                sp = src.path  # type: ignore[attr-defined]  # its class is checked above
                 if isinstance(src, FileNode) and (
                         (tgt.path is None and tgt.mapped_by is None) or _remaps(tgt)):
                     # an unmapped (or remappable) variable takes the file itself (Swift's
@@ -1177,7 +808,7 @@ def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
 
         def keys_closed() -> None:
             if src.state == FAILED and not src.closed:
-                tgt.fail(src.error)  # type: ignore[arg-type]
+                tgt.fail(src.error)  # type: ignore[arg-type]  # FAILED: its error is set
             sub_done()
 
         src.when_keys_closed(keys_closed)
@@ -1192,7 +823,7 @@ def copy_node(rt: Any, tgt: Node, src: Node, done: Done) -> None:
                 nested(done)
 
         for n in names:
-            nested(lambda t=tgt.fields[n], s=src.fields[n]: copy_node(rt, t, s, sub_done2))
+            nested(lambda t=tgt.fields[n], s=src.fields[n]: copy_node(rt, t, s, sub_done2))  # type: ignore[misc]  # a lambda with bound defaults
         sub_done2()
         return
     raise SwiftError(f"cannot assign {src.name} to {tgt.name}")
@@ -1208,10 +839,10 @@ def _remaps(tgt: FileNode) -> bool:
         if m.state != CLOSED:
             return False
         m = m.value
-    return m.remappable
+    return m.remappable  # type: ignore[union-attr]  # its class is checked above
 
 
-def store_plain(rt: Any, tgt: Node, v: Any) -> None:
+def store_plain(rt: Runtime, tgt: Node, v: Any) -> None:
     """Fill ``tgt`` from plain data (a builtin's result)."""
     if tgt.__class__ is Cell:
         tgt.set(v)

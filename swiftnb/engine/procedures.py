@@ -15,9 +15,10 @@ from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
-from swiftnb.engine.interp import (CALL, MAX_CALL_DEPTH, BlockExec, CompileError, Exec, Scope,
-                                   Sym, _tag, call_depth, frame_thread, nested,
-                                   temp_tag)
+from swiftnb.engine.runtime import Runtime
+from swiftnb.engine.interp import (CALL, MAX_CALL_DEPTH, BlockExec, Exec, _tag, call_depth,
+                                   frame_thread, nested, temp_tag)
+from swiftnb.engine.scopes import LoweringError, Scope, Sym
 from swiftnb.engine.values import (
     CLOSED,
     FAILED,
@@ -44,7 +45,7 @@ def const_value(e: A.Expr) -> Any:
         return const_value(e.operand)
     if isinstance(e, A.BinaryOp) and e.op == "+":
         return const_value(e.left) + const_value(e.right)
-    raise CompileError("default values must be constants", e.pos)
+    raise LoweringError("default values must be constants", e.pos)
 
 
 class ProcInfo:
@@ -75,18 +76,14 @@ class ProcInfo:
         c = self.c
         p = self.proc
         scope = Scope(None, proc=True)
-        for fm in p.inputs:
-            sym = c.new_sym(fm.name, c.ltype_of(fm.type, fm.dims), fm.pos)
-            sym.formal = True
-            scope.declare(sym)
-            self.in_syms.append(sym)
-            self.in_slots.append(sym.slot)
-        for fm in p.outputs:
-            sym = c.new_sym(fm.name, c.ltype_of(fm.type, fm.dims), fm.pos)
-            sym.formal = True
-            scope.declare(sym)
-            self.out_syms.append(sym)
-            self.out_slots.append(sym.slot)
+        for formals, syms, slots in ((p.inputs, self.in_syms, self.in_slots),
+                                     (p.outputs, self.out_syms, self.out_slots)):
+            for fm in formals:
+                sym = c.new_sym(fm.name, c.ltype_of(fm.type, fm.dims), fm.pos)
+                sym.formal = True
+                scope.declare(sym)
+                syms.append(sym)
+                slots.append(sym.slot)
         self.scope = scope
         if isinstance(p, A.AppProcedure):
             c.may_split = False  # an app's arguments have no block for hidden statements
@@ -95,7 +92,7 @@ class ProcInfo:
             finally:
                 c.may_split = True
             if scope.hidden:
-                raise CompileError("procedure calls are not allowed in app command lines", p.pos)
+                raise LoweringError("procedure calls are not allowed in app command lines", p.pos)
         else:
             assert isinstance(p, A.CompoundProcedure)
             self.body = c.block(p.body.statements, scope, p.body.pos)
@@ -122,7 +119,7 @@ class CallExec(Exec):
 
     __slots__ = ("info", "outs", "ins")
 
-    def __init__(self, rt: Any, pos: A.Pos, info: ProcInfo, outs: list, ins: list) -> None:
+    def __init__(self, rt: Runtime, pos: A.Pos, info: ProcInfo, outs: list, ins: list) -> None:
         Exec.__init__(self, rt, pos)
         self.info = info
         self.outs = outs
@@ -231,7 +228,7 @@ def _assigns(stmts: tuple[A.Stmt, ...], name: str, depth: int = 0) -> bool:
     return False
 
 
-def _noting_open_outputs(rt: Any, info: ProcInfo, outs: list, pos: A.Pos,
+def _noting_open_outputs(rt: Runtime, info: ProcInfo, outs: list, pos: A.Pos,
                          done: Callable[[], None]) -> Callable[[], None]:
     """``done``, once the run has noted the outputs the body left unassigned (``if``
     without ``else``): nothing will write them, and if the run hangs on one, the hang
@@ -246,7 +243,7 @@ def _noting_open_outputs(rt: Any, info: ProcInfo, outs: list, pos: A.Pos,
     return ended
 
 
-def _now_or_later(rt: Any, compute: Callable, f: list, settle: Callable) -> Any:
+def _now_or_later(rt: Runtime, compute: Callable, f: list, settle: Callable) -> Any:
     """``compute(f)`` now; if it is not ready yet, a cell that ``settle(value, cell)``
     fills once it is.  A failed input becomes a failed cell, so the callee's use of that
     input fails rather than the call itself."""
@@ -278,7 +275,7 @@ def _now_or_later(rt: Any, compute: Callable, f: list, settle: Callable) -> Any:
         return c
 
 
-def _bind_node(rt: Any, get: Callable, f: list) -> Any:
+def _bind_node(rt: Runtime, get: Callable, f: list) -> Any:
     """The caller's node for an lvalue argument; if its index is not known yet, a cell
     that receives the value later."""
     return _now_or_later(rt, get, f, _forward)
@@ -287,7 +284,7 @@ def _bind_node(rt: Any, get: Callable, f: list) -> Any:
 def _forward(src: Node, holder: Cell) -> None:
     def fin() -> None:
         if src.state == FAILED:
-            holder.fail(src.error)  # type: ignore[arg-type]
+            holder.fail(src.error)  # type: ignore[arg-type]  # FAILED: its error is set
         else:
             holder.set(src if not isinstance(src, Cell) else src.value)
     src.when_closed(fin)
@@ -300,7 +297,7 @@ def _settle_value(v: Any, holder: Cell) -> None:
         holder.set(v)
 
 
-def _bind_value(rt: Any, ev: Callable, f: list, to_float: bool) -> Any:
+def _bind_value(rt: Runtime, ev: Callable, f: list, to_float: bool) -> Any:
     """An expression argument: its value now, or a cell filled when it is ready."""
     def widened(f: list) -> Any:
         v = ev(f)
@@ -325,7 +322,7 @@ def _deref(v: Any) -> Any:
 class AppCall:
     """One app invocation: wait for inputs, build the task, submit, set outputs."""
 
-    def __init__(self, rt: Any, info: ProcInfo, frame: list, outs: list[Node],
+    def __init__(self, rt: Runtime, info: ProcInfo, frame: list, outs: list[Node],
                  done: Callable[[], None], pos: A.Pos) -> None:
         self.rt = rt
         self.info = info
@@ -370,9 +367,17 @@ class AppCall:
 
     def finish(self, ok: bool, message: str = "") -> None:
         if ok:
+            try:
+                for o in self.outs:
+                    if isinstance(o, Composite) and not o.closed:
+                        _collect_dynamic(o, self.info.name)
+            except SwiftError as e:  # the call failed after all: its outputs fail with it
+                self.rt.runtime_error(e, self.pos)
+                self._fail_outputs(SwiftError(e.message, dependency=True))
+                self.done()
+                V.drain()
+                return
             for o in self.outs:
-                if isinstance(o, Composite) and not o.closed:
-                    _collect_dynamic(o)
                 _close_output(o)
         else:
             self._fail_outputs(SwiftError(message, dependency=True))
@@ -380,16 +385,23 @@ class AppCall:
         V.drain()
 
 
-def _collect_dynamic(node: Composite) -> None:
+def _collect_dynamic(node: Composite, app: str) -> None:
     """Output arrays whose mapper finds files after the run (filesys_mapper, simple_mapper
-    with a pattern): the files the app produced become the elements ("dynamic output")."""
+    with a pattern): the files the app produced become the elements ("dynamic output").
+    A mapper that cannot list them (a link loop, no permission) fails the call: the
+    array must not close as if the app had made nothing."""
     m = node.mapper
     if m is None or m.__class__ is Cell:
         return
     try:
-        leaves = m.existing()
-    except Exception:  # noqa: BLE001 - a mapper that cannot list keeps what is there
-        return
+        leaves = m.existing()  # type: ignore[union-attr]  # its class is checked above
+    except NotReady:
+        return  # a live source: elements are named as they arrive
+    except D.BuiltinError as e:
+        raise SwiftError(f"Cannot collect the output {node.name} of {app}: {e.message}") from None
+    except OSError as e:
+        raise SwiftError(f"Cannot collect the output {node.name} of {app}: "
+                         f"{e.filename or ''}: {e.strerror or e}") from None
     for steps, fname in leaves:
         target: Any = node
         try:

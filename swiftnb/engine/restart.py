@@ -37,10 +37,12 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 
+from swiftnb.errors import SwiftnbError
+
 try:  # not on Windows
     import fcntl
 except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no fcntl on this system
 
 __all__ = ["RestartLog", "RestartLogError", "FORMAT_VERSION", "java_date"]
 
@@ -56,7 +58,7 @@ _READ_BUFFER = 1 << 20
 _SEEK_DATA: int | None = getattr(os, "SEEK_DATA", None)  # not on every system
 
 
-class RestartLogError(Exception):
+class RestartLogError(SwiftnbError):
     """A restart log that cannot be used (missing, wrong version, in use, not a restart
     log) or written (a full disk): the message names the file."""
 
@@ -183,7 +185,7 @@ class RestartLog:
                               f"# Format version {FORMAT_VERSION}\n".encode())
 
     @classmethod
-    def next_free(cls, directory: str, script_stem: str) -> "RestartLog":
+    def next_free(cls, directory: str, script_stem: str) -> RestartLog:
         """Swift's fallback name ``SCRIPT.<i>.rlog`` with the first free index."""
         for i in range(16385):
             path = os.path.join(directory, f"{script_stem}.{i}.rlog")

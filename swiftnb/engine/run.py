@@ -11,41 +11,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import dataclasses
 import gc
 import itertools
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
-from swiftnb.engine.formatting import app_arg_str
-from swiftnb.engine.interp import CompileError, Exec, _set_binding
+from swiftnb.engine.appcall import AppCalls
+from swiftnb.engine.filemap import FileMapping, Parts, as_plain_data
+from swiftnb.engine.interp import Exec
 from swiftnb.engine.mapcheck import MappingChecker
-from swiftnb.engine.mappers import Mapper, MapperContext, create_mapper, reads_file
-from swiftnb.engine.restart import RestartLog, RestartLogError
-from swiftnb.engine.task import Command, Task
-from swiftnb.engine.values import (
-    CLOSED,
-    FAILED,
-    ArrayNode,
-    Cell,
-    Composite,
-    Failed,
-    FileNode,
-    Node,
-    NotReady,
-    StructNode,
-    SwiftError,
-)
+from swiftnb.engine.restart import RestartLog
+from swiftnb.engine.scopes import LoweringError
+from swiftnb.engine.taskbuild import TaskBuilding
+from swiftnb.engine.task import Executor
+from swiftnb.engine.values import CLOSED, FAILED, FileNode, Node, SwiftError
 from swiftnb.lang import ast as A
 from swiftnb.lang.checked import CheckedProgram
+from swiftnb.events import EventBus
 
-__all__ = ["RunSettings", "RunOutcome", "Run", "EXIT_HANG"]
+__all__ = ["EXIT_HANG", "Parts", "Run", "RunOutcome", "RunSettings", "as_plain_data"]
 
 EXIT_HANG = 99
 #: Said when evaluating the script's values exhausts Python's stack: an array literal or
@@ -54,8 +44,6 @@ EXIT_HANG = 99
 TOO_DEEP_VALUES = ("a value of the script nests too deeply to be evaluated (an array "
                    "literal or a path such as a.b[0].b[0]... written some hundreds of "
                    "levels deep)")
-_B35 = "0123456789abcdefghijklmnopqrstuvxyz"  # base 35: a-z without w
-_UID_SPACE = 35**8  # eight base-35 digits
 
 
 @dataclass
@@ -146,7 +134,7 @@ def _parse_args(args: Any) -> dict[str, str]:
 class _Context:
     """The BuiltinContext the library sees."""
 
-    def __init__(self, run: "Run") -> None:
+    def __init__(self, run: Run) -> None:
         self.run = run
         self.script_args = run.script_args
         self.script_argv = run.script_argv
@@ -167,8 +155,10 @@ class _Context:
         out.flush()
 
     def emit(self, kind: str, fields: dict | None = None, text: str | None = None) -> None:
-        self.run.bus.emit(kind, fields or {}, text=text,
-                          **({"level": "WARN", "logger": "trace"} if kind == "TRACE" else {}))
+        if kind == "TRACE":
+            self.run.bus.emit(kind, fields or {}, text=text, level="WARN", logger="trace")
+        else:
+            self.run.bus.emit(kind, fields or {}, text=text)
 
     def warn(self, message: str) -> None:
         self.run.warn(message)
@@ -178,48 +168,13 @@ def _program_of(checked: CheckedProgram | A.Program) -> A.Program:
     return checked if isinstance(checked, A.Program) else checked.program
 
 
-#: the parts of a value to convert next: (key or member name, node or plain value)
-Parts = Sequence[tuple[Any, Any]]
+class Run(FileMapping, TaskBuilding, AppCalls):
+    """One execution of a program: its lifecycle, errors and hang detection here; its
+    file mapping (filemap), task building (taskbuild) and app calls (appcall) in the
+    mixins."""
 
-
-def as_plain_data(n: Any, part: Callable[[Any], tuple[Any, Parts]]) -> Any:
-    """A value as plain data (dicts for arrays, ``StructValue``, ``FileValue``), with a
-    stack of its own: values may nest thousands deep.  ``part(node)`` converts one node
-    and names its parts, which go into the returned dict (or struct's fields) in order."""
-    top: dict[Any, Any] = {}
-    stack: list[tuple[Any, dict, Any]] = [(n, top, None)]
-    while stack:
-        node, into, key = stack.pop()
-        v, parts = part(node)
-        into[key] = v
-        if parts:
-            slots = v.fields if v.__class__ is D.StructValue else v
-            stack.extend((x, slots, k) for k, x in reversed(parts))
-    return top[None]
-
-
-def _plain_part(n: Any) -> tuple[Any, Parts]:
-    """One closed node as plain data (see ``Run.plain``)."""
-    while n.__class__ is Cell and isinstance(n.value, Node):
-        n = n.value
-    c = n.__class__
-    if c is Cell:
-        return n.value, ()
-    if c is FileNode:
-        return D.FileValue(n.name, n.tname, n.path), ()
-    if c is ArrayNode:
-        return {}, list(n.items.items())
-    if c is StructNode:
-        return (D.StructValue(n.tinfo.name, n.name, {}),
-                [(k, x) for k, x in n.fields.items() if x.state == CLOSED])
-    return n, ()
-
-
-class Run:
-    """One execution of a program."""
-
-    def __init__(self, checked_program: CheckedProgram | A.Program, executor: Any, *,
-                 bus: Any, settings: RunSettings,
+    def __init__(self, checked_program: CheckedProgram | A.Program, executor: Executor, *,
+                 bus: EventBus, settings: RunSettings,
                  base_dir: str, run_dir: str, runid: str, restart: RestartLog | None = None,
                  stdout: Any = None, seed: Mapping[str, Any] | None = None) -> None:
         self.checked = checked_program
@@ -329,7 +284,7 @@ class Run:
         try:
             self.compiler = Compiler(self.program, self)
             block = self.compiler.compile_program()
-        except CompileError as e:
+        except LoweringError as e:
             self.errors.append(e.message if e.pos is None else f"{e.pos}: {e.message}")
             self.bus.emit("RUN_FAILURE", {})
             return RunOutcome(False, list(self.errors), 1)  # Swift: could not start
@@ -356,7 +311,7 @@ class Run:
         while not self._done_fut.done():
             try:
                 await asyncio.wait_for(asyncio.shield(self._done_fut), timeout=0.25)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             if self._done_fut.done():
                 break
@@ -555,517 +510,6 @@ class Run:
         if exc is not None:
             self._engine_bug(exc)
 
-    # ------------------------------------------------------------------ file GC
-
-    def clean_scope(self, f: list, slots: tuple[int, ...]) -> None:
-        """A scope ended: clean its variables' files, as Swift's ``cleanDataset`` did.
-
-        A file is deleted when it was made by a temporary mapping (unmapped variables,
-        concurrent_mapper, test_mapper with temp="true") and this was the last variable
-        referring to it: a file that another variable took (an alias in an outer array,
-        a procedure's output) or that is shared by an outer array lives until that one
-        is cleaned too.  Files of user mappings are never deleted.  After an error the
-        run cleans nothing more, so that ``-resume`` finds the files of completed calls.
-        """
-        if self.errors or self.aborted:
-            return
-        for slot in slots:
-            root = f[slot]
-            if root is None or root.__class__ is Cell:
-                continue
-            m = root.mapped_by if root.__class__ is FileNode else root.mapper
-            if m.__class__ is Cell:
-                m = m.value if m.state == CLOSED else None
-                if m is None:
-                    continue  # the mapping never resolved: nothing was made
-            test = m is not None and m.reports_cleaning
-            if m is not None and not test and not m.temp:
-                continue  # a user mapping: the files are the script's results
-            for leaf in V.file_leaves(root):
-                path = leaf.path
-                if path is None:
-                    continue
-                owner = leaf.gc_of or leaf
-                temp = owner.gc_temp
-                if test:
-                    if temp and m.temp:
-                        self.ctx.write_stdout(f"Cleaning file {path}\n")
-                    else:
-                        self.ctx.write_stdout(f"Not cleaning {path} (not temporary)\n")
-                if owner.gc_refs > 0:
-                    owner.gc_refs -= 1  # another variable still refers to the file
-                    continue
-                if temp:
-                    owner.gc_temp = False  # deleted once
-                    try:
-                        os.unlink(self.local(path))
-                    except OSError:
-                        pass
-
-    def remapped(self, node: FileNode, path: str | None) -> None:
-        """A remappable mapper's variable took another variable's file."""
-        m = node.mapped_by
-        if m.__class__ is Cell:
-            m = m.value
-        if isinstance(m, Mapper) and m.reports_cleaning:
-            self.ctx.write_stdout(f"Remapping $ -> {path}\n")
-
-    # ------------------------------------------------------------------ values
-
-    def plain(self, v: Any) -> Any:
-        """A value for a builtin: primitives as they are, nodes deep-closed as plain data."""
-        if not isinstance(v, Node):
-            return v
-        V.deep_ready(v)
-        return as_plain_data(v, _plain_part)
-
-    def mapping_data(self, n: Any) -> Any:
-        """Plain data of a value's *mapping* (paths), without waiting for the files."""
-        return as_plain_data(n, self._mapping_part)
-
-    def _mapping_part(self, n: Any) -> tuple[Any, Parts]:
-        while n.__class__ is Cell:
-            if n.state == CLOSED:
-                n = n.value
-            elif n.state == FAILED:
-                raise Failed(n.error)  # type: ignore[arg-type]
-            else:
-                raise NotReady(n)
-        c = n.__class__
-        if c is FileNode:
-            return D.FileValue(n.name, n.tname, self.path_of(n)), ()
-        if c is ArrayNode:
-            if not n.closed and not self._fixed_elements(n):
-                if n.state == FAILED:
-                    raise Failed(n.error)  # type: ignore[arg-type]
-                raise NotReady(n, keys=True)
-            return {}, list(n.items.items())
-        if c is StructNode:
-            return (D.StructValue(n.tinfo.name, n.name, {}),
-                    [(k, x) for k, x in n.fields.items() if not isinstance(x, Cell)])
-        return n, ()
-
-    def mapper_param(self, mapper: str, param: str, v: Any, is_input: bool = False) -> Any:
-        """A mapper parameter: primitives as they are, files and composites as their
-        mapping (paths).  A file the mapper reads is waited for (Swift waited for every
-        open parameter): ``<csv_mapper; file=t>`` reads ``t`` once the app making it
-        has run; a file whose name is all the mapper takes (regexp's ``source``) is not,
-        so it need not exist.  A structured_regexp_mapper source that is still being
-        written is passed as a live view, so the mapper can name each element as it
-        arrives (the outputs of the same foreach)."""
-        if isinstance(v, ArrayNode) and not v.closed and not is_input and (
-                mapper.lower().replace("_", "") == "structuredregexpmapper"):
-            return _LiveArray(self, v)
-        if v.__class__ is FileNode and v.state != V.CLOSED and reads_file(mapper, param):
-            self.demand(v)
-            if v.state == V.FAILED:
-                raise Failed(v.error)  # type: ignore[arg-type]
-            raise NotReady(v)
-        return self.mapping_data(v)
-
-    @staticmethod
-    def _fixed_elements(n: ArrayNode) -> bool:
-        """Its mapper fixes the elements (they exist already, open): the names are known
-        before the array is written, e.g. for ``@filenames(o)`` in the app making o."""
-        root: Any = n
-        while root.parent is not None and root.parent.__class__ is not str:
-            root = root.parent
-        m = _now(root.mapper)  # the mapping may still be evaluated
-        return m is not None and m.fixed
-
-    def filename_of(self, n: Any) -> str:
-        data = self.mapping_data(n)
-        if isinstance(data, D.FileValue):
-            return data.path or ""
-        if isinstance(data, str):
-            return data
-        return " ".join(fv.path or "" for fv in D.leaf_files(data))
-
-    def local(self, path: str) -> str:
-        return path if os.path.isabs(path) else os.path.join(self.base_dir, path)
-
-    def path_of(self, node: Any) -> str:
-        """The mapped file name of a file node (asks its root's mapper; unmapped files
-        get a unique temporary name, as the concurrent mapper did)."""
-        if node.__class__ is FileNode and node.path is not None:
-            return node.path
-        steps: list[Any] = []
-        n = node
-        while n.parent is not None and n.parent.__class__ is not str:
-            p = n.parent
-            steps.append(D.Field(n.key) if p.__class__ is StructNode else D.Index(n.key))
-            n = p
-        steps.reverse()
-        b = _now(n.mapped_by if n.__class__ is FileNode else n.mapper)
-        if b is None:
-            tag = n.temporary if n.__class__ is FileNode else n.tag
-            if not isinstance(tag, str):
-                root = n.parent if n.parent.__class__ is str else "temp"
-                tag = f"{root}-t{next(self._temp)}".replace("?", "tmp")
-            suffix = "".join(
-                f"-{s.name}" if isinstance(s, D.Field) else f"-{s.key}" for s in steps)
-            rel = os.path.relpath(self.run_dir, self.base_dir)
-            if rel.startswith(".."):
-                rel = self.run_dir
-            path = os.path.join(rel, "_concurrent", f"{tag}{suffix}")
-            temp = True
-        else:
-            try:
-                path = b.map(tuple(steps))
-            except D.BuiltinError as e:
-                raise SwiftError(e.message) from None
-            temp = b.temp
-            if self.mapcheck is not None and node.__class__ is FileNode:
-                self.mapcheck.claim(node, path, b)
-        if node.__class__ is FileNode:
-            node.path = path
-            node.gc_temp = temp
-        return path
-
-    def bind_mapper(self, mexec: Any, node: Node, sym: Any, name: str, params: dict,
-                    pending: Cell, done: Any) -> None:
-        mctx = MapperContext(base_dir=self.base_dir, run_dir=self.run_dir, var_name=sym.name,
-                             type=D.as_data_type(sym.ltype),
-                             where=f"{os.path.basename(sym.pos.file)}:{sym.pos.line}",
-                             writes=not mexec.is_input)
-        try:
-            m = create_mapper(name, params, mctx)
-        except D.BuiltinError as e:
-            err = SwiftError(e.message)
-            self.runtime_error(err, mexec.pos)
-            node.fail(SwiftError(e.message, dependency=True))
-            pending.fail(SwiftError(e.message, dependency=True))
-            done()
-            return
-        if m.needs_prepare:
-            async def prep() -> None:
-                try:
-                    await m.prepare()
-                except D.BuiltinError as e:
-                    err = SwiftError(e.message)
-                    self.runtime_error(err, mexec.pos)
-                    node.fail(SwiftError(e.message, dependency=True))
-                    pending.fail(SwiftError(e.message, dependency=True))
-                    done()
-                    V.drain()
-                    return
-                self._bound(mexec, node, sym, m, pending, done)
-                V.drain()
-
-            self.spawn(prep())
-            return
-        self._bound(mexec, node, sym, m, pending, done)
-
-    def _bound(self, mexec: Any, node: Node, sym: Any, m: Mapper, pending: Cell,
-               done: Any) -> None:
-        _set_binding(node, m)
-        try:
-            if mexec.is_input:
-                self._populate_input(node, sym, m, mexec.pos)
-            elif isinstance(node, Composite) and m.fixed:
-                # the mapper fixes the elements of an output array: they exist (open)
-                # now, so an app producing the whole array stages every one back
-                self._create_fixed(node, m)
-        except SwiftError as e:
-            self.runtime_error(e, mexec.pos)
-            node.fail(SwiftError(e.message, dependency=True))
-        pending.set(m)  # only now: waiters see the elements the mapping made
-        done()
-
-    def _create_fixed(self, node: Composite, m: Any) -> None:
-        try:
-            leaves = m.existing()
-        except NotReady:
-            return  # a live source: elements are named as they arrive
-        except D.BuiltinError as e:
-            raise SwiftError(e.message) from None
-        for steps, fname in leaves:
-            target = _leaf_at(node, steps)
-            if isinstance(target, FileNode) and target.path is None:
-                if self.mapcheck is not None:
-                    self.mapcheck.claim(target, fname, m)
-                target.path = fname
-
-    def _found_on_site(self, path: str) -> bool:
-        found = self.settings.found_on_site
-        return found is not None and found(path)
-
-    def _populate_input(self, node: Node, sym: Any, m: Any, pos: A.Pos | None) -> None:
-        if isinstance(node, FileNode):
-            try:
-                path = m.map(())
-            except D.BuiltinError as e:
-                raise SwiftError(e.message) from None
-            if self.mapcheck is not None:
-                self.mapcheck.claim(node, path, m)
-            node.path = path
-            self._input_found(node, sym.name, pos)
-            return
-        if isinstance(node, ArrayNode) or isinstance(node, StructNode):
-            try:
-                leaves = m.existing()
-            except D.BuiltinError as e:
-                raise SwiftError(e.message) from None
-            for steps, fname in leaves:
-                target = _leaf_at(node, steps)
-                if isinstance(target, FileNode):
-                    if self.mapcheck is not None:
-                        self.mapcheck.claim(target, fname, m)
-                    target.path = fname
-                    if not target.state:
-                        target.set()
-                elif isinstance(target, Cell) and not target.state:
-                    target.set(fname)
-            if isinstance(node, StructNode):
-                # struct members not listed: map them individually
-                for leaf in V.file_leaves(node):
-                    if not leaf.state:
-                        self.path_of(leaf)
-                        self._input_found(leaf, leaf.name, pos)
-
-    def _input_found(self, leaf: FileNode, name: str, pos: A.Pos | None) -> None:
-        """Close a mapped input whose file exists.  A missing one stays open and is
-        remembered: Swift/K said ``File not found for variable`` only for an input
-        something used, so one that only names a file (``@f`` as a mapper's source, an
-        app argument string) need not exist."""
-        path = leaf.path or ""
-        if self.dry_run or os.path.exists(self.local(path)) or self._found_on_site(path):
-            leaf.set()
-        else:
-            self._missing[leaf] = (SwiftError(f"File not found for variable {name}: {path}"), pos)
-
-    def demand(self, leaf: FileNode) -> None:
-        """Something needs the file of ``leaf``: if it is a missing input, fail it now
-        with its ``File not found`` error (and whatever waits on it, as dependants)."""
-        missing = self._missing.pop(leaf, None)
-        if missing is None:
-            return
-        err, pos = missing
-        self.runtime_error(err, pos)
-        leaf.fail(SwiftError(err.message, dependency=True))
-
-    def _demand_awaited(self) -> None:
-        """Fail the missing inputs that something waits on (an app's input, a
-        builtin's argument, a struct that holds one)."""
-        for leaf in list(self._missing):
-            n: Any = leaf
-            while n is not None and n.__class__ is not str:
-                if n.waiters or (isinstance(n, Composite) and n.key_waiters):
-                    self.demand(leaf)
-                    break
-                n = n.parent
-
-    def _demand_all(self) -> None:
-        for leaf in list(self._missing):
-            self.demand(leaf)
-
-    # ------------------------------------------------------------------ apps
-
-    def _jobid(self, tr: str) -> str:
-        # a bijection of the per-run counter mod 35**8 (7919 is prime to 35): ids look
-        # scattered like Swift's but never repeat within a run
-        n = (next(self._uid) * 7919) % _UID_SPACE
-        s = ""
-        for _ in range(8):
-            s += _B35[n % 35]
-            n //= 35
-        clean = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in os.path.basename(tr))
-        return f"{clean}-{s}"
-
-    def _words(self, v: Any, out: list[str]) -> None:
-        if isinstance(v, Node):
-            c = v.__class__
-            if c is Cell:
-                self._words(v.value, out)
-            elif c is FileNode:
-                out.append(self.path_of(v))
-            elif c is ArrayNode:
-                for k in v.sorted_keys():
-                    x = v.items[k]
-                    self._words(x, out)
-            elif c is StructNode:
-                raise SwiftError("Cannot pass a structure as an application parameter")
-            return
-        if isinstance(v, dict):
-            for k in D.sorted_keys(v):
-                self._words(v[k], out)
-            return
-        if isinstance(v, D.FileValue):
-            out.append(v.path or "")
-            return
-        out.append(app_arg_str(v))
-
-    def build_task(self, info: Any, frame: list, outs: list[Node], pos: A.Pos) -> Task:
-        if not info.commands:
-            raise SwiftError(f"app {info.name} has no command")
-        exe, args, redir, cpos = info.commands[0]
-        argv, rd = self._command_line(args, redir, frame)
-        profiles: dict[str, str] = {}
-        for k, v in info.profiles:
-            profiles[app_arg_str(self.plain(k(frame)))] = app_arg_str(self.plain(v(frame)))
-        inputs: list[str] = []
-        for slot in info.in_slots:
-            x = frame[slot]
-            if isinstance(x, Node):
-                for leaf in V.file_leaves(x):
-                    inputs.append(self.path_of(leaf))
-        outputs: list[str] = []
-        globs: list[str] = []
-        for o in outs:
-            for leaf in V.file_leaves(o):
-                outputs.append(self.path_of(leaf))
-            if isinstance(o, Composite) and not o.closed:
-                # dynamic output: the app decides the elements; the mapper names the
-                # files it may create, the wrapper brings back whatever matches
-                m = _now(o.mapper)
-                if m is not None and not m.fixed:
-                    try:
-                        globs.extend(m.stage_out_globs())
-                    except D.BuiltinError:
-                        pass
-        made = self._made_dirs
-        for p in outputs:
-            d = os.path.dirname(p)
-            if d and d not in made:
-                made.add(d)
-                try:
-                    os.makedirs(self.local(d), exist_ok=True)
-                except OSError:
-                    pass
-        maxwall = None
-        mw = profiles.get("maxwalltime") or profiles.get("maxWallTime")
-        if mw:
-            maxwall = _walltime(mw)
-        tr = exe
-        task = Task(
-            jobid=self._jobid(tr), tr=tr, args=argv, base_dir=self.base_dir, run_dir=self.run_dir,
-            stdin=rd[0], stdout=rd[1], stderr=rd[2], inputs=inputs, outputs=outputs,
-            profiles=profiles, maxwalltime=maxwall,
-            source=_source(cpos), thread=f"R-{next(self._thread)}", output_globs=globs,
-        )
-        if len(info.commands) > 1:
-            task.more_commands = self._more_commands(info.commands[1:], frame)
-        return task
-
-    def _more_commands(self, commands: list[Any], frame: list) -> tuple[Command, ...]:
-        """The commands after the first of an app body of several (trunk runs them in
-        order in the one job directory), each with its own words and redirections."""
-        more = []
-        for exe, args, redir, cpos in commands:
-            argv, streams = self._command_line(args, redir, frame)
-            more.append(Command(tr=exe, args=argv, stdin=streams[0], stdout=streams[1],
-                                stderr=streams[2], source=_source(cpos)))
-        return tuple(more)
-
-    def _command_line(self, args: list[Any], redir: list[Any],
-                      frame: list) -> tuple[list[str], list[str | None]]:
-        """One command's words, and its stdin, stdout and stderr (None: not redirected)."""
-        argv: list[str] = []
-        for ev in args:
-            self._words(ev(frame), argv)
-        streams: list[str | None] = []
-        for r in redir:
-            if r is None:
-                streams.append(None)
-            else:
-                words: list[str] = []
-                self._words(r(frame), words)
-                streams.append(" ".join(words))
-        return argv, streams
-
-    def submit(self, call: Any, task: Task) -> None:
-        if self.aborted:
-            call.finish(False, "run aborted")
-            return
-        self.active += 1
-        self.spawn(self._run_app(call, task))
-
-    async def _run_app(self, call: Any, task: Task) -> None:
-        emit = self.bus.emit
-        info = call.info
-        thread = task.thread or f"R-{next(self._thread)}"
-        ok = False
-        message = ""
-        try:
-            if self.pgraph is not None:
-                self.pgraph.call(info.name, task)
-            emit("JOB_INIT", {"jobid": task.jobid, "tr": task.tr})
-            if self.restart is not None and task.outputs and self.restart.is_done(task.outputs):
-                emit("JOB_RESTARTED", {"jobid": task.jobid})
-                ok = True
-                return
-            if self.dry_run:
-                ok = True
-                return
-            emit("PROCEDURE", {"line": info.proc.pos.line, "thread": thread, "name": info.name},
-                 level="DEBUG")
-            result = None
-            for attempt in range(1 + self.retries):
-                # each attempt is its own Task (executors may keep the one they ran)
-                attempt_task = dataclasses.replace(task, attempt=attempt)
-                result = await self.executor.submit(attempt_task)
-                if result.ok or result.canceled:
-                    break
-                emit("APPLICATION_EXCEPTION", {"jobid": task.jobid, "message": result.message})
-                if not result.retryable:
-                    break  # e.g. no executable bit: Swift did not retry, nothing would differ
-            assert result is not None
-            emit("JOB_END", {"jobid": task.jobid})
-            emit("PROCEDURE_END", {"line": info.proc.pos.line, "thread": thread, "name": info.name},
-                 level="DEBUG")
-            if result.ok:
-                ok = True
-                emit("END_SUCCESS", {"thread": thread, "tr": task.tr})
-                if self.restart is not None and task.outputs:
-                    try:
-                        self.restart.record(task.outputs)
-                    except RestartLogError as exc:
-                        self.records_lost(str(exc))
-            else:
-                emit("END_FAILURE", {"thread": thread, "tr": task.tr})
-                message = result.message or (
-                    f"Exception in {task.tr}:\n    Arguments: [{', '.join(task.args)}]\n"
-                    f"Caused by: Application {task.tr} failed with an exit code of "
-                    f"{result.exit_code}")
-                if not result.canceled:
-                    self._error(message)
-        except asyncio.CancelledError:
-            message = "canceled"
-            raise
-        except Exception as exc:  # noqa: BLE001 - a bug below must end the run, visibly
-            self._engine_bug(exc, f" in the call of {info.name} ({task.source})")
-        finally:
-            self.active -= 1
-            try:
-                if not self.aborted or ok:
-                    call.finish(ok, message)
-                V.drain()
-            except Exception as exc:  # noqa: BLE001 - an engine bug must end the run
-                self._engine_bug(exc)
-
-
-class _LiveArray(Mapping):
-    """A read-only view of an array that may still grow; reading a key that has not
-    arrived raises NotReady (the caller waits for it)."""
-
-    def __init__(self, run: Run, node: ArrayNode) -> None:
-        self.run = run
-        self.node = node
-
-    def __getitem__(self, k: Any) -> Any:
-        n = self.node.items.get(k)
-        if n is None:
-            if self.node.closed:
-                raise KeyError(k)
-            raise NotReady(self.node, key=k)
-        return self.run.mapping_data(n)
-
-    def __iter__(self):
-        return iter(list(self.node.items))
-
-    def __len__(self) -> int:
-        return len(self.node.items)
-
 
 def _seed_node(sym: Any, value: Any) -> Any:
     """A closed node of ``sym``'s type holding ``value`` (a Node is used as it is):
@@ -1087,54 +531,3 @@ def _seed_node(sym: Any, value: Any) -> Any:
             value = {k: D.FileValue("", "file", os.fspath(v)) for k, v in value.items()}
         return from_plain(dict(value), sym.name, None)
     return V.closed_cell(value, sym.name, None)
-
-
-def _leaf_at(node: Composite, steps: tuple) -> Node | None:
-    """The part of ``node`` at a mapper's path; None when the path does not fit the
-    variable's type (a file the mapper listed that no member or element stands for)."""
-    target: Node = node
-    try:
-        for s in steps:
-            if isinstance(s, D.Field):
-                if not isinstance(target, StructNode):
-                    return None
-                target = target.fields[s.name]
-            elif isinstance(target, ArrayNode):
-                target = target.element(s.key)
-            else:
-                return None
-    except (SwiftError, KeyError):
-        return None
-    return target
-
-
-def _now(x: Any) -> Any:
-    """``x``, or the value of a Cell that has closed; Failed or NotReady (wait for it)
-    when the Cell failed or is still open."""
-    if x.__class__ is not Cell:
-        return x
-    if x.state == CLOSED:
-        return x.value
-    if x.state == FAILED:
-        raise Failed(x.error)  # type: ignore[arg-type]
-    raise NotReady(x)
-
-
-def _source(pos: A.Pos) -> str:
-    """``script.swift:12:5``: a command's place, as failure messages name it."""
-    return f"{os.path.basename(pos.file)}:{pos.line}:{pos.column}"
-
-
-def _walltime(text: str) -> float | None:
-    """``maxwalltime`` profile: minutes, ``MM:SS`` or ``HH:MM:SS``."""
-    try:
-        parts = [float(p) for p in str(text).split(":")]
-    except ValueError:
-        return None
-    if len(parts) == 1:
-        return parts[0] * 60
-    if len(parts) == 2:
-        return parts[0] * 60 + parts[1]
-    return parts[0] * 3600 + parts[1] * 60 + parts[2]
-
-

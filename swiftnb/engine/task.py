@@ -1,6 +1,6 @@
 """What the engine hands to whoever runs apps: a Task, and the Executor interface.
 
-The engine owns this interface (DESIGN.md, "The house"): it knows nothing of sites.  A
+The engine owns this interface (docs/design.md, "The house"): it knows nothing of sites.  A
 local executor runs tasks on this machine; the scheduler implements the same interface
 and puts sites, throttles and policies behind it.
 """
@@ -172,7 +172,7 @@ class TaskResult:
         return not self.ok and self.failure is not None and self.failure.retryable
 
     @classmethod
-    def cancel(cls, site: str = "", message: str = "Canceled") -> "TaskResult":
+    def cancel(cls, site: str = "", message: str = "Canceled") -> TaskResult:
         """The result of an attempt withdrawn before or while it ran."""
         return cls(ok=False, message=message, site=site, failure=FailureKind.CANCELED)
 
@@ -183,3 +183,8 @@ class Executor(Protocol):
     async def submit(self, task: Task) -> TaskResult: ...
 
     async def close(self) -> None: ...
+
+    def app_executable(self, tr: str) -> str | None:
+        """The program the configured site catalogue gives for the app ``tr``, for
+        memoization's app fingerprint; None when no site lists it."""
+        ...

@@ -165,8 +165,13 @@ async def _read_pipe(fd: int, shown: str) -> str:
 
 
 async def _readable(loop: asyncio.AbstractEventLoop, fd: int) -> None:
-    ready = loop.create_future()
-    loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def wake() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, wake)
     try:
         await ready
     finally:

@@ -21,7 +21,9 @@ import asyncio
 from collections import deque
 from collections.abc import Callable, Iterable
 from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from swiftnb.errors import SwiftnbError
 
 if TYPE_CHECKING:
     from swiftnb.engine.mappers.base import Mapper
@@ -153,7 +155,7 @@ def pending_callbacks() -> int:
 # ----------------------------------------------------------------------------- errors
 
 
-class SwiftError(Exception):
+class SwiftError(SwiftnbError):
     """A run-time error of the script (not an engine bug); ``str`` is for people."""
 
     def __init__(self, message: str, *, dependency: bool = False, where: str | None = None,
@@ -173,12 +175,12 @@ class SwiftError(Exception):
 _NOKEY = object()
 
 
-class NotReady(Exception):
+class NotReady(SwiftnbError):
     """Raised by an evaluation that met an open node; the caller waits on ``node``:
     for it to close (default), for its key set to close (``keys``), or for one ``key``
     to arrive."""
 
-    def __init__(self, node: "Node", deep: bool = False, keys: bool = False,
+    def __init__(self, node: Node, deep: bool = False, keys: bool = False,
                  key: Any = _NOKEY) -> None:
         self.node = node
         self.deep = deep
@@ -189,14 +191,14 @@ class NotReady(Exception):
         """Register ``cb`` to run when the awaited condition may hold."""
         node = self.node
         if self.key is not _NOKEY:
-            node.wait_key(self.key, cb)  # type: ignore[attr-defined]
+            node.wait_key(self.key, cb)  # type: ignore[attr-defined]  # an ArrayNode (a key given)
         elif self.keys:
-            node.when_keys_closed(cb)  # type: ignore[attr-defined]
+            node.when_keys_closed(cb)  # type: ignore[attr-defined]  # an ArrayNode (keys given)
         else:
             node.when_closed(cb)
 
 
-class Failed(Exception):
+class Failed(SwiftnbError):
     """Raised by an evaluation that met a failed node."""
 
     def __init__(self, error: SwiftError) -> None:
@@ -277,7 +279,7 @@ class Node:
             node = p
         return "".join(reversed(steps))
 
-    def root(self) -> "Node":
+    def root(self) -> Node:
         node = self
         while node.parent is not None and node.parent.__class__ is not str:
             node = node.parent
@@ -325,7 +327,7 @@ class Cell(Node):
         if s == CLOSED:
             return self.value
         if s == FAILED:
-            raise Failed(self.error)  # type: ignore[arg-type]
+            raise Failed(self.error)  # type: ignore[arg-type]  # FAILED: its error is set
         raise NotReady(self)
 
     def __repr__(self) -> str:
@@ -367,7 +369,7 @@ class FileNode(Node):
         # remappable variable), the node that owns that file and counts the references
         self.gc_temp = False
         self.gc_refs = 0
-        self.gc_of: "FileNode | None" = None
+        self.gc_of: FileNode | None = None
 
     @property
     def value(self) -> str | None:
@@ -389,7 +391,7 @@ class FileNode(Node):
         if s == CLOSED:
             return self.path
         if s == FAILED:
-            raise Failed(self.error)  # type: ignore[arg-type]
+            raise Failed(self.error)  # type: ignore[arg-type]  # FAILED: its error is set
         raise NotReady(self)
 
     def __repr__(self) -> str:
@@ -402,7 +404,7 @@ class Composite(Node):
     __slots__ = ("writers", "closed", "open_children", "tinfo", "key_waiters", "mapper",
                  "watch", "tag")
 
-    def _init_composite(self, tinfo: Any) -> None:
+    def _init_composite(self, tinfo: TypeInfo) -> None:
         self.mapper: Mapper | Cell | None = None  # as FileNode.mapped_by
         self.watch: Callback | None = None
         self.tag: str | None = None  # stable name stem for unmapped temporaries
@@ -528,10 +530,10 @@ class ArrayNode(Composite):
 
     kind = "array"
 
-    def __init__(self, tinfo: Any, parent: Any = None, key: Any = None) -> None:
+    def __init__(self, tinfo: TypeInfo, parent: Any = None, key: Any = None) -> None:
         Node.__init__(self, parent, key)
         self._init_composite(tinfo)
-        self.items: dict[Any, Node] = {}
+        self.items: dict[Any, Any] = {}  # Nodes, and closed primitives' plain values
         self.subscribers: list[Callable[[Any, Node], None]] | None = None
         self.missing: dict[Any, list[Callback]] | None = None
         self.next_auto = 0
@@ -545,7 +547,7 @@ class ArrayNode(Composite):
         if node is None:
             if self.closed:
                 raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
-            node = self.tinfo.elem.make(self, key)
+            node = self.tinfo.elem.make(self, key)  # type: ignore[union-attr]  # an array's elem is set
             self._add(key, node)
         elif not isinstance(node, Node):
             raise SwiftError(f"{self.name}[{_fmt_key(key)}] is written to twice")
@@ -600,7 +602,8 @@ class ArrayNode(Composite):
                     if _active is None:  # inside a drain, that drain runs what was woken
                         drain()
         elif isinstance(node, Node):
-            node.set(value)
+            # an element that is a Node at this point is a Cell or a FileNode
+            cast("Cell | FileNode", node).set(value)
         else:
             raise SwiftError(f"{self.name}[{_fmt_key(key)}] is written to twice")
 
@@ -620,7 +623,7 @@ class ArrayNode(Composite):
         if node is not None:
             return node
         if self.state == FAILED:
-            raise Failed(self.error)  # type: ignore[arg-type]
+            raise Failed(self.error)  # type: ignore[arg-type]  # FAILED: its error is set
         if self.closed:
             raise SwiftError(f"Invalid index [{_fmt_key(key)}] for {self.name}")
         raise NotReady(self, key=key)
@@ -683,7 +686,7 @@ class StructNode(Composite):
 
     kind = "struct"
 
-    def __init__(self, tinfo: Any, parent: Any = None, key: Any = None) -> None:
+    def __init__(self, tinfo: TypeInfo, parent: Any = None, key: Any = None) -> None:
         Node.__init__(self, parent, key)
         self._init_composite(tinfo)
         self.fields: dict[str, Node] = {}
@@ -736,16 +739,16 @@ class TypeInfo:
         name: str,
         kind: str,
         *,
-        elem: "TypeInfo | None" = None,
+        elem: TypeInfo | None = None,
         keytype: str = "int",
-        fields: dict[str, "TypeInfo"] | None = None,
+        fields: dict[str, TypeInfo] | None = None,
     ) -> None:
         self.name = name        # "int", "file", "S", "int[]", ...
         self.kind = kind        # "prim", "file", "external", "array", "struct"
         self.elem = elem
         self.keytype = keytype
         self.fields = fields if fields is not None else {}
-        self.mapped = kind == "file" or (
+        self.mapped: bool = kind == "file" or (
             kind == "array" and elem is not None and elem.mapped
         ) or (kind == "struct" and any(f.mapped for f in self.fields.values()))
 
@@ -830,7 +833,7 @@ def deep_ready(node: Node) -> None:
     if s == CLOSED:
         return
     if s == FAILED:
-        raise Failed(node.error)  # type: ignore[arg-type]
+        raise Failed(node.error)  # type: ignore[arg-type]  # FAILED: its error is set
     raise NotReady(node, deep=True)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from swiftnb.engine.task import TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.execution.outcome import result_from_dict
-from swiftnb.execution.wrapper import format_arguments
+from swiftnb.remote.wrapper import format_arguments
 from swiftnb.scheduling.provider import StatusReporter
 
 __all__ = ["InfoWriter"]

@@ -33,12 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.outcome import result_from_dict
 from swiftnb.execution.runners import Runners
 from swiftnb.scheduling.options import ProviderOptions
-from swiftnb.scheduling.provider import Provider, ProviderState, StatusReporter
+from swiftnb.scheduling.provider import Job, Provider, ProviderState, StatusReporter
 
 if TYPE_CHECKING:
     from swiftnb.config.model import SiteConfig
@@ -72,7 +72,7 @@ class _Process:
         self.job = job
         self.on_success = on_success  # after exit 0, before the stage-out
         self.result: dict[str, Any] | None = None  # the job's end, left None when canceled
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.canceled = False
         self.timed_out = False
 
@@ -83,6 +83,7 @@ class _Process:
             self.proc = subprocess.Popen(job.argv, **job.popen_kwargs())
         finally:
             job.close_streams()
+        job.started(self.proc.pid)
         if self.canceled or self.timed_out:
             job.kill(self.proc.pid)
 
@@ -146,7 +147,6 @@ class LocalProvider(Provider):
         self.cdm = cdm
         self._info = InfoWriter(background=True, bus=bus)  # bus: a lost record is said
         self._processes: set[_Process] = set()
-        self._last_spec: tuple[Task, int, dict[str, Any]] | None = None
         #: set by shutdown(): a task still in execute() ends as canceled, none starts
         self._closing = False
         self._inflight = 0
@@ -154,10 +154,11 @@ class LocalProvider(Provider):
         self._site_dirs: set[str] = set()
         self._runners = Runners("swiftnb-local", MAX_RUNNERS)
         self._spares = wrapper.SpareDirs()
+        wrapper.become_subreaper()  # what an app orphans stays ours to end (Job.end_processes)
         self._pidfds = hasattr(os, "pidfd_open")  # False once the kernel said no
         self._start_time = 0.0  # moving average of a start on the loop, seconds
         self._threaded = 0      # starts still to hand to runner threads
-        self._reaping: set[asyncio.Future] = set()  # apps started on the loop, not reaped
+        self._reaping: set[asyncio.Future[Any]] = set()  # apps started on the loop, not reaped
         self.submitted = 0
         self.completed = 0
         self.failed = 0
@@ -178,41 +179,36 @@ class LocalProvider(Provider):
             cdm=self.cdm.directives(task.inputs, task.outputs) or None if self.cdm else None,
         )
 
-    def job_dir(self, task: Task) -> str:
-        """The task's job directory relative to the site work directory."""
+    def prepare(self, task: Task) -> Job:
+        """The task's job: its wrapper spec, which names its job directory."""
         spec = self.spec(task)
-        self._last_spec = (task, task.attempt, spec)  # execute() comes next: reuse it
-        return wrapper.job_dir_relative(spec)
+        return Job(task, wrapper.job_dir_relative(spec), spec)
 
-    async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
+    async def execute(self, job: Job, report: StatusReporter) -> TaskResult:
         if self._closing:  # the run is stopping: start nothing new
             report.status(TaskStatus.CANCELED)
             return TaskResult(ok=False, message="Canceled: the run was stopped", site=self.name,
                               failure=FailureKind.CANCELED)
         self._inflight += 1
         try:
-            return await self._execute(task, report)
+            return await self._execute(job, report)
         finally:
             self._inflight -= 1
             if self._inflight == 0 and self._drained is not None:
                 self._drained.set()
 
-    async def _execute(self, task: Task, report: StatusReporter) -> TaskResult:
+    async def _execute(self, prepared: Job, report: StatusReporter) -> TaskResult:
         report.status(TaskStatus.SUBMITTING)
         self.submitted += 1
-        last = self._last_spec
-        if last is not None and last[0] is task and last[1] == task.attempt:
-            spec = last[2]
-        else:
-            spec = self.spec(task)
-        self._last_spec = None
+        task = prepared.task
+        spec = prepared.spec if prepared.spec is not None else self.spec(task)
         self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
         if spec.get("scratch"):
             self._site_dirs.add(os.path.join(spec["scratch"], spec["site_run"]))
         loop = asyncio.get_running_loop()
-        if spec.get("scratch"):  # inputs are copied: that takes as long as the file is big
+        if wrapper.copies_much(spec):  # copies take as long as the files are big
             job = await self._runners.call(wrapper.prepare, spec, self._spares)
-        else:  # a rename and a few links: cheaper here than a thread hop
+        else:  # a rename, a few links and small copies: cheaper here than a thread hop
             job = wrapper.prepare(spec, self._spares)
         if job.failure is not None:
             return self._ended(job.failure, report, task, spec)
@@ -263,7 +259,7 @@ class LocalProvider(Provider):
         assert process.result is not None  # staged out as it ended
         return self._ended(process.result, report, task, spec)
 
-    def _start_here(self, process: _Process, loop: asyncio.AbstractEventLoop) -> asyncio.Future:
+    def _start_here(self, process: _Process, loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
         """Start the app on the loop (OSError: it could not be); the future is done once
         it has ended and been staged out."""
         began = time.perf_counter()
@@ -334,7 +330,7 @@ class LocalProvider(Provider):
             self._drained = asyncio.Event()
             try:
                 await asyncio.wait_for(self._drained.wait(), 10.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
         if self._reaping:  # killed apps the loop has yet to reap: no zombie outlives us
             await asyncio.wait(list(self._reaping), timeout=10.0)

@@ -42,4 +42,5 @@ def result_from_dict(result: Mapping[str, Any], site: str = "") -> TaskResult:
         stderr_tail=result.get("stderr_tail", ""),
         site=result.get("site") or site,
         failure=failure_kind(result),
+        output_digests=dict(result.get("output_digests") or {}) if result.get("ok") else {},
     )

@@ -31,7 +31,7 @@ class Runners:
         self._threads = 0
         self._closed = False
 
-    def call(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future:
+    def call(self, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
         """A future for ``fn(*args)`` run on a runner thread (its result or exception)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
@@ -75,7 +75,7 @@ class Runners:
                 pass
 
 
-def _deliver(future: asyncio.Future, result: Any, error: BaseException | None) -> None:
+def _deliver(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
     if future.cancelled():
         return
     if error is not None:

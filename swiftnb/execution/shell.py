@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from swiftnb.atomicfile import replacing
+from swiftnb.errors import SwiftnbError
 
 __all__ = ["ShellFailure", "ShellError", "CommandResult", "Process", "Shell", "LocalShell",
            "Tunnel", "LOCAL_HOST", "signal_number", "os_error"]
@@ -52,7 +53,7 @@ _RETRYABLE = frozenset({ShellFailure.UNREACHABLE, ShellFailure.CONNECTION_LOST,
                         ShellFailure.TIMEOUT})
 
 
-class ShellError(Exception):
+class ShellError(SwiftnbError):
     """A Shell operation failed; ``kind`` says how, ``host`` where ("127.0.0.1:2222",
     or "this machine"), and the message says what happened and what to do."""
 
@@ -289,8 +290,8 @@ class LocalShell(Shell):
         except OSError as exc:
             if cwd is not None and exc.filename == cwd:
                 raise self._no_cwd(argv, cwd, exc) from None
-            code = 127 if exc.errno == errno.ENOENT else 126  # as a shell says it
-            return CommandResult(code, "", f"{argv[0]}: {exc.strerror}\n")
+            code_ = 127 if exc.errno == errno.ENOENT else 126  # as a shell says it
+            return CommandResult(code_, "", f"{argv[0]}: {exc.strerror}\n")
         try:
             out, err = await asyncio.wait_for(proc.communicate(input), timeout)
         except (TimeoutError, asyncio.CancelledError) as exc:

@@ -33,8 +33,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +42,8 @@ from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import TaskStatus
 from swiftnb.scheduling.clock import Clock, RealClock, VirtualClock
 from swiftnb.scheduling.options import ProviderOptions, option
-from swiftnb.scheduling.provider import Provider, ProviderState, StatusReporter, swift_job_dir
+from swiftnb.scheduling.provider import Job, Provider, ProviderState, StatusReporter, swift_job_dir
+from swiftnb.scheduling.throttles import Throttle
 
 if TYPE_CHECKING:
     from swiftnb.config.model import SiteConfig
@@ -67,7 +67,7 @@ def _distribution(value: Any) -> Distribution | dict[str, Distribution]:
                 per_app[str(app)] = _distribution(duration)
             except ValueError as exc:
                 raise ValueError(f"{exc} (for app {app})") from None
-        return per_app  # type: ignore[return-value]
+        return per_app  # type: ignore[return-value]  # the distributions per app
     try:
         return parse_distribution(value)
     except BadValue as exc:
@@ -103,7 +103,7 @@ class SimOptions(ProviderOptions):
     writeOutputs: bool = True
     failureMessage: str = "Application {tr} failed with an exit code of 1 (simulated failure)"
 
-    def check(self):
+    def check(self) -> Iterator[tuple[str, str]]:
         if self.slots < 1:
             yield "slots", f"invalid value {self.slots}, expected a number of at least 1"
         if not 0.0 <= self.failureProbability <= 1.0:
@@ -147,8 +147,8 @@ class SimProvider(Provider):
         self.clock: Clock = clock if clock is not None else RealClock()
         #: outages are relative to this: the virtual epoch, or when the site was made
         self.origin = self.clock.start if isinstance(self.clock, VirtualClock) else self.clock.now()
-        self._free = self.slots
-        self._slot_waiters: deque[asyncio.Future] = deque()
+        #: the site's slots: a job holds one while it runs (first come, first served)
+        self._slots = Throttle("slots", self.slots, host=name)
         self._made_dirs: set[str] = set()
         self.counts = {"submitted": 0, "queued": 0, "running": 0, "completed": 0,
                        "failed": 0, "canceled": 0, "refused": 0}
@@ -158,22 +158,22 @@ class SimProvider(Provider):
         return None
 
     async def shutdown(self) -> None:
-        for fut in self._slot_waiters:
-            fut.cancel()
-        self._slot_waiters.clear()
+        self._slots.cancel_waiters()
 
     def state(self) -> ProviderState:
         c = self.counts
         return ProviderState(
             site=self.name, type="sim", submitted=c["submitted"], queued=c["queued"],
             running=c["running"], completed=c["completed"], failed=c["failed"],
-            canceled=c["canceled"], slots=self.slots, free_slots=self._free,
+            canceled=c["canceled"], slots=self.slots,
+            free_slots=self.slots - self._slots.used,
             detail={"refused": c["refused"]})
 
-    def job_dir(self, task: Task) -> str:
-        return swift_job_dir(self.site_run, task.jobid, task.attempt)
+    def prepare(self, task: Task) -> Job:
+        return Job(task, swift_job_dir(self.site_run, task.jobid, task.attempt))
 
-    async def execute(self, task: Task, report: StatusReporter) -> TaskResult:
+    async def execute(self, job: Job, report: StatusReporter) -> TaskResult:
+        task = job.task
         clock = self.clock
         draw = self._draw(task)
         counts = self.counts
@@ -182,9 +182,9 @@ class SimProvider(Provider):
             await clock.sleep(draw["submit"])
         if self._outage_at(clock.now()) is not None:
             counts["refused"] += 1
-            message = f"Connection refused: site {self.name} is down (simulated outage)"
-            report.status(TaskStatus.FAILED, message=message)
-            return TaskResult(ok=False, message=message, site=self.name,
+            refused = f"Connection refused: site {self.name} is down (simulated outage)"
+            report.status(TaskStatus.FAILED, message=refused)
+            return TaskResult(ok=False, message=refused, site=self.name,
                               failure=FailureKind.CONNECTION_LOST)
         report.status(TaskStatus.SUBMITTED)
         counts["queued"] += 1
@@ -194,7 +194,7 @@ class SimProvider(Provider):
             try:
                 if draw["queue"] > 0:
                     await clock.sleep(draw["queue"])
-                await self._acquire()
+                await self._slots.acquire()
                 holding = True
             finally:
                 counts["queued"] -= 1
@@ -238,10 +238,11 @@ class SimProvider(Provider):
             if running:
                 counts["running"] -= 1
             if holding:
-                self._release()
+                self._slots.release()
 
-    async def execute_cluster(self, tasks: list[Task], report: StatusReporter) -> list[TaskResult]:
+    async def execute_cluster(self, jobs: list[Job], report: StatusReporter) -> list[TaskResult]:
         """Run a cluster of short jobs as one job: one queue wait, one slot, back to back."""
+        tasks = [job.task for job in jobs]
         clock = self.clock
         draws = [self._draw(t) for t in tasks]
         self.counts["submitted"] += 1
@@ -255,7 +256,7 @@ class SimProvider(Provider):
         report.status(TaskStatus.SUBMITTED)
         if draws[0]["queue"] > 0:
             await clock.sleep(draws[0]["queue"])
-        await self._acquire()
+        await self._slots.acquire()
         try:
             report.status(TaskStatus.ACTIVE)
             results = []
@@ -276,7 +277,7 @@ class SimProvider(Provider):
                     results.append(TaskResult(ok=True, exit_code=0, site=self.name))
             return results
         finally:
-            self._release()
+            self._slots.release()
 
     # -- internals -----------------------------------------------------------------
     def _draw(self, task: Task) -> dict[str, Any]:
@@ -316,31 +317,6 @@ class SimProvider(Provider):
                 return at
         return None
 
-    async def _acquire(self) -> None:
-        if self._free > 0 and not self._slot_waiters:
-            self._free -= 1
-            return
-        fut = asyncio.get_running_loop().create_future()
-        self._slot_waiters.append(fut)
-        try:
-            await fut
-        except asyncio.CancelledError:
-            if fut.done() and not fut.cancelled():
-                self._release()
-            else:
-                try:
-                    self._slot_waiters.remove(fut)
-                except ValueError:
-                    pass
-            raise
-
-    def _release(self) -> None:
-        while self._slot_waiters:
-            fut = self._slot_waiters.popleft()
-            if not fut.done():
-                fut.set_result(None)  # the slot passes straight to the next waiter
-                return
-        self._free += 1
 
     def _create_outputs(self, task: Task) -> None:
         paths = dict.fromkeys(task.outputs)
@@ -365,7 +341,8 @@ class SimProvider(Provider):
 def _sample(dist: Any, rng: random.Random) -> float:
     if isinstance(dist, dict):
         dist = dist.get("ALL") or Distribution("const", (0.0,))
-    return dist.sample(rng)
+    sample: float = dist.sample(rng)
+    return sample
 
 
 def make_provider(site: SiteConfig, ctx: BuildContext) -> SimProvider:

@@ -11,14 +11,14 @@ swift.conf::
         staging: "swift"
     }
 
-How a run uses the host (one SSH connection for everything, DESIGN.md "Remote execution"):
+How a run uses the host (one SSH connection for everything, docs/design.md "Remote execution"):
 
 1. ``start``: connect (known_hosts checked, ``~/.ssh/config`` and ``~/.ssh/auth.defaults``
    honoured: :mod:`swiftnb.execution.sshshell`), check the remote Python 3, make the site
    run directory ``WORKDIR/SCRIPT-RUNID/shared`` and copy there the job wrapper
    (``_swiftwrap.py``) and the worker (``_swiftworker.py``), both stdlib-only, then start
    the worker on one channel: ``python3 _swiftworker.py --stdio``.  It runs up to
-   maxParallelTasks jobs at once and speaks JSON lines (``coasters/worker.py``).
+   maxParallelTasks jobs at once and speaks JSON lines (``remote/worker.py``).
 2. ``execute``: stage the inputs in (by the staging mode, below), send the job spec
    to the worker, hear ``active`` and ``done``, stage the outputs back.
 3. ``shutdown``: stop the worker, run ``cleanupCommand`` on the site run directory
@@ -48,17 +48,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from swiftnb.coasters import worker as worker_module
+from swiftnb.remote import worker as worker_module
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.execution.staging import Stager, shell_failure_kind
 from swiftnb.scheduling.background import internal_error, start_background
 from swiftnb.scheduling.options import ProviderOptions
-from swiftnb.scheduling.provider import (Provider, ProviderError, ProviderState,
+from swiftnb.scheduling.provider import (Job, Provider, ProviderError, ProviderState,
                                          StatusReporter, swift_job_dir)
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ class _Worker:
         self._outbox: list[bytes] = []
         self._writes: set[asyncio.Task[None]] = set()  # held: a task nobody holds may vanish
 
-    def new_job(self, attempt: StatusReporter) -> "_RemoteJob":
+    def new_job(self, attempt: StatusReporter) -> _RemoteJob:
         self._next += 1
         job = _RemoteJob(self._next, attempt, asyncio.get_running_loop().create_future())
         self.jobs[job.n] = job
@@ -317,7 +317,7 @@ class SSHProvider(Provider):
         except ShellError as exc:
             self.limiter.failed()
             raise self._error(exc, "starting the worker") from None
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise ProviderError(FailureKind.TIMEOUT, f"{self._where()}: the worker did not "
                                 "start within connectTimeout") from None
         if hello.get("op") != "hello":
@@ -332,8 +332,8 @@ class SSHProvider(Provider):
         self._worker = worker
         self._connection = "connected"
 
-    def job_dir(self, task: Task) -> str:
-        return swift_job_dir(self.site_run, task.jobid, task.attempt)
+    def prepare(self, task: Task) -> Job:
+        return Job(task, swift_job_dir(self.site_run, task.jobid, task.attempt))
 
     def state(self) -> ProviderState:
         c = self.counts
@@ -343,7 +343,8 @@ class SSHProvider(Provider):
                              canceled=c["canceled"], connection=self._connection,
                              detail={"host": self.shell.name, "staging": self.stager.mode})
 
-    async def execute(self, task: Task, attempt: StatusReporter) -> TaskResult:
+    async def execute(self, prepared: Job, attempt: StatusReporter) -> TaskResult:
+        task = prepared.task
         attempt.status(TaskStatus.SUBMITTING)
         self.counts["submitted"] += 1
         try:
@@ -388,7 +389,7 @@ class SSHProvider(Provider):
         try:
             worker.send({"op": "cancel", "n": job.n})
             await asyncio.wait_for(asyncio.shield(job.done), _SHUTDOWN_GRACE)
-        except (ShellError, ProviderError, asyncio.TimeoutError, asyncio.CancelledError):
+        except (TimeoutError, ShellError, ProviderError, asyncio.CancelledError):
             pass
 
     def _ended(self, task: Task, spec: dict[str, Any], result: dict[str, Any],
@@ -402,7 +403,7 @@ class SSHProvider(Provider):
         if worker is not None and worker.alive:
             try:
                 await worker.close()
-            except (ShellError, asyncio.TimeoutError):
+            except (TimeoutError, ShellError):
                 pass
         if worker is not None and worker.reader is not None:
             worker.reader.cancel()

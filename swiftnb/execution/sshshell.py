@@ -462,8 +462,9 @@ class SSHShell(Shell):
                              f"{exc}") from None
         if not key_files:
             configured = options.config.get("IdentityFile", ())
-            key_files = [os.path.expanduser(str(p)) for p in configured] if configured \
-                else _default_key_files()
+            key_files = [os.path.expanduser(str(p))
+                         for p in configured  # type: ignore[attr-defined]  # asyncssh: untyped
+                         ] if configured else _default_key_files()
         if self._known_hosts is not None:
             kh_files = [os.path.expanduser(self._known_hosts)]
         elif options.known_hosts is None:  # UserKnownHostsFile none: nothing is known
@@ -472,7 +473,7 @@ class SSHShell(Shell):
             kh_files = [str(home_ssh / "known_hosts")]
         else:
             kh_files = [os.path.expanduser(str(p))
-                        for p in options.known_hosts]  # type: ignore[union-attr]
+                        for p in options.known_hosts]  # type: ignore[union-attr]  # asyncssh: untyped options
         text = ""
         for path in kh_files:
             try:
@@ -503,7 +504,7 @@ class SSHShell(Shell):
         self._target = target
         self.name = target.address
         try:
-            conn = await asyncssh.connect(**target.kwargs)  # type: ignore[arg-type]
+            conn = await asyncssh.connect(**target.kwargs)
         except asyncssh.HostKeyNotVerifiable as exc:
             raise self._host_key_error(target, check, exc) from None
         except asyncssh.PermissionDenied:
@@ -698,7 +699,7 @@ class SSHShell(Shell):
         and stderr, since the far side reports them only once the command has run."""
         command = self._command(argv, cwd=cwd, env=env)
         proc = await self._process(command, f"starting {argv[0]}")
-        return _SSHProcess(proc, self, proc.channel.get_connection())
+        return _SSHProcess(proc, self, proc.channel.get_connection())  # type: ignore[arg-type]  # a client channel's connection
 
     # -- files -------------------------------------------------------------------------
 

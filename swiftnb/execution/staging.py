@@ -1,6 +1,6 @@
 """Staging: moving a task's files between this machine and the site where it runs.
 
-DESIGN.md ("Remote execution") makes staging one layer that providers call: the ssh
+docs/design.md ("Remote execution") makes staging one layer that providers call: the ssh
 provider, the batch provider (one LRM job per task) and coaster blocks on clusters all
 hold a :class:`Stager` for their site and call it around each attempt::
 
@@ -46,9 +46,9 @@ import base64
 import os
 from typing import TYPE_CHECKING, Any
 
-from swiftnb.engine.task import FailureKind, Task
+from swiftnb.engine.task import Command, FailureKind, Task
 from swiftnb.events import EventBus
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 from swiftnb.atomicfile import write_atomically
 from swiftnb.execution.shell import Shell, ShellError, ShellFailure
 from swiftnb.scheduling.provider import ProviderError, StatusReporter
@@ -85,7 +85,8 @@ def remote_relpath(path: str) -> str:
 
 def _streams(task: Task) -> list[str]:
     """The redirections of every command of the task (several commands: each has its own)."""
-    return [p for c in (task, *task.more_commands) for p in (c.stdin, c.stdout, c.stderr) if p]
+    commands: list[Task | Command] = [task, *task.more_commands]
+    return [p for c in commands for p in (c.stdin, c.stdout, c.stderr) if p]
 
 
 def local_path(base_dir: str, rel: str) -> str:
@@ -305,6 +306,10 @@ class Stager:
             return {**result, "ok": False, "kind": kind.value, "cause": cause,
                     "message": f"Exception in {task.tr}:\n    Host: {self.site}\n"
                                f"Caused by: {cause}"}
+        digests = result.get("output_digests") or {}
+        if digests:  # keyed as the task names them (absolute ones were staged as __root__/...)
+            result = {**result, "output_digests": {
+                p: digests[remote_relpath(p)] for p in task.outputs if remote_relpath(p) in digests}}
         return result
 
     async def forget(self, base: str) -> None:

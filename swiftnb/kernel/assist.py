@@ -15,7 +15,7 @@ from swiftnb.lang.mappers import NAMES as MAPPER_NAMES
 from swiftnb.lang.parser import KEYWORDS
 
 if TYPE_CHECKING:
-    from swiftnb.kernel.session import ProcEntry
+    from swiftnb.kernel.session import ProcEntry, SwiftSession
 
 __all__ = ["complete", "inspect", "is_complete", "KEYWORDS_ALL", "TYPE_NAMES"]
 
@@ -44,14 +44,14 @@ def _prefix(code: str, cursor_pos: int) -> tuple[str, int]:
 
 
 def _cell_names(code: str) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for m in _DECL.finditer(code):
         names.update(g for g in m.groups() if g)
     names -= set(KEYWORDS_ALL)
     return names
 
 
-def candidates(code: str, session: Any = None) -> dict[str, str]:
+def candidates(code: str, session: SwiftSession | None = None) -> dict[str, str]:
     """name -> kind for everything that can be written at a word position."""
     out: dict[str, str] = {k: "keyword" for k in KEYWORDS_ALL}
     out.update({b: "builtin" for b in BUILTINS})
@@ -71,7 +71,7 @@ def _in_mapping(before: str) -> bool:
     return lt >= 0 and lt > max(before.rfind(c) for c in ";>{}")
 
 
-def _fields(code: str, cursor_pos: int, session: Any) -> list[str] | None:
+def _fields(code: str, cursor_pos: int, session: SwiftSession | None) -> list[str] | None:
     """Field names when the cursor follows ``var.`` of a struct-typed session variable."""
     m = re.search(r"([A-Za-z_]\w*)\.(\w*)$", code[:cursor_pos])
     if m is None or session is None or m.group(1) not in session.vars:
@@ -85,7 +85,7 @@ def _fields(code: str, cursor_pos: int, session: Any) -> list[str] | None:
     return [f.name for f in tdecl.fields if f.name.startswith(m.group(2))]
 
 
-def complete(code: str, cursor_pos: int, session: Any = None) -> dict[str, Any]:
+def complete(code: str, cursor_pos: int, session: SwiftSession | None = None) -> dict[str, Any]:
     """A Jupyter complete_reply content."""
     prefix, start = _prefix(code, cursor_pos)
     fields = _fields(code, cursor_pos, session)
@@ -132,7 +132,7 @@ def _procedure_text(entry: ProcEntry) -> str:
                        if part)
 
 
-def inspect(code: str, cursor_pos: int, session: Any = None) -> dict[str, Any]:
+def inspect(code: str, cursor_pos: int, session: SwiftSession | None = None) -> dict[str, Any]:
     """A Jupyter inspect_reply content: a procedure's signature and doc comment (each
     overload's), a variable's type, a builtin's or mapper's signature."""
     from swiftnb.kernel.session import var_text

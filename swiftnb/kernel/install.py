@@ -77,11 +77,11 @@ def install_labextension(*, user: bool = False, prefix: str | None = None) -> st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m swiftnb.kernel install",
                                      description="Install the Swift (swiftnb) kernelspec.")
-    where = parser.add_mutually_exclusive_group()
-    where.add_argument("--user", action="store_true", help="into the user's Jupyter dir")
-    where.add_argument("--sys-prefix", action="store_true",
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--user", action="store_true", help="into the user's Jupyter dir")
+    target.add_argument("--sys-prefix", action="store_true",
                        help="into sys.prefix (the current virtualenv or conda env)")
-    where.add_argument("--prefix", help="into PREFIX/share/jupyter/kernels")
+    target.add_argument("--prefix", help="into PREFIX/share/jupyter/kernels")
     parser.add_argument("--name", default=KERNEL_NAME)
     parser.add_argument("--display-name", default=None)
     args = parser.parse_args(argv)

@@ -85,7 +85,7 @@ class SwiftKernel(IPythonKernel):
         super().__init__(**kwargs)
         self.swift = SwiftSession(os.getcwd())
         self.swift_settings = SwiftSettings()
-        self.current_run: Any = None
+        self.current_run: RunHandle | None = None
         #: where this session's runs go, made at its first run (:meth:`_session_dir`)
         self.session_dir: str | None = None
         if self.shell is not None:
@@ -98,6 +98,7 @@ class SwiftKernel(IPythonKernel):
         line magic running LINE in this namespace (IPython's own ``%%python`` would start
         a separate interpreter)."""
         shell = self.shell
+        assert shell is not None  # the kernel app gives the kernel its shell first
 
         def drop_header(lines: list[str]) -> list[str]:
             if lines and lines[0].strip() == "%%python":
@@ -118,6 +119,7 @@ class SwiftKernel(IPythonKernel):
             return await super().do_execute(code, silent, store_history, user_expressions,
                                             allow_stdin, cell_meta=cell_meta, cell_id=cell_id)
         shell = self.shell
+        assert shell is not None  # the kernel app gives the kernel its shell first
         count = shell.execution_count
         try:
             reply = await self._execute_swift(code, silent)
@@ -142,12 +144,14 @@ class SwiftKernel(IPythonKernel):
         return {"status": "error", **content}
 
     def _run_python(self, code: str) -> dict | None:
-        result = self.shell.run_cell(code, store_history=False)
+        shell = self.shell
+        assert shell is not None  # the kernel app gives the kernel its shell first
+        result = shell.run_cell(code, store_history=False)
         if result.success:
             return None
         err = result.error_before_exec or result.error_in_exec
         return {"status": "error", "ename": type(err).__name__, "evalue": str(err),
-                "traceback": self.shell._last_traceback or []}
+                "traceback": shell._last_traceback or []}
 
     def _magic(self, name: str, args: str, silent: bool) -> dict | None:
         if name == "python":
@@ -177,6 +181,8 @@ class SwiftKernel(IPythonKernel):
         from swiftnb import lang
         from swiftnb.runner import RunSetupError, start_run
 
+        shell = self.shell
+        assert shell is not None  # the kernel app gives the kernel its shell first
         magics, text = split_magics(code)
         for name, args in magics:
             failed = self._magic(name, args, silent)
@@ -186,7 +192,7 @@ class SwiftKernel(IPythonKernel):
             return {"status": "ok"}
         self.swift.base_dir = os.getcwd()  # imports resolve where the runs go
         try:
-            cell = self.swift.compile_cell(text, self.shell.user_ns)
+            cell = self.swift.compile_cell(text, shell.user_ns)
         except lang.CompileError as exc:
             return self._error("CompileError", exc.render_short(), exc.render(), silent)
         for note in cell.notes:
@@ -214,8 +220,8 @@ class SwiftKernel(IPythonKernel):
             if stop_watching is not None:
                 stop_watching()
         values = self.swift.commit(cell, handle)
-        self.shell.user_ns.update(values)
-        self.shell.user_ns["swift_run"] = handle
+        shell.user_ns.update(values)
+        shell.user_ns["swift_run"] = handle
         sys.stdout.flush()
         sys.stderr.flush()
         if handle.ok:

@@ -20,6 +20,7 @@ from typing import Any
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
+from swiftnb.errors import SwiftnbError
 from swiftnb.kernel.livestatus import show_dashboard
 from swiftnb.kernel.session import CELL_FILE, located_warnings
 from swiftnb.kernel.settings import SettingsError, SwiftSettings
@@ -27,7 +28,7 @@ from swiftnb.kernel.settings import SettingsError, SwiftSettings
 __all__ = ["SwiftMagics", "load_ipython_extension", "parse_magic_line"]
 
 
-class MagicUsageError(ValueError):
+class MagicUsageError(SwiftnbError, ValueError):
     pass
 
 
@@ -91,7 +92,7 @@ class SwiftMagics(Magics):
         self.settings = SwiftSettings()
         self.runs: list[Any] = []
 
-    @cell_magic("swift")
+    @cell_magic("swift")  # type: ignore[arg-type]  # IPython types the decorated method as Never
     def swift(self, line: str, cell: str) -> Any:
         """Run the cell as a Swift program in the background; returns the run handle."""
         from swiftnb import lang
@@ -129,13 +130,13 @@ class SwiftMagics(Magics):
             print(f"Warning: {warning}", file=sys.stderr)
         run.start(_loop())
         self.runs.append(run)
-        if opts["name"]:
+        if opts["name"] and self.shell is not None:  # (a registered Magics has one)
             self.shell.user_ns[opts["name"]] = run
         if opts["dashboard"] and self.settings.dashboard:
             show_dashboard(run)
         return run
 
-    @line_magic("swift_config")
+    @line_magic("swift_config")  # type: ignore[arg-type]  # as cell_magic above
     def swift_config(self, line: str = "") -> None:
         """Show the effective configuration, or load/set it for later %%swift cells."""
         from swiftnb.runner import RunSetupError
@@ -153,4 +154,6 @@ def load_ipython_extension(ipython: InteractiveShell) -> None:
     from swiftnb.runner import RunHandle
 
     ipython.register_magics(SwiftMagics)
-    ipython.display_formatter.ipython_display_formatter.for_type(RunHandle, show_run)
+    formatter = ipython.display_formatter
+    assert formatter is not None  # a running shell has its display formatter
+    formatter.ipython_display_formatter.for_type(RunHandle, show_run)

@@ -23,7 +23,7 @@ import dataclasses
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from swiftnb import lang
 from swiftnb.lang import ast as A
@@ -208,7 +208,7 @@ def python_type(value: Any, pos: A.Pos) -> A.TypeExpr | None:
     if isinstance(value, (list, tuple)) and value:
         kinds = {_scalar_type(v) for v in value}
         if len(kinds) == 1 and None not in kinds:
-            return A.TypeExpr(pos, kinds.pop(), (None,))
+            return A.TypeExpr(pos, cast(str, kinds.pop()), (None,))
         if kinds <= {"int", "float"}:
             return A.TypeExpr(pos, "float", (None,))
         return None
@@ -218,7 +218,7 @@ def python_type(value: Any, pos: A.Pos) -> A.TypeExpr | None:
         if len(kinds) == 1 and None not in kinds and len(keys) == 1 and \
                 keys <= {"int", "string"}:
             key = None if keys == {"int"} else A.TypeExpr(pos, "string")
-            return A.TypeExpr(pos, kinds.pop(), (key,))
+            return A.TypeExpr(pos, cast(str, kinds.pop()), (key,))
     return None
 
 
@@ -371,11 +371,11 @@ class SwiftSession:
 
     def describe(self) -> str:
         lines = []
-        for name, t in self.types.items():
+        for name in self.types:
             lines.append(f"type {name}")
         for entries in self.procs.values():
             lines.extend(signature_text(e.decl) for e in entries)
-        for name, v in self.vars.items():
+        for v in self.vars.values():
             lines.append(var_text(v.decl))
         return "\n".join(lines) if lines else "(no Swift declarations)"
 

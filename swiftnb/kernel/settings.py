@@ -14,10 +14,12 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from swiftnb.errors import SwiftnbError
+
 __all__ = ["SwiftSettings", "SettingsError"]
 
 
-class SettingsError(ValueError):
+class SettingsError(SwiftnbError, ValueError):
     pass
 
 
@@ -31,8 +33,11 @@ class SwiftSettings:
         "SWIFTNB_DASHBOARD", "1").strip().lower() not in ("0", "false", "no", "off"))
 
     def run_kwargs(self) -> dict[str, Any]:
+        """prepare_run's keywords; memoization on unless the configuration (a file, or
+        ``-memoize false`` here or on the %%swift line) says otherwise: re-running a
+        cell then runs only what changed (docs/memoization.md)."""
         return {"config_file": self.config_file, "sites": self.sites,
-                "properties": dict(self.properties)}
+                "properties": dict(self.properties), "memoize_default": True}
 
     def load(self, base_dir: str = ".") -> Any:
         from swiftnb.runner import load_run_config

@@ -24,7 +24,7 @@ Conventions
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple, Union
+from typing import NamedTuple
 
 
 class Pos(NamedTuple):
@@ -459,7 +459,7 @@ class Program(Node):
     filename: str = "<string>"
 
 
-LValue = Union[Name, Index, Member, StarIndex]
+LValue = Name | Index | Member | StarIndex
 
 __all__ = [
     "Pos", "NOWHERE", "Node", "TypeExpr", "Field", "TypeDecl", "Expr", "IntLiteral",

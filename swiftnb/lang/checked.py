@@ -42,7 +42,7 @@ class Write:
     an initialised declaration); ``target`` the lvalue expression written.
     """
 
-    symbol: "Symbol"
+    symbol: Symbol
     stmt: ast.Node
     kind: str
     target: ast.Node | None = None

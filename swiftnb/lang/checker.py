@@ -31,7 +31,7 @@ _SPEC_TYPES = {"int": T.INT, "float": T.FLOAT, "string": T.STRING, "boolean": T.
 class _Scope:
     __slots__ = ("vars", "parent", "owner", "is_root")
 
-    def __init__(self, parent: "_Scope | None", owner: ast.Procedure | None = None,
+    def __init__(self, parent: _Scope | None, owner: ast.Procedure | None = None,
                  is_root: bool = False) -> None:
         self.vars: dict[str, Symbol] = {}
         self.parent = parent
@@ -86,7 +86,7 @@ class Checker:
         #: the if/switch arms around the statement being checked, innermost first
         self._branch: _Arm | None = None
         self._loops: int = 0
-        self._whole_writes: dict[tuple, list[tuple[Write, tuple, int]]] = {}
+        self._whole_writes: dict[tuple, list[tuple[Write, _Arm | None, int, tuple]]] = {}
         self._resolving: set[str] = set()
         self._builtin_sigs: dict[str, Signature] = {}
         self._decl_loops: dict[Symbol, int] = {}
@@ -241,10 +241,11 @@ class Checker:
         ins = self._formal_params(proc.inputs, proc, False)
         names = {p.name: p for p in outs}
         for p in ins:
-            if p.name in names and p.decl is not None:
+            first = names[p.name].decl if p.name in names else None
+            if first is not None and p.decl is not None:  # (params made above have one)
                 self.error(p.decl.pos, f"Variable {p.name}, on line {p.decl.pos.line}, "
                                        "was already defined on line "
-                                       f"{names[p.name].decl.pos.line}")
+                                       f"{first.pos.line}")
         return Signature(proc.name, kind, outs, ins, proc)
 
     def builtin_signature(self, name: str) -> tuple[str, Signature] | None:
@@ -495,8 +496,10 @@ class Checker:
         assert proc is not None
         scope = _Scope(self.globals, owner=proc)
         for p in sig.outputs:
+            assert p.decl is not None  # a user procedure's parameters are its Formals
             self.declare(scope, p.name, p.type, p.decl, "output")
         for p in sig.inputs:
+            assert p.decl is not None
             self.declare(scope, p.name, p.type, p.decl, "input")
             if p.default is not None and not _constant(p.default):
                 # the grammar's `formal := type ID ["=" constant]` (reference 1.7.1)
@@ -777,13 +780,15 @@ class Checker:
         """Type of an expression in a context expecting ``expected`` (``[]`` and
         ``readData`` take the context's type; ``{...}`` initializers and the items of
         ``[...]`` are typed by it)."""
-        cls = type(e)
-        if cls is ast.StructLiteral or cls is ast.MapLiteral:
-            t = (self._struct_literal(e, scope, expected) if cls is ast.StructLiteral
-                 else self._map_literal(e, scope, expected))
+        if type(e) is ast.StructLiteral:
+            t = self._struct_literal(e, scope, expected)
             self.node_types[e] = t
             return t
-        if cls is ast.ArrayLiteral and e.items and isinstance(expected, T.ArrayType):
+        if type(e) is ast.MapLiteral:
+            t = self._map_literal(e, scope, expected)
+            self.node_types[e] = t
+            return t
+        if type(e) is ast.ArrayLiteral and e.items and isinstance(expected, T.ArrayType):
             t = self._array_literal(e, scope, expected.element)
             self.node_types[e] = t
             return t
@@ -809,7 +814,7 @@ class Checker:
 
     def _expr(self, e: ast.Expr, scope: _Scope, reading: bool) -> T.SwiftType:
         cls = type(e)
-        if cls is ast.Name:
+        if type(e) is ast.Name:
             sym = scope.lookup(e.name)
             if sym is None:
                 if self.stdlib_v2 and e.name in B.V2_CONSTANTS and reading:
@@ -820,21 +825,21 @@ class Checker:
             if reading:
                 sym.reads += 1
             return sym.type
-        if cls is ast.IntLiteral:
+        if type(e) is ast.IntLiteral:
             if e.value > 2147483647:
                 self.error(e.pos, f"integer literal {e.value} is too large (int is 32-bit)")
             return T.INT
-        if cls is ast.StringLiteral:
+        if type(e) is ast.StringLiteral:
             return T.STRING
-        if cls is ast.FloatLiteral:
+        if type(e) is ast.FloatLiteral:
             return T.FLOAT
-        if cls is ast.BoolLiteral:
+        if type(e) is ast.BoolLiteral:
             return T.BOOLEAN
-        if cls is ast.BinaryOp:
+        if type(e) is ast.BinaryOp:
             return self._binop(e, scope)
-        if cls is ast.Call:
+        if type(e) is ast.Call:
             return self._call_expr(e, scope)
-        if cls is ast.Index:
+        if type(e) is ast.Index:
             bt = self.expr(e.base, scope, reading)
             it = self.expr(e.index, scope)
             if isinstance(bt, T.ArrayType):
@@ -844,16 +849,16 @@ class Checker:
                 self.error(e.pos, f"{_lv_text(e.base)} is not an array (type {bt}); it "
                                   "cannot be indexed")
             return T.ANY
-        if cls is ast.Member:
+        if type(e) is ast.Member:
             bt = self.expr(e.base, scope, reading)
             return self._member(bt, e)
-        if cls is ast.StarIndex:
+        if type(e) is ast.StarIndex:
             bt = self.expr(e.base, scope, reading)
             if not (bt.is_array or bt.is_any):
                 self.error(e.pos, f"{_lv_text(e.base)} is not an array; [*] needs an array")
                 return T.ANY
             return bt
-        if cls is ast.UnaryOp:
+        if type(e) is ast.UnaryOp:
             t = self.expr(e.operand, scope)
             if e.op == "!":
                 if t != T.BOOLEAN and not t.is_any:
@@ -867,16 +872,16 @@ class Checker:
                                   "numeric types.")
                 return T.ANY
             return t
-        if cls is ast.FilenameOf:
+        if type(e) is ast.FilenameOf:
             self.expr(e.target, scope)
             return T.STRING
-        if cls is ast.ArrayLiteral:
+        if type(e) is ast.ArrayLiteral:
             return self._array_literal(e, scope)
-        if cls is ast.Range:
+        if type(e) is ast.Range:
             return self._range(e, scope)
-        if cls is ast.StructLiteral:
+        if type(e) is ast.StructLiteral:
             return self._struct_literal(e, scope, T.ANY)
-        if cls is ast.MapLiteral:
+        if type(e) is ast.MapLiteral:
             return self._map_literal(e, scope, T.ANY)
         self.error(e.pos, f"unsupported expression {cls.__name__}")  # pragma: no cover
         return T.ANY
@@ -895,7 +900,7 @@ class Checker:
             self.error(e.pos, "To and from range values must have the same type "
                               f"({ft} and {tt})")
             return T.ArrayType(T.ANY)
-        if st is not None and st != ft:
+        if st is not None and e.step is not None and st != ft:
             self.error(e.step.pos, f"Step ({st}) must be of the same type as from and to "
                                    f"({tt})")
             return T.ArrayType(T.ANY)
@@ -1174,7 +1179,7 @@ class Checker:
         types = []
         positional = 0
         for a in e.args:
-            expected = T.ANY
+            expected: T.SwiftType = T.ANY
             if a.name is None:
                 if positional < len(formals):
                     expected = formals[positional].type
@@ -1266,7 +1271,7 @@ class Checker:
         seen_kw = False
         positional = 0
         ok = True
-        for a, at in zip(e.args, arg_types):
+        for a, _at in zip(e.args, arg_types):
             if a.name is None:
                 if seen_kw:
                     self.error(a.pos, "positional argument after keyword arguments in call to "
@@ -1317,13 +1322,13 @@ class Checker:
         # types
         if ok:
             for f in formals:
-                a = actual.get(f.name)
-                if a is None:
+                av = actual.get(f.name)
+                if av is None:
                     continue
-                self._check_arg(e, f, a, sig, index.get(f.name))
+                self._check_arg(e, f, av, sig, index.get(f.name))
             if sig.variadic:
-                for a in extra:
-                    self._check_arg(e, formals[-1], a, sig, None)
+                for av in extra:
+                    self._check_arg(e, formals[-1], av, sig, None)
             if sig.kind == "builtin":
                 self._check_alike(e, sig, actual)
         pairs = []
@@ -1493,8 +1498,8 @@ class _Arm(NamedTuple):
     path of 50,000."""
 
     node: ast.Node
-    index: int
-    outer: "_Arm | None"
+    index: int  # type: ignore[assignment]  # a field named as tuple.index; read by name
+    outer: _Arm | None
     depth: int
 
 

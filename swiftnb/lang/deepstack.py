@@ -21,6 +21,8 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
+from swiftnb.errors import SwiftnbError
+
 R = TypeVar("R")
 
 #: Python frames allowed during a walk: about 30 per nesting level for the deepest
@@ -34,7 +36,7 @@ _FALLBACK_STACKS = (256 << 20, 64 << 20)
 _lock = threading.Lock()  # the recursion limit is per interpreter: one deep walk at a time
 
 
-class TooDeep(Exception):
+class TooDeep(SwiftnbError):
     """The program nests deeper than even the deep stack allows."""
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from swiftnb.errors import SwiftnbError
+
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
@@ -30,7 +32,7 @@ class Diagnostic:
         return f"{self.file}:{self.line}:{self.column}: {self.message}"
 
 
-class CompileError(Exception):
+class CompileError(SwiftnbError):
     """A script that cannot run: syntax errors (one) or semantic errors (several)."""
 
     def __init__(self, diagnostics: list[Diagnostic] | Diagnostic) -> None:

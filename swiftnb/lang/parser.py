@@ -12,19 +12,19 @@ the grammar) or from the first child node.
 
 from __future__ import annotations
 
-import gc
 import re
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.lexer import PatternStr
 
+from swiftnb.errors import SwiftnbError
 from swiftnb.lang import ast
+from swiftnb.lang.lalr import accepts, parse_items
+from swiftnb.lang.recovery import later_errors, offset_of
 from swiftnb.lang.errors import CompileError, Diagnostic, source_line
 
 KEYWORDS = frozenset(
@@ -38,7 +38,7 @@ _PRECEDENCE = {"OR": 1, "AND": 2, "EQ": 3, "NE": 3, "LT": 4, "LE": 4, "GT": 4, "
 _ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f", '"': '"', "\\": "\\"}
 
 
-class _Problem(Exception):
+class _Problem(SwiftnbError):
     """A syntax error found by the transformer (position + message)."""
 
     def __init__(self, pos: ast.Pos, message: str) -> None:
@@ -147,7 +147,7 @@ class _Builder(Transformer):
     # ---------------------------------------------------------------- helpers
     def _pos(self, item: Any) -> ast.Pos:
         if isinstance(item, Token):
-            return ast.Pos(self.file, item.line, item.column)
+            return ast.Pos(self.file, item.line, item.column)  # type: ignore[arg-type]  # lark's tokens from the parser have positions
         return item.pos
 
     def _type(self, lv: ast.Expr) -> ast.TypeExpr:
@@ -172,7 +172,7 @@ class _Builder(Transformer):
         while not isinstance(node, ast.Name):
             if isinstance(node, _EmptyIndex):
                 raise _Problem(node.pos, "expected an index expression between '[' and ']'")
-            node = node.base  # type: ignore[attr-defined]
+            node = node.base  # type: ignore[attr-defined]  # an index or member: has base
         return lv
 
     # ---------------------------------------------------------------- program
@@ -684,18 +684,18 @@ _STATEMENT_KEYWORDS = {"if", "foreach", "iterate", "switch", "type", "app", "glo
                        "import"}
 
 
-def _missing_semicolon(text: str, filename: str, p: "_Problem") -> Diagnostic | None:
+def _missing_semicolon(text: str, filename: str, p: _Problem) -> Diagnostic | None:
     """A statement keyword that the lexer had to read as a name, at the start of a line
     after a complete-looking line (``int a = 1`` / ``foreach ...``): the ';' is missing,
     which says more than "'foreach' is a reserved word"."""
     m = re.match(r"'(\w+)' is a reserved word", p.message)
     if m is None or m.group(1) not in _STATEMENT_KEYWORDS:
         return None
-    offset = _offset(text, p.pos.line, p.pos.column)
+    offset = offset_of(text, p.pos.line, p.pos.column)
     prev = _prev_end(text, offset)
     if prev is None or prev[0] >= p.pos.line:
         return None
-    last = text[_offset(text, prev[0], prev[1]) - 1]
+    last = text[offset_of(text, prev[0], prev[1]) - 1]
     if not (last.isalnum() or last in "_\")]"):
         return None
     return Diagnostic(filename, prev[0], prev[1],
@@ -704,7 +704,7 @@ def _missing_semicolon(text: str, filename: str, p: "_Problem") -> Diagnostic | 
 
 
 def _char_error(e: UnexpectedCharacters, filename: str, text: str) -> Diagnostic:
-    ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""
+    ch = text[e.pos_in_stream] if e.pos_in_stream < len(text) else ""  # type: ignore[index,operator]  # lark sets it for a lexer error
     if ch == '"':
         msg = "unterminated string (a string must end on the line where it starts)"
     elif ch == "/" and text.startswith("/*", e.pos_in_stream):
@@ -730,7 +730,7 @@ _builder: _Builder | None = None
 
 def _reserved_check(tok: Token) -> Token:
     if tok.value in KEYWORDS:
-        raise _Problem(ast.Pos("", tok.line, tok.column),
+        raise _Problem(ast.Pos("", tok.line, tok.column),  # type: ignore[arg-type]  # lark's tokens from the parser have positions
                        f"'{tok.value}' is a reserved word and cannot be used as a name")
     return tok
 
@@ -773,363 +773,14 @@ def _get_parser() -> tuple[Lark, _Builder]:
 # lexer splits), the text is parsed again by the real lark parser, which gives the
 # diagnostic or the result: the fast path never decides an error.
 
-_PUNCT_TYPES = {"||": "OR", "&&": "AND", "==": "EQ", "!=": "NE", "<=": "LE", ">=": "GE",
-                "%/": "IDIV", "%%": "MOD", "-": "MINUS", "+": "PLUS", "*": "STAR",
-                "/": "SLASH", "<": "LT", ">": "GT", "!": "NOT", "@": "AT", "(": "LPAR",
-                "[": "LSQB", "{": "LBRACE", ")": "RPAR", "]": "RSQB", "}": "RBRACE",
-                ";": "SEMICOLON", ",": "COMMA", ":": "COLON", "=": "EQUAL", ".": "DOT"}
-# Blanks before a token are part of its match (one regex step per token, not two);
-# a newline run is its own match so that lines can be counted.  Linear whatever the text:
-# no repeat keeps backtracking state per character (possessive ``*+``, lazy single
-# characters), and BAD matches any other character, so that ``finditer`` never searches
-# ahead (a search from each position of a line of unterminated strings is quadratic).
-_TOKEN_RE = re.compile(r"""
-[ \t\r\f]*+
-(?:
- (?P<NL>\n[ \t\r\n\f]*+)
-|(?P<COMMENT>//[^\n]*+|\#[^\n]*+|/\*[\s\S]*?\*/)
-|(?P<FLOAT>[0-9]+\.[0-9]+(?:[eE][+-]?[0-9]+)?|[0-9]+[eE][+-]?[0-9]+|\.[0-9]+(?:[eE][+-]?[0-9]+)?)
-|(?P<INT>[0-9]++)
-|(?P<ID>[A-Za-z_][A-Za-z0-9_]*+)
-|(?P<STRING>"(?:[^"\\\r\n]++|\\.)*+")
-|(?P<OP>\|\||&&|==|!=|<=|>=|<<|%/|%%|[-+*/<>!@()\[\]{};,:=.])
-|(?P<BAD>[\s\S])
-)?""", re.X)
-# filtered punctuation carries no position: one shared token each
-_SHARED = {";", ",", ")", "]", "}", ":", "=", ".", "<<"}
-
-
-class _FastPathMiss(Exception):
-    pass
-
-
-class _Fast:
-    """Lark's LALR table and callbacks, flattened for a tight loop."""
-
-    def __init__(self, lark: Lark, builder: "_Builder") -> None:
-        front = lark.parser.parser.parser  # lark.parsers.lalr_parser._Parser
-        table = front.parse_table
-        callbacks = {rule: _reducer(rule, builder) for rule in front.callbacks}
-        names = {t.pattern.value: t.name for t in lark.terminals
-                 if isinstance(t.pattern, PatternStr)}
-        self.punct = {v: names.get(v, _PUNCT_TYPES.get(v, v)) for v in
-                      list(_PUNCT_TYPES) + ["<<"]}
-        self.shared = {v: Token(self.punct[v], v) for v in _SHARED}
-        self.keywords = {k: k.upper() for k in KEYWORDS}
-        from lark.parsers.lalr_analysis import Shift
-        states = {}
-        for st, acts in table.states.items():
-            row = {}
-            for ttype, (action, arg) in acts.items():
-                # plain str keys: lark's rule names are Tokens, whose __eq__ is Python code
-                if action is Shift:
-                    row[str(ttype)] = (0, arg, None, None)
-                elif callbacks[arg] is _pass_through:
-                    # a one-symbol ?rule: the value stays, only the state changes
-                    row[str(ttype)] = (1, 1, str(arg.origin.name), None)
-                else:
-                    row[str(ttype)] = (2, len(arg.expansion), str(arg.origin.name),
-                                       callbacks[arg])
-            states[st] = row
-        self.states = [states.get(i, {}) for i in range(max(states) + 1)]
-        # for accepts(): each state's terminals, and its reduction when it takes the
-        # same one (size, rule name) on every terminal
-        self.terminals = [{t for t in row if t.isupper()} for row in self.states]
-        self.uniform: list[tuple[int, str] | None] = []
-        for row in self.states:
-            acts = {(act[1], act[2]) if act[0] else None
-                    for t, act in row.items() if t.isupper()}
-            self.uniform.append(acts.pop() if len(acts) == 1 else None)
-        self.start = table.start_states["start"]
-        self.end = table.end_states["start"]
-
-    def accepts(self, state_stack: list[int]) -> set[str]:
-        """The terminals that the parser would shift on top of ``state_stack``.
-
-        Lark's ``InteractiveParser.accepts()`` answers the same but deep-copies the value
-        stack once per terminal (quadratic, and recursive, in the nesting at the error).
-        Here only the states are replayed, for all terminals at once: terminals that
-        take the same reduction go on together, so a chain of a million pending
-        reductions (``- - ... - 1)``) is replayed about once, not once per terminal."""
-        states = self.states
-        found: set[str] = set()
-        first = {t for t in states[state_stack[-1]] if t.isupper()}  # terminals only
-        # a job: the states pushed by the replay on top of state_stack[:base], and the
-        # terminals still being followed
-        jobs: list[tuple[list[int], int, set[str]]] = [([], len(state_stack), first)]
-        while jobs:
-            pushed, base, terms = jobs.pop()
-            while terms:
-                state = pushed[-1] if pushed else state_stack[base - 1]
-                if state == self.end:  # the whole program reduced: the text may end here
-                    found |= terms & {"$END"}
-                    break
-                uniform = self.uniform[state]
-                if uniform is not None:  # one reduction whatever the terminal
-                    terms &= self.terminals[state]
-                    base = self._reduce(pushed, base, uniform, state_stack)
-                    continue
-                by_reduction: dict[tuple[int, str], set[str]] = {}
-                for t in terms:
-                    act = states[state].get(t)
-                    if act is None:
-                        continue
-                    if act[0] == 0:
-                        found.add(t)
-                    else:
-                        by_reduction.setdefault((act[1], act[2]), set()).add(t)
-                if not by_reduction:
-                    break
-                reduction, terms = by_reduction.popitem()
-                for other, other_terms in by_reduction.items():
-                    copy = list(pushed)
-                    jobs.append((copy, self._reduce(copy, base, other, state_stack),
-                                 other_terms))
-                base = self._reduce(pushed, base, reduction, state_stack)
-        return found
-
-    def _reduce(self, pushed: list[int], base: int, reduction: tuple[int, str],
-                state_stack: list[int]) -> int:
-        """Replay one reduction (size, rule name) on the stack state_stack[:base] +
-        pushed, in place; return the new ``base``."""
-        size, origin = reduction
-        from_pushed = min(size, len(pushed))
-        del pushed[len(pushed) - from_pushed:]
-        base -= size - from_pushed
-        below = pushed[-1] if pushed else state_stack[base - 1]
-        pushed.append(self.states[below][origin][1])
-        return base
-
-    def tokens(self, text: str):
-        new = str.__new__
-        punct = self.punct
-        shared = self.shared
-        keywords = self.keywords
-        line = 1
-        line_start = 0
-        pos = 0
-        for m in _TOKEN_RE.finditer(text):
-            if m.start() != pos:
-                raise _FastPathMiss
-            pos = m.end()
-            kind = m.lastgroup
-            if kind is None:  # trailing blanks
-                continue
-            if kind == "BAD":  # an unterminated string or comment, a stray character
-                raise _FastPathMiss
-            value = m.group(kind)
-            if kind == "NL" or kind == "COMMENT":
-                nl = value.count("\n")
-                if nl:
-                    line += nl
-                    line_start = m.start(kind) + value.rfind("\n") + 1
-                continue
-            if kind == "OP":
-                tok = shared.get(value)
-                if tok is not None:
-                    yield tok
-                    continue
-                kind = punct[value]
-            elif kind == "ID":
-                kind = keywords.get(value, "ID")
-            tok = new(Token, value)
-            tok.type = kind
-            tok.value = value
-            tok.line = line
-            tok.column = pos - len(value) - line_start + 1
-            yield tok
-        if pos != len(text):
-            raise _FastPathMiss
-
-    def parse(self, text: str) -> Any:
-        gc_was_enabled = gc.isenabled()
-        gc.disable()  # the parse only allocates; collections would just rescan the AST
-        try:
-            return self._parse(text)
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-
-    def _parse(self, text: str) -> Any:
-        states = self.states
-        state = self.start
-        state_stack = [state]
-        value_stack: list = []
-        push_state = state_stack.append
-        push_value = value_stack.append
-        for tok in self.tokens(text):
-            ttype = tok.type
-            while True:
-                act = states[state].get(ttype)
-                if act is None:
-                    raise _FastPathMiss
-                kind = act[0]
-                if kind == 0:  # shift
-                    state = act[1]
-                    push_state(state)
-                    push_value(tok)
-                    break
-                if kind == 1:  # pass-through reduction of a one-symbol ?rule
-                    state = states[state_stack[-2]][act[2]][1]
-                    state_stack[-1] = state
-                    continue
-                size = act[1]
-                if size:
-                    args = value_stack[-size:]
-                    del state_stack[-size:]
-                    del value_stack[-size:]
-                else:
-                    args = []
-                value = act[3](args)
-                state = states[state_stack[-1]][act[2]][1]
-                push_state(state)
-                push_value(value)
-        end = self.end
-        while True:
-            act = states[state].get("$END")
-            if act is None or act[0] == 0:
-                raise _FastPathMiss
-            if act[0] == 1:
-                state = states[state_stack[-2]][act[2]][1]
-                state_stack[-1] = state
-            else:
-                size = act[1]
-                if size:
-                    args = value_stack[-size:]
-                    del state_stack[-size:]
-                    del value_stack[-size:]
-                else:
-                    args = []
-                value = act[3](args)
-                state = states[state_stack[-1]][act[2]][1]
-                push_state(state)
-                push_value(value)
-            if state == end:
-                return value_stack[-1]
-
-
-def _pass_through(args: list) -> Any:
-    """The reduction of a one-symbol ``?rule``: its value stays (_Fast knows it by
-    identity and only changes the state)."""
-    return args[0]
-
-
-def _reducer(rule: Any, builder: "_Builder") -> Any:
-    """The reduction callback of one rule, doing what lark's tree builder does for an
-    inline transformer (drop filtered tokens, splice ``_rule`` children, ``?rule`` with
-    one child passes it through, call the transformer method) without its layers."""
-    keep_all = rule.options.keep_all_tokens
-    keep: list[tuple[int, bool]] = []
-    for i, sym in enumerate(rule.expansion):
-        if sym.is_term:
-            if sym.filter_out and not keep_all:
-                continue
-            keep.append((i, False))
-        else:
-            keep.append((i, str(sym.name).startswith("_")))
-    inline = str(rule.origin.name).startswith("_")
-    name = str(rule.alias or rule.origin.name)
-    fn = None if inline else getattr(builder, name, None)
-    expand1 = bool(rule.options.expand1) and not rule.alias
-    size = len(rule.expansion)
-    splice = any(sp for _, sp in keep)
-    idx = [i for i, _ in keep]
-    if not inline and fn is None and not expand1:
-        raise RuntimeError(f"no transformer method for rule {name}")
-
-    if not splice:
-        if len(idx) == size:
-            def gather(args: list) -> list:
-                return args
-        elif len(idx) == 1:
-            only = idx[0]
-
-            def gather(args: list) -> list:
-                return [args[only]]
-        else:
-            def gather(args: list) -> list:
-                return [args[i] for i in idx]
-    elif keep[0] == (0, True) and inline:
-        rest = keep[1:]
-
-        def gather(args: list) -> list:
-            out = args[0]  # left-recursive helper: grow the list in place
-            for i, sp in rest:
-                if sp:
-                    out.extend(args[i])
-                else:
-                    out.append(args[i])
-            return out
-    else:
-        def gather(args: list) -> list:
-            out: list = []
-            for i, sp in keep:
-                if sp:
-                    out.extend(args[i])
-                else:
-                    out.append(args[i])
-            return out
-
-    if inline:
-        return gather
-    if expand1 and size == 1 and len(idx) == 1 and not splice:
-        return _pass_through
-    if expand1 and fn is None:
-        def reduce_expand(args: list) -> Any:
-            children = gather(args)
-            if len(children) == 1:
-                return children[0]
-            raise _FastPathMiss
-        return reduce_expand
-    if expand1:
-        def reduce_expand_fn(args: list) -> Any:
-            children = gather(args)
-            if len(children) == 1:
-                return children[0]
-            return fn(children)
-        return reduce_expand_fn
-
-    if not splice and len(idx) == size:
-        return fn  # the children are exactly the popped values: call the method directly
-    if not splice and len(idx) == 1:
-        only = idx[0]
-
-        def reduce_one(args: list) -> Any:
-            return fn([args[only]])
-        return reduce_one
-    if not splice:
-        def reduce_some(args: list) -> Any:
-            return fn([args[i] for i in idx])
-        return reduce_some
-
-    def reduce_fn(args: list) -> Any:
-        return fn(gather(args))
-    return reduce_fn
-
-
-_fast: _Fast | None = None
-
-
-def _parse_items(text: str, builder: "_Builder", parser: Lark) -> Any:
-    global _fast
-    if _fast is None:
-        _fast = _Fast(parser, builder)
-    try:
-        return _fast.parse(text)
-    except _FastPathMiss:
-        pass  # (lark runs outside the handler: the traceback would keep the stacks alive)
-    builder.legacy = {}
-    return parser.parse(text)
-
-
 def parse(text: str, filename: str = "<string>") -> ast.Program:
     """Parse one source text into an :class:`ast.Program`; raise :class:`CompileError`
-    with the first syntax error and any later ones found by :func:`_later_errors`."""
+    with the first syntax error and any later ones found by :func:`later_errors`."""
     try:
         return _parse_one(text, filename)
     except CompileError as exc:
         first = exc.diagnostics[0]
-    raise CompileError([first, *_later_errors(text, filename, first)])
+    raise CompileError([first, *later_errors(text, filename, first, _parse_one)])
 
 
 def _parse_one(text: str, filename: str) -> ast.Program:
@@ -1139,7 +790,7 @@ def _parse_one(text: str, filename: str) -> ast.Program:
         builder.file = filename
         builder.legacy = {}
         try:
-            items = _parse_items(text, builder, parser)
+            items = parse_items(text, builder, parser, KEYWORDS)
             if builder.legacy:
                 raise _Problem(next(iter(builder.legacy.values())).pos,
                                "'app { ... }' is only allowed as the body of a procedure")
@@ -1148,8 +799,7 @@ def _parse_one(text: str, filename: str) -> ast.Program:
             raise CompileError(_missing_semicolon(text, filename, p) or Diagnostic(
                 filename, line, col, p.message, source_line(text, line))) from None
         except UnexpectedToken as e:
-            assert _fast is not None  # the fast path always runs first
-            expected = _fast.accepts(e.interactive_parser.parser_state.state_stack)
+            expected = accepts(e.interactive_parser.parser_state.state_stack)
             raise CompileError(_token_error(e, expected, filename, text)) from None
         except UnexpectedCharacters as e:
             raise CompileError(_char_error(e, filename, text)) from None
@@ -1174,179 +824,3 @@ def _parse_one(text: str, filename: str) -> ast.Program:
             stmts.append(item)
     return ast.Program(ast.Pos(filename, 1, 1), tuple(imports), tuple(types), tuple(procs),
                        tuple(stmts), filename)
-
-
-# ---------------------------------------------------------------------------- recovery
-#
-# After a syntax error, panic mode at the top level: skip to the end of the top-level
-# declaration or statement that holds the error (its ';' or its closing '}' at brace
-# depth 0, plus an 'else' / 'until (...);' / ';' that still belongs to it), blank out
-# everything before that point (newlines kept, so positions stay exact) and parse the
-# rest again.  Each later error is therefore found by a parse that starts at a real item
-# boundary, so it is not a consequence of the earlier one.  lark's own ``on_error``
-# (drop the bad token and resume in the same state) was tried and rejected: after a
-# missing ')' it reports every following token of the line and then trips the inline
-# transformer.  At most one error per top-level item is reported.
-
-MAX_SYNTAX_ERRORS = 10
-
-# The scanners below are linear whatever the text, like _TOKEN_RE.  An unterminated '/*'
-# comments out the rest of the text (where 0.96's lexer stopped).  An unterminated string (OPEN) is a quote of its
-# own, and the rest of its line is scanned as code, but without strings: every later
-# quote of that line is unterminated too (after a quote, escapes pair up the same way
-# whichever earlier quote the string started at), and trying each of them would be
-# quadratic in the length of the line.
-_STRINGS = r"""
- (?P<STR>"(?:[^"\\\r\n]++|\\.)*+")
-|(?P<OPEN>")
-"""
-_SCAN = r"""
- (?P<SKIP>\s++|//[^\n]*+|\#[^\n]*+|/\*[\s\S]*?\*/)
-|(?P<UNCLOSED>/\*[\s\S]*+)
-|(?P<WORD>[A-Za-z_][A-Za-z0-9_]*+)
-|(?P<NUM>[0-9.]++(?:[eE][+-]?[0-9]+)?)
-|(?P<OP>\|\||&&|==|!=|<=|>=|<<|%/|%%|[\s\S])
-"""
-_SCAN_RE = re.compile(_STRINGS + "|" + _SCAN, re.X)
-_SCAN_NO_STRINGS_RE = re.compile(_SCAN, re.X)
-# What _resync needs to see: braces and ';' (P), outside strings and comments (matched
-# whole so that their insides are skipped; '%/' too, which is no comment start), and
-# '<name;' (a '<' left over after the '<<' pairs of a run), which opens a mapping's
-# parameters rather than ending a statement; the regex engine's own search passes over
-# anything else.
-_GAP = r"(?:\s++|//[^\n]*+|\#[^\n]*+|/\*[\s\S]*?\*/)*+"
-_MARKS = rf"""
- //[^\n]*+|\#[^\n]*+|/\*[\s\S]*?(?:\*/|\Z)|%/
-|(?<!<)(?:<<)*+<{_GAP}[A-Za-z_][A-Za-z0-9_]*+{_GAP};
-|(?P<P>[{{}};])
-"""
-_MARKS_RE = re.compile(_STRINGS + "|" + _MARKS, re.X)
-_MARKS_NO_STRINGS_RE = re.compile(_MARKS, re.X)
-
-
-def _matches(text: str, start: int, pattern: re.Pattern[str],
-             without_strings: re.Pattern[str]) -> Iterator[re.Match[str]]:
-    """``pattern.finditer(text, start)``, except after an unterminated string (OPEN):
-    from its quote to the end of its line, ``without_strings`` scans instead."""
-    pos = start
-    while pos <= len(text):
-        for m in pattern.finditer(text, pos):
-            yield m
-            if m.lastgroup == "OPEN":
-                break
-        else:
-            return
-        quote_end = m.end()
-        eol = text.find("\n", quote_end)
-        pos = len(text) if eol < 0 else eol
-        for rest in without_strings.finditer(text, quote_end, pos):
-            if text.startswith("/*", rest.start()):
-                # a block comment may go on past the line: ``pattern`` sees all of it
-                comment = pattern.match(text, rest.start())
-                assert comment is not None  # its catch-all takes at least '/'
-                yield comment
-                pos = comment.end()
-                break
-            yield rest
-
-
-def _scan(text: str, start: int = 0) -> Iterator[tuple[str, str, int, int]]:
-    """A lexer that never fails (an unknown character is a token of its own):
-    (kind, text, start, end) of each significant token from ``start`` on."""
-    for m in _matches(text, start, _SCAN_RE, _SCAN_NO_STRINGS_RE):
-        kind = m.lastgroup
-        if kind == "UNCLOSED":  # a token, so that a later error is found there
-            yield "OP", "/*", m.start(), m.end()
-        elif kind != "SKIP":
-            yield "OP" if kind == "OPEN" else kind, m.group(), m.start(), m.end()
-
-
-def _offset(text: str, line: int, column: int) -> int:
-    start = 0
-    for _ in range(line - 1):
-        nl = text.find("\n", start)
-        if nl < 0:
-            return len(text)
-        start = nl + 1
-    return min(start + max(column - 1, 0), len(text))
-
-
-def _resync(text: str, error_at: int) -> int | None:
-    """The offset where the top-level item after the one holding ``error_at`` starts,
-    or None when nothing follows."""
-    depth = 0
-    passed = 0  # the marks before this offset were passed over by the look-ahead
-    for m in _matches(text, 0, _MARKS_RE, _MARKS_NO_STRINGS_RE):
-        v = m.group("P")
-        if v is None or m.start() < passed:
-            continue
-        if v == "{":
-            depth += 1
-            continue
-        if v == "}":
-            depth = max(depth - 1, 0)
-            if depth or m.start() < error_at:
-                continue
-        elif depth or m.start() < error_at:
-            continue
-        # the item ends here, with any ';' and '}' that follow ('type T {...};', a stray
-        # '}'), unless an 'else' or 'until' continues the same statement
-        resume = m.end()
-        for _, t, start, end in _scan(text, resume):
-            if t in (";", "}"):
-                resume = end
-                continue
-            if t not in ("else", "until"):
-                return resume
-            passed = start
-            break
-        else:
-            return None
-    return None
-
-
-def _after_missing_semicolon(text: str, at: int, resume: int) -> int:
-    """After ``expected ';'``, go on at the token that was found instead (the ';' was
-    most likely forgotten) when the text from there to ``resume`` is a complete item on
-    its own; otherwise keep ``resume``, which skips that item."""
-    start = next((t[2] for t in _scan(text, at)), None)
-    if start is None or start >= resume:
-        return resume
-    try:
-        _parse_one(text[start:resume], "<item>")
-    except CompileError as exc:  # a chain of forgotten ';' is fine, anything else is not
-        if not exc.diagnostics[0].message.startswith("expected ';' after statement"):
-            return resume
-    return start
-
-
-_NOT_NEWLINE_RE = re.compile(r"[^\n]++")
-
-
-def _later_errors(text: str, filename: str, first: Diagnostic) -> list[Diagnostic]:
-    """The syntax errors after ``first``, one per top-level item (see above)."""
-    found: list[Diagnostic] = []
-    last = first
-    while len(found) < MAX_SYNTAX_ERRORS - 1:
-        at = _offset(text, last.line, last.column)
-        resume = _resync(text, at)
-        if last.message.startswith("expected ';' after statement"):
-            resume = _after_missing_semicolon(text, at,
-                                              len(text) if resume is None else resume)
-            if resume >= len(text):
-                resume = None
-        if resume is None:
-            break
-        rest = _NOT_NEWLINE_RE.sub(lambda m: " " * len(m.group()), text[:resume]) + \
-            text[resume:]
-        try:
-            _parse_one(rest, filename)
-            break
-        except CompileError as exc:
-            d = exc.diagnostics[0]
-        if _offset(text, d.line, d.column) < resume:
-            break
-        d = Diagnostic(d.file, d.line, d.column, d.message, source_line(text, d.line))
-        found.append(d)
-        last = d
-    return found

@@ -41,7 +41,7 @@ class SwiftType:
         """True when a value of this type contains mapped (file) leaves."""
         return self.is_mapped
 
-    def leaf(self) -> "SwiftType":
+    def leaf(self) -> SwiftType:
         """The innermost element type of (nested) arrays; the type itself otherwise."""
         return self
 
@@ -58,11 +58,11 @@ class PrimitiveType(SwiftType):
         return self.type_name
 
     @property
-    def is_primitive(self) -> bool:  # type: ignore[override]
+    def is_primitive(self) -> bool:  # type: ignore[override]  # a property for the base's constant
         return True
 
     @property
-    def is_numeric(self) -> bool:  # type: ignore[override]
+    def is_numeric(self) -> bool:  # type: ignore[override]  # a property for the base's constant
         return self.type_name in ("int", "float")
 
     def __str__(self) -> str:
@@ -87,7 +87,7 @@ class MappedType(SwiftType):
         return self.type_name
 
     @property
-    def is_mapped(self) -> bool:  # type: ignore[override]
+    def is_mapped(self) -> bool:  # type: ignore[override]  # a property for the base's constant
         return True
 
     def __str__(self) -> str:
@@ -103,7 +103,7 @@ class ExternalType(SwiftType):
         return "external"
 
     @property
-    def is_external(self) -> bool:  # type: ignore[override]
+    def is_external(self) -> bool:  # type: ignore[override]  # a property for the base's constant
         return True
 
     def __str__(self) -> str:
@@ -119,7 +119,7 @@ class AnyType(SwiftType):
         return "any"
 
     @property
-    def is_any(self) -> bool:  # type: ignore[override]
+    def is_any(self) -> bool:  # type: ignore[override]  # a property for the base's constant
         return True
 
     def __str__(self) -> str:
@@ -165,10 +165,10 @@ class StructType(SwiftType):
         return self.type_name
 
     @property
-    def is_struct(self) -> bool:  # type: ignore[override]
+    def is_struct(self) -> bool:  # type: ignore[override]  # a property for the base's constant
         return True
 
-    def has_files(self, _seen: frozenset = frozenset()) -> bool:  # type: ignore[override]
+    def has_files(self, _seen: frozenset = frozenset()) -> bool:
         if self in _seen:
             return False
         seen = _seen | {self}
@@ -199,17 +199,17 @@ class ArrayType(SwiftType):
         return str(self)
 
     @property
-    def is_array(self) -> bool:  # type: ignore[override]
+    def is_array(self) -> bool:  # type: ignore[override]  # a property for the base's constant
         return True
 
     @property
     def is_auto(self) -> bool:
         return self.key is AUTO or self.key == AUTO
 
-    def has_files(self) -> bool:  # type: ignore[override]
+    def has_files(self) -> bool:
         return self.element.has_files()
 
-    def leaf(self) -> SwiftType:  # type: ignore[override]
+    def leaf(self) -> SwiftType:
         t: SwiftType = self
         while isinstance(t, ArrayType):
             t = t.element

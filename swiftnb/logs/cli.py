@@ -15,8 +15,10 @@ import math
 import os
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
+
+from swiftnb.errors import SwiftnbError
 
 __all__ = ["main", "timings_main", "plot_log_main"]
 
@@ -26,11 +28,11 @@ EXIT_OK, EXIT_USAGE, EXIT_ERROR, EXIT_MISSING = 0, 1, 2, 4
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as an exit code instead of SystemExit."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> None:  # type: ignore[override]  # argparse's error is NoReturn
         raise _UsageError(f"{self.prog}: {message}")
 
 
-class _UsageError(Exception):
+class _UsageError(SwiftnbError):
     pass
 
 
@@ -100,12 +102,31 @@ def _select_runs(frame, wanted: str | None, path: str, err: TextIO, *,
     return runs, EXIT_OK
 
 
+def _arguments_and_runs(parser: _Parser, argv: Sequence[str], err: TextIO, *,
+                        one: Callable[[argparse.Namespace], bool],
+                        ) -> tuple[argparse.Namespace, list] | int:
+    """A log command's arguments and the runs of its log it analyses (``one(args)``: the
+    output holds one run only, see :func:`_select_runs`), or the exit code after saying
+    on ``err`` why not: every log command reads its arguments and its log alike."""
+    try:
+        args = parser.parse_args(list(argv))
+    except _UsageError as exc:
+        print(exc, file=err)
+        print(parser.format_usage().rstrip(), file=err)
+        return EXIT_USAGE
+    frame, code = _load(args.log, err)
+    if frame is None:
+        return code
+    runs, code = _select_runs(frame, args.run, args.log, err, one=one(args))
+    return (args, runs) if runs is not None else code
+
+
 def _fmt_time(t: Any) -> str:
     import datetime as dt
 
     if t is None or (isinstance(t, float) and math.isnan(t)):
         return "-"
-    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3] + "Z"
+    return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3] + "Z"
 
 
 def _table(frame, out: TextIO) -> None:
@@ -158,18 +179,10 @@ def timings_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | N
     parser.add_argument("-o", "--output", help="write to this file instead of stdout")
     parser.add_argument("--run", help="the run to analyse when the log holds several: its "
                                       "number (1, 2...) or its run id")
-    try:
-        args = parser.parse_args(list(argv))
-    except _UsageError as exc:
-        print(exc, file=err)
-        print(parser.format_usage().rstrip(), file=err)
-        return EXIT_USAGE
-    frame, code = _load(args.log, err)
-    if frame is None:
-        return code
-    runs, code = _select_runs(frame, args.run, args.log, err, one=args.format == "aimes")
-    if runs is None:
-        return code
+    parsed = _arguments_and_runs(parser, argv, err, one=lambda args: args.format == "aimes")
+    if isinstance(parsed, int):
+        return parsed
+    args, runs = parsed
     target = open(args.output, "w", encoding="utf-8") if args.output else out
     try:
         _write_timings(runs, args.format, args.offset, target)
@@ -222,18 +235,10 @@ def plot_log_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | 
     parser.add_argument("--title", help="report title (default: the log's name and run id)")
     parser.add_argument("--run", help="the run to report when the log holds several: its "
                                       "number (1, 2...) or its run id")
-    try:
-        args = parser.parse_args(list(argv))
-    except _UsageError as exc:
-        print(exc, file=err)
-        print(parser.format_usage().rstrip(), file=err)
-        return EXIT_USAGE
-    frame, code = _load(args.log, err)
-    if frame is None:
-        return code
-    runs, code = _select_runs(frame, args.run, args.log, err, one=True)
-    if runs is None:
-        return code
+    parsed = _arguments_and_runs(parser, argv, err, one=lambda args: True)
+    if isinstance(parsed, int):
+        return parsed
+    args, runs = parsed
     frame = runs[0]
     from swiftnb.logs.report import write_report
 

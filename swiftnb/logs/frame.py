@@ -132,6 +132,17 @@ def _col(frame: pd.DataFrame, name: str) -> pd.Series:
     return pd.Series(None, index=frame.index, dtype=object)
 
 
+def _event_table(ev: pd.DataFrame, texts: tuple[str, ...],
+                 numbers: tuple[str, ...]) -> pd.DataFrame:
+    """Events' time and fields, ``texts`` as written and ``numbers`` as floats (NaN where a
+    record's value is not a number): one shape for every table of one kind of event."""
+    columns: dict[str, np.ndarray] = {"time": ev["time"].to_numpy() if len(ev) else np.zeros(0)}
+    columns.update((name, _col(ev, name).to_numpy(dtype=object)) for name in texts)
+    columns.update((name, pd.to_numeric(_col(ev, name), errors="coerce").to_numpy(dtype=float))
+                   for name in numbers)
+    return pd.DataFrame(columns)
+
+
 def _first(frame: pd.DataFrame, key: str, value: str = "time") -> pd.Series:
     """First value per key in log order (rows with no key dropped)."""
     if key not in frame or not len(frame):
@@ -373,24 +384,12 @@ class LogFrame:
     @property
     def scores(self) -> pd.DataFrame:
         """Site scores as the scheduler used them: time, host, score (CONTACT_SELECTED)."""
-        ev = self._of("CONTACT_SELECTED")
-        return pd.DataFrame({
-            "time": ev["time"].to_numpy() if len(ev) else np.zeros(0),
-            "host": _col(ev, "host").to_numpy(dtype=object),
-            "score": pd.to_numeric(_col(ev, "score"), errors="coerce").to_numpy(dtype=float),
-        })
+        return _event_table(self._of("CONTACT_SELECTED"), ("host",), ("score",))
 
     @property
     def throttles(self) -> pd.DataFrame:
         """Throttle changes: time, name, host, old, new (THROTTLE; numbers where numeric)."""
-        ev = self._of("THROTTLE")
-        return pd.DataFrame({
-            "time": ev["time"].to_numpy() if len(ev) else np.zeros(0),
-            "name": _col(ev, "name").to_numpy(dtype=object),
-            "host": _col(ev, "host").to_numpy(dtype=object),
-            "old": pd.to_numeric(_col(ev, "old"), errors="coerce").to_numpy(dtype=float),
-            "new": pd.to_numeric(_col(ev, "new"), errors="coerce").to_numpy(dtype=float),
-        })
+        return _event_table(self._of("THROTTLE"), ("name", "host"), ("old", "new"))
 
     @property
     def run(self) -> dict[str, Any]:

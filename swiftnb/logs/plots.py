@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from bokeh.layouts import column, gridplot
-from bokeh.models import ColumnDataSource, Div, HoverTool
+from bokeh.models import ColumnDataSource, HoverTool
+from bokeh.models.ui import UIElement
+from bokeh.models.widgets import Div
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 
@@ -65,8 +67,10 @@ def task_timeline(lf: LogFrame, *, max_rows: int = 4000) -> Any:
     tasks = tasks.assign(_start=start).sort_values("_start", kind="stable")
     tasks["row"] = np.arange(len(tasks))
     tasks, note = _thin(tasks, max_rows)
+    rows = (-1, max(1, len(tasks)))
     p = figure(title=f"Tasks{note}", x_axis_type="datetime", width=WIDTH,
-               height=min(700, 200 + 2 * len(tasks)), y_range=(-1, max(1, len(tasks))),
+               height=min(700, 200 + 2 * len(tasks)),
+               y_range=rows,  # type: ignore[arg-type]  # bokeh makes the Range1d
                tools="xpan,xwheel_zoom,box_zoom,reset,save")
     for label, (s, e, colour) in TASK_PHASES.items():
         seg = tasks[[s, e, "row", "jobid", "workerid"]].dropna(subset=[s, e])
@@ -187,7 +191,7 @@ def timing_histograms(lf: LogFrame, *, bins: int = 30) -> Any:
     t = t[t["timing"] != "TTC"]
     if not len(t):
         return _empty("Timings", "no entity reached both states of any timing")
-    plots = []
+    plots: list[UIElement | None] = []
     for name, group in t.groupby("timing", sort=False):
         values = group["duration"].to_numpy()
         counts, edges = np.histogram(values, bins=bins if np.ptp(values) > 0 else 1)
@@ -206,7 +210,8 @@ def jobs_per_site(lf: LogFrame) -> Any:
     if not len(jobs) or "host" not in jobs or jobs["host"].isna().all():
         return _empty("Jobs per site", "no site information in this log")
     counts = jobs.groupby(jobs["host"].fillna("?")).size()
-    p = figure(x_range=list(counts.index.astype(str)), title="Jobs per site", width=450,
+    p = figure(x_range=list(counts.index.astype(str)),  # type: ignore[arg-type]  # a FactorRange
+               title="Jobs per site", width=450,
                height=260, tools="save")
     p.vbar(x=list(counts.index.astype(str)), top=counts.to_numpy(), width=0.7,
            color=Category10_10[0])
@@ -219,7 +224,7 @@ def site_scores(lf: LogFrame) -> Any:
     throttles = lf.throttles.dropna(subset=["new"])
     if not len(scores) and not len(throttles):
         return _empty("Site scores and throttles", "no site scores or throttle changes logged")
-    plots = []
+    plots: list[UIElement | None] = []
     if len(scores):
         p = figure(title="Site scores (CONTACT_SELECTED)", x_axis_type="datetime", width=WIDTH,
                    height=280, tools="xpan,xwheel_zoom,box_zoom,reset,save")

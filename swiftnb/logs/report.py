@@ -14,13 +14,17 @@ from __future__ import annotations
 import html
 import math
 import os
+from collections.abc import Iterable
+from typing import cast
 
 import numpy as np
 import pandas as pd
 from bokeh.embed import file_html
 from bokeh.layouts import column, gridplot
-from bokeh.models import (BasicTickFormatter, DatetimeAxis, DatetimeTickFormatter, Div,
-                          Legend, LayoutDOM, Title)
+from bokeh.models import BasicTickFormatter, DatetimeAxis, DatetimeTickFormatter, LayoutDOM
+from bokeh.models.annotations import Legend, Title
+from bokeh.models.ui import UIElement
+from bokeh.models.widgets import Div
 from bokeh.palettes import Category10_10
 from bokeh.plotting import figure
 from bokeh.resources import INLINE
@@ -112,7 +116,7 @@ def _timing_histograms(lf: LogFrame, bins: int = 30) -> LayoutDOM:
     if not len(t):
         return column(Div(text="<h3>Timings</h3><p><i>no entity reached both states of "
                                "any timing</i></p>"))
-    plots = []
+    plots: list[UIElement | None] = []
     for name, group in t.groupby("timing", sort=False):
         values = group["duration"].to_numpy(dtype=float)
         unit, scale = ("ms", 1000.0) if np.nanmax(np.abs(values)) < 1 else ("s", 1.0)
@@ -147,23 +151,26 @@ def _wrapped(text: str, room: int) -> str:
 
 def _fit_titles(p: figure) -> None:
     """Titles wider than their figure wrap (bokeh clips them)."""
-    for title in p.select({"type": Title}):
+    for title in cast("Iterable[Title]", p.select({"type": Title})):
         size = float(str(title.text_font_size or "13px").removesuffix("px") or 13)
+        assert p.width is not None  # a figure has a width (600 unless given)
         room = int(p.width / (size * _CHAR_EM))
-        if title.text and len(title.text) > room:
-            title.text = _wrapped(title.text, room)
+        text = title.text  # a plain string in our figures
+        if text and isinstance(text, str) and len(text) > room:
+            title.text = _wrapped(text, room)
 
 
 def tidy(layout: LayoutDOM) -> LayoutDOM:
     """Make every chart of ``layout`` read well on a static page: legends to the right of
     the plot area (a legend inside covers bars), clock-time axes as ``HH:MM:SS(.mmm)``,
     plain (not scientific) numbers on value axes, titles that fit their figure."""
-    for p in layout.select({"type": figure}):
-        for legend in list(p.select({"type": Legend})):
+    for p in cast("Iterable[figure]", layout.select({"type": figure})):
+        for legend in cast("list[Legend]", list(p.select({"type": Legend}))):
             if legend in p.center:
                 p.center = [r for r in p.center if r is not legend]
                 legend.location = "top_left"
                 p.add_layout(legend, "right")
+                assert p.width is not None  # (600 unless given)
                 p.width += 150
         for axis in [*p.xaxis, *p.yaxis]:
             if isinstance(axis, DatetimeAxis):

@@ -137,6 +137,22 @@ class _Ending:
                 or (self.follower.finished and quiet >= self.settle)
                 or (self.idle_timeout is not None and quiet > self.idle_timeout))
 
+    def frames(self, clock: Callable[[], float]) -> Iterator[pd.DataFrame | None]:
+        """The new records, a frame at a time, and None where the caller waits before the
+        next poll (its own way: a sleep or an await); ends when :meth:`due` on ``clock``,
+        with what the last poll left.  One loop for :func:`follow_log` and
+        :func:`afollow_log`."""
+        while True:
+            frame = self.follower.poll()
+            if len(frame):
+                yield frame
+            if self.due(clock()):
+                rest = self.follower.poll(final=True)
+                if len(rest):
+                    yield rest
+                return
+            yield None
+
 
 def follow_log(
     path: str | os.PathLike[str],
@@ -150,18 +166,12 @@ def follow_log(
     and then nothing new for ``settle`` seconds), ``stop()`` says so, or nothing new
     arrived for ``idle_timeout`` seconds.  A caller that knows when the writer is done
     (its process exited) says so with ``stop`` and a long ``settle``."""
-    follower = LogFollower(path)
-    ending = _Ending(follower, _time.monotonic(), stop, idle_timeout, settle)
-    while True:
-        frame = follower.poll()
-        if len(frame):
+    ending = _Ending(LogFollower(path), _time.monotonic(), stop, idle_timeout, settle)
+    for frame in ending.frames(_time.monotonic):
+        if frame is None:
+            _time.sleep(interval)
+        else:
             yield frame
-        if ending.due(_time.monotonic()):
-            rest = follower.poll(final=True)
-            if len(rest):
-                yield rest
-            return
-        _time.sleep(interval)
 
 
 async def afollow_log(
@@ -173,19 +183,13 @@ async def afollow_log(
     settle: float = SETTLE,
 ) -> AsyncIterator[pd.DataFrame]:
     """The async form of :func:`follow_log` (awaits between polls; for the notebook)."""
-    follower = LogFollower(path)
     loop = asyncio.get_running_loop()
-    ending = _Ending(follower, loop.time(), stop, idle_timeout, settle)
-    while True:
-        frame = follower.poll()
-        if len(frame):
+    ending = _Ending(LogFollower(path), loop.time(), stop, idle_timeout, settle)
+    for frame in ending.frames(loop.time):
+        if frame is None:
+            await asyncio.sleep(interval)
+        else:
             yield frame
-        if ending.due(loop.time()):
-            rest = follower.poll(final=True)
-            if len(rest):
-                yield rest
-            return
-        await asyncio.sleep(interval)
 
 
 async def tail_to_bus(path: str | os.PathLike[str], bus: EventBus, **kwargs) -> int:

@@ -3,7 +3,8 @@
 Driven only by the event stream (so it works the same for a live run, any scheduler and a
 simulated grid): each app invocation's state follows its jobid through JOB_INIT,
 JOB_SITE_SELECT, TASK_STATUS_CHANGE, JOB_END, APPLICATION_EXCEPTION, END_FAILURE and
-JOB_RESTARTED.  As in Swift (reference 5.4): checked every second, printed when the
+JOB_RESTARTED (and JOB_CACHED: a call memoization reused is ``Cached``, after
+``Finished successfully``).  As in Swift (reference 5.4): checked every second, printed when the
 summary changed or 30 s passed since the last line, zero counts omitted, states in
 Swift's order, ``Final status:`` always printed at the end.  The summary also goes to the
 log as a PROGRESS event.  The periodic check is one ``call_later`` handle, not a task.
@@ -25,7 +26,7 @@ __all__ = ["ProgressTicker", "STATE_ORDER", "ticker_date"]
 STATE_ORDER = (
     "uninitialized", "Initializing", "Selecting site", "Initializing site shared directory",
     "Stage in", "Submitting", "Submitted", "Active", "Checking status", "Stage out", "Failed",
-    "Replicating", "Finished in previous run", "Finished successfully",
+    "Replicating", "Finished in previous run", "Finished successfully", "Cached",
 )
 
 _STATUS_STATE = {
@@ -36,7 +37,8 @@ _STATUS_STATE = {
 #: the run's own words when it is stopped (runner, RunHandle.cancel, engine): calls that
 #: end after them were canceled, not failed or finished
 _STOP_MESSAGES = ("Execution interrupted", "Execution canceled")
-_ENDED = frozenset({"Finished successfully", "Failed", "Finished in previous run", "Canceled"})
+_ENDED = frozenset({"Finished successfully", "Failed", "Finished in previous run", "Canceled",
+                    "Cached"})
 
 
 _JAVA_FIELDS = (
@@ -47,7 +49,7 @@ _JAVA_FIELDS = (
 )
 
 
-def java_date_format(pattern: str) -> Callable[[float | None], str]:
+def java_date_format(pattern: str) -> Callable[..., str]:  # (t: float | None = None)
     """A formatter for a Java SimpleDateFormat pattern (``tickerDateFormat``).
 
     Letters map to strftime fields; text in single quotes is literal, ``''`` a quote.
@@ -123,7 +125,7 @@ class ProgressTicker:
         self.counts: dict[str, int] = {}
         self._task_job: dict[str, str] = {}
         self._thread_job: dict[str, str] = {}
-        self._tr: dict[str, str] = {}
+        self._tr: dict[str, str | None] = {}
         self._last_init: str | None = None
         self._stopping = False
         self._last_summary: str | None = None
@@ -151,7 +153,7 @@ class ProgressTicker:
         kind = event.kind
         f = event.fields
         if kind == "TASK_STATUS_CHANGE":
-            jobid = self._task_job.get(f.get("taskid"))
+            jobid = self._task_job.get(event.get("taskid"))
             state = _STATUS_STATE.get(int(f.get("status", 0)))
             if jobid is not None and state is not None:
                 self._set(jobid, state)
@@ -161,6 +163,10 @@ class ProgressTicker:
             self._tr[f["jobid"]] = f.get("tr")
             self._last_init = f["jobid"]
             self._set(f["jobid"], "Initializing")
+        elif kind == "JOB_CACHED":
+            # memoization reused an earlier call's outputs: counted apart from the calls
+            # that ran, after them, as ``Cached:N`` (docs/memoization.md)
+            self._set(f["jobid"], "Cached")
         elif kind == "JOB_SITE_SELECT":
             self._set(f["jobid"], "Selecting site")
         elif kind == "THREAD_ASSOCIATION":
@@ -174,9 +180,9 @@ class ProgressTicker:
         elif kind == "JOB_END":
             # the engine ends failed calls with JOB_END too; END_FAILURE settles those
             state = self.states.get(f["jobid"])
-            if self._stopping and state != "Finished successfully":
+            if self._stopping and state not in ("Finished successfully", "Cached"):
                 self._set(f["jobid"], "Canceled")
-            elif state not in ("Failed but can retry", "Canceled"):
+            elif state not in ("Failed but can retry", "Canceled", "Cached"):
                 self._set(f["jobid"], "Finished successfully")
         elif kind == "MESSAGE":
             if str(event.text or "").startswith(_STOP_MESSAGES):

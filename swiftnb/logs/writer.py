@@ -60,6 +60,9 @@ LINE_SPEC: dict[str, tuple[str, str, str]] = {
     "JOB_END": ("DEBUG", "swift", "kv"),
     "JOB_CANCELED": ("DEBUG", "swift", "kv"),
     "JOB_RESTARTED": ("DEBUG", "swift", "kv"),
+    # memoization: reason last (it has spaces), so the reader takes the rest of the line
+    "JOB_CACHED": ("INFO", "swift", "kv"),
+    "JOB_NOT_CACHED": ("INFO", "swift", "kv"),
     "FILE_STAGE_IN_START": ("DEBUG", "swift", "kv"),
     "FILE_STAGE_IN_END": ("DEBUG", "swift", "kv"),
     "FILE_STAGE_OUT_START": ("DEBUG", "swift", "kv"),

@@ -7,6 +7,7 @@ See docs/scheduling.md.
 """
 
 import importlib
+from typing import Any
 
 #: public name -> the module of this package that defines it (imported on first use: a
 #: run with one local site never loads the multi-site scheduler and its policies)
@@ -21,7 +22,7 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:  # the lazily imported export
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,10 +10,11 @@ scores to keep: the local provider's throughput is the point), ``-dryrun`` a
 Each enabled site's provider is made by the factory its ``execution.type`` names: one
 given to :func:`register_provider`, swiftnb's own (``BUILT_IN``), or one another package
 declares in the ``swiftnb.providers`` entry-point group (read only for a type that is
-none of these: scanning the installed packages' metadata costs a tenth of a start).  A factory is ``make_provider(site: SiteConfig, ctx:
-BuildContext) -> Provider``; it reads the site's options through the provider's typed
-options class.  The imports are made when a run needs them: a provider whose optional
-dependency is missing is reported as such, not as an unknown type.
+none of these: scanning the installed packages' metadata costs a tenth of a start).  A
+factory is ``make_provider(site: SiteConfig, ctx: BuildContext) -> Provider``; it reads
+the site's options through the provider's typed options class.  The imports are made
+when a run needs them: a provider whose optional dependency is missing is reported as
+such, not as an unknown type.
 
 If every enabled site is simulated, the run gets a :class:`VirtualClock` and the event
 bus is switched to it (``bus.clock``), so the events and the log carry simulated times and
@@ -24,15 +25,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from swiftnb.config.model import AppConfig, Config, SiteConfig
-from swiftnb.engine.task import AppEntry, Executor, Task, later_commands
+from swiftnb.config.model import Config, ConfigError, SiteConfig
+from swiftnb.engine.task import Executor
 from swiftnb.events import EventBus
 if TYPE_CHECKING:
     from swiftnb.execution.cdm import CdmPolicy
 
+from swiftnb.scheduling.apps import AppCatalogue
 from swiftnb.scheduling.clock import Clock, RealClock, VirtualClock
 from swiftnb.config.types import flatten_options
 from swiftnb.scheduling.options import OptionsError
@@ -84,7 +86,10 @@ ProviderFactory = Callable[[SiteConfig, BuildContext], Provider]
 _REGISTERED: dict[str, ProviderFactory] = {}
 
 _BATCH = "swiftnb.execution.batch.provider:make_provider"
-#: swiftnb's own providers by execution type ("module:factory", imported when used)
+#: swiftnb's own providers by execution type ("module:factory", imported when used): the
+#: entry points pyproject.toml registers in ENTRY_POINT_GROUP, read from here so that a run
+#: of a built-in type does not scan every installed package (tests/scheduling/
+#: test_provider_entry_points.py keeps the two the same)
 BUILT_IN: dict[str, str] = {
     "local": "swiftnb.execution.local:make_provider",
     "sim": "swiftnb.execution.sim:make_provider",
@@ -109,7 +114,6 @@ def provider_factory(exec_type: str) -> ProviderFactory:
     if factory is not None:
         return factory
     target = BUILT_IN.get(exec_type)
-    point = None
     if target is None:
         from importlib import metadata  # only here: a scan of every installed package
 
@@ -120,19 +124,20 @@ def provider_factory(exec_type: str) -> ProviderFactory:
             raise SchedulerError(
                 f'execution type "{exec_type}" has no provider in this version of swiftnb '
                 f"(available: {available})")
-    try:
-        if point is not None:
-            factory = point.load()
-        else:
-            module, _, name = BUILT_IN[exec_type].partition(":")
-            factory = getattr(importlib.import_module(module), name)
+        target = f"{point.module}:{point.attr}"
+    try:  # one path for swiftnb's own entry points (BUILT_IN) and a package's
+        module, _, name = target.partition(":")
+        found: Any = importlib.import_module(module)
+        for part in name.split("."):
+            found = getattr(found, part)
+        factory = found
     except ModuleNotFoundError as exc:
         missing = exc.name or str(exc)
         raise SchedulerError(
             f'execution type "{exec_type}" needs the Python package {missing}, which is not '
             f"installed here (pip install {missing.split('.')[0]})") from None
     _REGISTERED[exec_type] = factory
-    return factory
+    return factory  # type: ignore[no-any-return]  # an entry point's make_provider
 
 
 def _site_attributes(site: SiteConfig) -> dict[str, Any]:
@@ -159,7 +164,8 @@ def _make_provider(sc: SiteConfig, ctx: BuildContext) -> Provider:
         provider = factory(sc, ctx)
     except SchedulerError:
         raise
-    except (ValueError, TypeError) as exc:  # a provider refusing its options
+    except (ValueError, ConfigError) as exc:  # a provider refusing its options; a
+        # TypeError or any other error is a bug of the provider and reads as one
         text = str(exc)
         raise SchedulerError(text if sc.name in text else f"site {sc.name}: {text}") from None
     if not provider.takes_app_job_options:
@@ -245,59 +251,6 @@ def build_sites(config: Config, bus: EventBus, clock: Clock, *, site_run: str = 
     return sites
 
 
-def app_resolver(config: Config) -> Callable[[Site, Task], Task]:
-    """Fill a task's executable, env, walltime and profiles from the app definition on
-    its site: the app's job attributes and ``options`` (``count``, ``jobType``,
-    ``jobQueue``...) join the task's profiles, the script's own ``profile`` lines winning,
-    for the providers that read them (batch sites: their job's resources)."""
-    cache: dict[tuple[str, str], Any] = {}
-
-    def lookup(site: str, tr: str) -> AppConfig | None:
-        key = (site, tr)
-        app = cache.get(key, cache)
-        if app is cache:
-            app = cache[key] = config.app_for(site, tr)
-        return app
-
-    def resolve(site: Site, task: Task) -> Task:
-        app = lookup(site.name, task.tr)
-        changes: dict[str, Any] = {}
-        env = dict(task.env)
-        walltime = task.maxwalltime  # the script's own profile wins
-        if app is not None:
-            executable = app.executable_for(task.tr)
-            if task.executable is None and executable != task.tr:
-                changes["executable"] = executable
-            env = {**app.env, **env}
-            if walltime is None and app.max_wall_time:
-                walltime = float(app.max_wall_time)
-            if app.options or app.attributes:
-                changes["profiles"] = {**flatten_options(app.attributes),
-                                       **flatten_options(app.options), **task.profiles}
-        if task.more_commands:
-            commands, more_env, more_walltime = later_commands(
-                task.more_commands, lambda tr: _entry(lookup(site.name, tr), tr))
-            changes["more_commands"] = commands
-            env = {**more_env, **env}
-            if task.maxwalltime is None and more_walltime is not None:
-                walltime = (walltime or 0.0) + more_walltime
-        if env != task.env:
-            changes["env"] = env
-        if walltime != task.maxwalltime:
-            changes["maxwalltime"] = walltime
-        return replace(task, **changes) if changes else task
-
-    return resolve
-
-
-def _entry(app: AppConfig | None, tr: str) -> AppEntry | None:
-    """What ``app`` (app ``tr``'s definition on a site, if any) says of ``tr``."""
-    if app is None:
-        return None
-    walltime = float(app.max_wall_time) if app.max_wall_time else None
-    return AppEntry(app.executable_for(tr), dict(app.env), walltime)
-
-
 def _check_policy_options(policy_name: str, options: Mapping[str, Any]) -> None:
     """``siteSelectionOptions`` keys the chosen policy does not take: name the key, the
     policy and what it does take (and the nearest), not a Python TypeError."""
@@ -346,7 +299,8 @@ def _warn_mixed_sim(config: Config, bus: EventBus) -> None:
     if not sim:
         return
     real = [sc.name for sc in config.enabled_sites if sc.type != "sim"]
-    text = (f"simulated site{'s' if len(sim) > 1 else ''} {', '.join(sim)} run{'' if len(sim) > 1 else 's'} in real time "
+    text = (f"simulated site{'s' if len(sim) > 1 else ''} {', '.join(sim)} "
+            f"run{'' if len(sim) > 1 else 's'} in real time "
             f"(not virtual time) because {', '.join(real)} {'are' if len(real) > 1 else 'is'} "
             "real; see docs/scheduling.md")
     warn(config, bus, text)
@@ -361,18 +315,6 @@ def _single_local_site(config: Config) -> SiteConfig | None:
     if sites[0].initial_parallel_tasks < sites[0].max_parallel_tasks:
         return None  # it starts lower and grows with its score: the scheduler's job
     return sites[0]
-
-
-def _app_lookup(config: Config, site: str) -> Callable[[str], AppEntry | None]:
-    """tr -> what ``site``'s app catalogue says of it, or None if it is not there."""
-    cache: dict[str, AppEntry | None] = {}
-
-    def lookup(tr: str) -> AppEntry | None:
-        if tr not in cache:
-            cache[tr] = _entry(config.app_for(site, tr), tr)
-        return cache[tr]
-
-    return lookup
 
 
 def build_executor(
@@ -403,7 +345,7 @@ def build_executor(
             host_job_submit=config.host_job_submit_throttle,
             file_transfers=config.file_transfers_throttle,
             file_operations=config.file_operations_throttle,
-            app_lookup=_app_lookup(config, local.name))
+            apps=AppCatalogue(config))
     if clock is None:
         all_sim = all(sc.type == "sim" for sc in config.enabled_sites)
         if all_sim:
@@ -434,7 +376,7 @@ def build_executor(
                                         float(config.clustering_queue_delay))
     from swiftnb.scheduling.scheduler import Scheduler  # (a one-site run never needs it)
 
-    sched = Scheduler(
+    return Scheduler(
         sites, bus, policy=policy, clock=clock, seed=seed,
         job_submit_throttle=config.job_submit_throttle,
         host_job_submit_throttle=config.host_job_submit_throttle,
@@ -445,7 +387,6 @@ def build_executor(
         replication_limit=config.replication_limit,
         clustering=clustering,
         site_run=site_run,
+        apps=AppCatalogue(config),
     )
-    sched.resolve_app = app_resolver(config)
-    return sched
 

@@ -32,7 +32,7 @@ class TimerHandle:
 
     __slots__ = ("when", "callback", "args", "cancelled", "_real")
 
-    def __init__(self, when: float, callback: Callable[..., Any], args: tuple) -> None:
+    def __init__(self, when: float, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
         self.when = when
         self.callback = callback
         self.args = args
@@ -44,7 +44,7 @@ class TimerHandle:
         if self._real is not None:
             self._real.cancel()
 
-    def __lt__(self, other: "TimerHandle") -> bool:  # heap tie-break is the seq tuple
+    def __lt__(self, other: TimerHandle) -> bool:  # heap tie-break is the seq tuple
         return self.when < other.when
 
 
@@ -182,6 +182,6 @@ class VirtualClock:
             self._scheduled = False
 
 
-def _resolve(future: asyncio.Future) -> None:
+def _resolve(future: asyncio.Future[None]) -> None:
     if not future.done():
         future.set_result(None)

@@ -10,9 +10,10 @@ one task id whose status changes (8, 1, 2, 7/5) cover the whole cluster.  Each m
 still gets its own JOB_SITE_SELECT, THREAD_ASSOCIATION, JOB_START and JOB_TASK (with the
 cluster's task id), and its own result.
 
-A provider may run a cluster natively with ``execute_cluster(tasks, report) ->
-list[TaskResult]`` (the sim provider queues once and runs the members back to back in
-one slot); otherwise the members run one after the other through ``execute``.
+The cluster's attempt is the scheduler's (:meth:`Scheduler.run_cluster`, the one attempt
+path of attempt.py).  A provider may run a cluster natively with ``execute_cluster(jobs,
+report) -> list[TaskResult]`` (the sim provider queues once and runs the members back to
+back in one slot); otherwise the members run one after the other through ``execute``.
 """
 
 from __future__ import annotations
@@ -23,15 +24,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
-from swiftnb.events import TaskStatus
-from swiftnb.scheduling.provider import StatusReporter
+from swiftnb.scheduling.clock import TimerHandle
 
 if TYPE_CHECKING:
     from swiftnb.scheduling.scheduler import Scheduler
 
 __all__ = ["ClusteringSettings", "Clusterer"]
-
-_TERMINAL = (int(TaskStatus.COMPLETED), int(TaskStatus.FAILED), int(TaskStatus.CANCELED))
 
 
 @dataclass
@@ -41,44 +39,24 @@ class ClusteringSettings:
     queue_delay: float = 4.0    # clustering.queue.delay (seconds)
 
 
-class _MemberReport(StatusReporter):
-    """Forwards a member's statuses to the cluster's attempt, except its end."""
-
-    __slots__ = ("att",)
-
-    def __init__(self, att: StatusReporter) -> None:
-        self.att = att
-
-    def status(self, status: TaskStatus | int, *, message: str | None = None,
-               workerid: str | None = None) -> None:
-        if int(status) not in _TERMINAL:
-            self.att.status(status, message=message, workerid=workerid)
-
-    def file_transfer(self):
-        return self.att.file_transfer()
-
-    def file_operation(self):
-        return self.att.file_operation()
-
-
 class Clusterer:
     """The clustering queue of one scheduler."""
 
-    def __init__(self, sched: "Scheduler", settings: ClusteringSettings) -> None:
+    def __init__(self, sched: Scheduler, settings: ClusteringSettings) -> None:
         self.s = sched
         self.settings = settings
-        self.queue: list[tuple[Task, asyncio.Future]] = []
-        self.timer = None
+        self.queue: list[tuple[Task, asyncio.Future[TaskResult]]] = []
+        self.timer: TimerHandle | None = None
         self.ids = itertools.count(1)
         self.clusters = 0
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     def eligible(self, task: Task) -> bool:
         return task.maxwalltime is not None and 0 < task.maxwalltime < self.settings.min_time
 
     async def submit(self, task: Task) -> TaskResult:
         self.s.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[TaskResult] = asyncio.get_running_loop().create_future()
         self.queue.append((task, future))
         if self.timer is None:
             self.timer = self.s.clock.call_later(self.settings.queue_delay, self._process)
@@ -93,7 +71,7 @@ class Clusterer:
     def _process(self) -> None:
         self.timer = None
         queue, self.queue = self.queue, []
-        groups: dict[Any, list[tuple[Task, asyncio.Future]]] = {}
+        groups: dict[Any, list[tuple[Task, asyncio.Future[TaskResult]]]] = {}
         for task, future in queue:
             if future.done():
                 continue
@@ -103,7 +81,7 @@ class Clusterer:
         limit = 2.0 * self.settings.min_time
         loop = asyncio.get_running_loop()
         for members in groups.values():
-            cluster: list[tuple[Task, asyncio.Future]] = []
+            cluster: list[tuple[Task, asyncio.Future[TaskResult]]] = []
             total = 0.0
             for task, future in members:
                 wt = float(task.maxwalltime or 0.0)
@@ -115,13 +93,14 @@ class Clusterer:
             if cluster:
                 self._launch(loop, cluster)
 
-    def _launch(self, loop: asyncio.AbstractEventLoop, members: list) -> None:
+    def _launch(self, loop: asyncio.AbstractEventLoop,
+                members: list[tuple[Task, asyncio.Future[TaskResult]]]) -> None:
         self.clusters += 1
         t = loop.create_task(self._run(members))
         self._tasks.add(t)
         t.add_done_callback(self._tasks.discard)
 
-    async def _run(self, members: list[tuple[Task, asyncio.Future]]) -> None:
+    async def _run(self, members: list[tuple[Task, asyncio.Future[TaskResult]]]) -> None:
         try:
             results = await self._run_cluster([t for t, _ in members])
         except asyncio.CancelledError:
@@ -136,70 +115,10 @@ class Clusterer:
                 future.set_result(result)
 
     async def _run_cluster(self, tasks: list[Task]) -> list[TaskResult]:
-        from swiftnb.scheduling.scheduler import SchedulerError, _Attempt
-
-        s = self.s
         first = tasks[0]
         head = Task(
             jobid=f"cluster-{next(self.ids)}", tr=first.tr, args=[], base_dir=first.base_dir,
             run_dir=first.run_dir, profiles=dict(first.profiles), env=dict(first.env),
             maxwalltime=sum(float(t.maxwalltime or 0.0) for t in tasks),
         )
-        problem = s._check(head)
-        if problem is not None:
-            return [TaskResult(ok=False, message=problem)] * len(tasks)
-        try:
-            site = await s._allocate(head, frozenset())
-        except SchedulerError as exc:
-            return [TaskResult(ok=False, message=str(exc))] * len(tasks)
-        taskid = f"urn:R-{next(s._ids)}-{s._epoch_ms}"
-        att = _Attempt(s, site, head, taskid, None)
-        emit = s.bus.emit
-        try:
-            if s.resolve_app is not None:
-                tasks = [s.resolve_app(site, t) for t in tasks]
-            for t in tasks:
-                tmpdir = site.provider.job_dir(t)
-                args = [str(a) for a in t.args]
-                emit("THREAD_ASSOCIATION", {"jobid": t.jobid, "thread": t.thread or "R",
-                                            "host": site.name, "replicationGroup": None})
-                emit("JOB_START", {"jobid": t.jobid, "tr": t.tr,
-                                   "arguments": t.log_arguments() if t.more_commands else args,
-                                   "tmpdir": tmpdir, "host": site.name})
-                emit("JOB_TASK", {"jobid": t.jobid, "taskid": taskid,
-                                  "exec": t.executable or t.tr, "dir": tmpdir,
-                                  "args": " ".join(args)})
-            if not site.started:
-                await s._start_site(site)
-            await site.submit_throttle.acquire()
-            try:
-                await s.job_submit.acquire()
-            except BaseException:
-                site.submit_throttle.release()
-                raise
-            att.begin_submitting()
-            if site.provider.runs_clusters:
-                results = list(await site.provider.execute_cluster(tasks, att))
-            else:
-                report = _MemberReport(att)
-                results = []
-                for t in tasks:
-                    try:
-                        results.append(await site.provider.execute(t, report))
-                    except Exception as exc:
-                        results.append(TaskResult(ok=False, message=f"{type(exc).__name__}: {exc}",
-                                                  failure=FailureKind.WORKER))
-            for r in results:
-                if not r.site:
-                    r.site = site.name
-            failed = [r for r in results if not r.ok]
-            att.finish(TaskResult(ok=not failed, message=failed[0].message if failed else "",
-                                  site=site.name))
-            return results
-        except asyncio.CancelledError:
-            att.finish(TaskResult(ok=False, failure=FailureKind.CANCELED, site=site.name))
-            raise
-        finally:
-            if not att.finished:
-                att.finish(TaskResult(ok=False, failure=FailureKind.CANCELED, site=site.name))
-            s._release(site)
+        return await self.s.run_cluster(head, tasks)

@@ -5,8 +5,10 @@ multi-site scheduler, can raise it too."""
 
 from __future__ import annotations
 
+from swiftnb.errors import SwiftnbError
+
 __all__ = ["SchedulerError"]
 
 
-class SchedulerError(ValueError):
+class SchedulerError(SwiftnbError, ValueError):
     """A request the scheduler cannot honour (unknown site or throttle name, bad value)."""

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, TypeVar
 
 from swiftnb.config.schema import SWIFT_EXECUTION_OPTION_NAMES as COASTER_OPTION_NAMES
 from swiftnb.config.types import JAVA_INT_MAX, JAVA_INT_MIN, BadValue, in_range
+from swiftnb.errors import SwiftnbError
 from swiftnb.nearest import close_matches
 
 __all__ = ["ProviderOptions", "OptionsError", "BROKERAGE_KEYS", "option"]
@@ -42,7 +43,7 @@ def option(default: Any, *, convert: typing.Callable[[Any], Any] | None = None) 
     return dataclasses.field(default=default, metadata={"convert": convert} if convert else {})
 
 
-class OptionsError(ValueError):
+class OptionsError(SwiftnbError, ValueError):
     """A site's execution options do not fit its provider; the message is for people."""
 
 
@@ -140,7 +141,7 @@ class ProviderOptions:
             except (OptionsError, ValueError, TypeError) as exc:
                 raise fail(key, str(exc)) from None
         made = cls(**values)
-        for key, problem in made.check():
+        for key, why in made.check():
             written = next((k for k, v in cls.ALIASES.items() if v == key and k in options), key)
-            raise fail(written, problem)
+            raise fail(written, why)
         return made

@@ -16,10 +16,11 @@
 from __future__ import annotations
 
 import math
+import random
 import re
 from collections import deque
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from swiftnb.scheduling.policy import Policy
 from swiftnb.scheduling.sites import backoff
@@ -27,6 +28,7 @@ from swiftnb.nearest import close_matches
 
 if TYPE_CHECKING:
     from swiftnb.engine.task import Task
+    from swiftnb.scheduling.policy import PolicyContext
     from swiftnb.scheduling.sites import Site
 
 __all__ = [
@@ -34,8 +36,11 @@ __all__ = [
     "POLICIES", "make_policy",
 ]
 
+_T = TypeVar("_T")
 
-def _weighted_choice(rng, items: Sequence[Any], weights: Sequence[float]) -> Any:
+
+def _weighted_choice(rng: random.Random, items: Sequence[_T],
+                     weights: Sequence[float]) -> _T | None:
     total = 0.0
     for w in weights:
         total += w
@@ -66,16 +71,16 @@ class WeightedScorePolicy(Policy):
     def __init__(self) -> None:
         self._banned: set[str] = set()
 
-    def bind(self, ctx) -> None:
+    def bind(self, ctx: PolicyContext) -> None:
         super().bind(ctx)
         self._banned = {s.name for s in ctx.sites if s.delay_exponent() > 0}
 
-    def _usable(self, task: "Task", sites: Sequence["Site"]) -> list["Site"]:
+    def _usable(self, task: Task, sites: Sequence[Site]) -> list[Site]:
         now = self.ctx.clock.now()
         with_debt = len(self.ctx.app_sites(task)) > 1
         return [s for s in sites if now >= s.permitted_at(with_debt)]
 
-    def select(self, task: "Task", sites: Sequence["Site"]) -> "Site | None":
+    def select(self, task: Task, sites: Sequence[Site]) -> Site | None:
         usable = self._usable(task, sites)
         if not usable:
             return None
@@ -91,13 +96,14 @@ class WeightedScorePolicy(Policy):
         times = [t for t in (s.permitted_at() for s in self.ctx.sites) if t > now]
         return min(times) if times else None
 
-    def on_score_changed(self, site: "Site", old: float, new: float) -> None:
+    def on_score_changed(self, site: Site, old: float, new: float) -> None:
         self._follow(site)
 
-    def on_finished(self, site, task, ok, message, queue_time) -> None:
+    def on_finished(self, site: Site, task: Task, ok: bool, message: str,
+                    queue_time: float | None) -> None:
         self._follow(site)  # the scheduler charged the site's debt before this
 
-    def _follow(self, site: "Site") -> None:
+    def _follow(self, site: Site) -> None:
         """SITE_SET banned / candidate when the site enters or leaves delay mode."""
         exponent = site.delay_exponent()
         if exponent > 0 and site.name not in self._banned:
@@ -124,7 +130,7 @@ class BestScorePolicy(WeightedScorePolicy):
 
     name = "best"
 
-    def select(self, task: "Task", sites: Sequence["Site"]) -> "Site | None":
+    def select(self, task: Task, sites: Sequence[Site]) -> Site | None:
         usable = self._usable(task, sites)
         if not usable:
             return None
@@ -167,9 +173,7 @@ class SiteSetPolicy(Policy):
         queue_time_factor: float = 0.5,
         hibernated: Sequence[str] = (),
     ) -> None:
-        if select not in ("random", "best"):
-            raise ValueError(f"sitesets select: expected \"random\" or \"best\", got {select!r}")
-        self.mode = select
+        self.mode = _mode("sitesets", select, ("random", "best"))
         self.queue_time_constant = queue_time_constant
         self.hibernate_time = hibernate_time
         self.max_hibernate_time = max_hibernate_time
@@ -182,7 +186,7 @@ class SiteSetPolicy(Policy):
         self.transitions = 0
         self.initially_hibernated = list(hibernated)
 
-    def bind(self, ctx) -> None:
+    def bind(self, ctx: PolicyContext) -> None:
         super().bind(ctx)
         names = {site.name for site in ctx.sites}
         unknown = [n for n in self.initially_hibernated if n not in names]
@@ -200,7 +204,7 @@ class SiteSetPolicy(Policy):
     def queue_time_throttle(self) -> float:
         return self.ctx.queue_stats.mean + self.queue_time_constant
 
-    def _move(self, site: "Site", new: str, reason: str) -> None:
+    def _move(self, site: Site, new: str, reason: str) -> None:
         old = self.sets.get(site.name)
         if old == new:
             return
@@ -214,7 +218,7 @@ class SiteSetPolicy(Policy):
             self.wake_at.pop(site.name, None)
         self.ctx.emit("SITE_SET", {"host": site.name, "set": new, "reason": reason})
 
-    def _hibernate(self, site: "Site", reason: str, failure: bool) -> None:
+    def _hibernate(self, site: Site, reason: str, failure: bool) -> None:
         if failure:
             k = self.failures_in_row.get(site.name, 0) + 1
             self.failures_in_row[site.name] = k
@@ -229,7 +233,7 @@ class SiteSetPolicy(Policy):
         self.wake_at[site.name] = self.ctx.clock.now() + delay
         self.ctx.set_score(site, 0.0)
 
-    def _refresh_overloaded(self, sites: Sequence["Site"]) -> None:
+    def _refresh_overloaded(self, sites: Sequence[Site]) -> None:
         for site in sites:
             state = self.sets.get(site.name)
             if state == OVERLOADED and not site.full:
@@ -237,7 +241,7 @@ class SiteSetPolicy(Policy):
             elif state == CANDIDATE and site.full:
                 self._move(site, OVERLOADED, f"load {site.load} = max_jobs_per_site {site.limit}")
 
-    def select(self, task: "Task", sites: Sequence["Site"]) -> "Site | None":
+    def select(self, task: Task, sites: Sequence[Site]) -> Site | None:
         self._refresh_overloaded(self.ctx.sites)
         candidates = [s for s in sites if self.sets.get(s.name) == CANDIDATE]
         if not candidates:
@@ -267,11 +271,12 @@ class SiteSetPolicy(Policy):
         times = [t for t in self.wake_at.values() if t > now]
         return min(times) if times else None
 
-    def on_selected(self, site: "Site", task: "Task") -> None:
+    def on_selected(self, site: Site, task: Task) -> None:
         if site.full and self.sets.get(site.name) == CANDIDATE:
             self._move(site, OVERLOADED, f"load {site.load} = max_jobs_per_site {site.limit}")
 
-    def on_finished(self, site, task, ok, message, queue_time) -> None:
+    def on_finished(self, site: Site, task: Task, ok: bool, message: str,
+                    queue_time: float | None) -> None:
         state = self.sets.get(site.name)
         if not ok:
             self._hibernate(site, f"job failed: {_short(message)}", failure=True)
@@ -297,7 +302,8 @@ class SiteSetPolicy(Policy):
         if state == OVERLOADED and not site.full:
             self._move(site, CANDIDATE, "job completed; below max_jobs_per_site")
 
-    def on_replica_active(self, winner, winner_queue_time, losers) -> None:
+    def on_replica_active(self, winner: Site, winner_queue_time: float,
+                          losers: list[tuple[Site, float]]) -> None:
         threshold = self.queue_time_throttle
         for site, queued in losers:
             if queued > winner_queue_time:
@@ -372,10 +378,8 @@ class BrokeragePolicy(Policy):
         failure_threshold: int = 3,
         offline_time: float = 60.0,
     ) -> None:
-        if select not in ("weighted", "best"):
-            raise ValueError(f"brokerage select: expected \"weighted\" or \"best\", got {select!r}")
         self.candidates = candidates
-        self.mode = select
+        self.mode = _mode("brokerage", select, ("weighted", "best"))
         self.memory_compensation = memory_compensation
         self.failure_threshold = failure_threshold
         self.offline_time = offline_time
@@ -384,16 +388,16 @@ class BrokeragePolicy(Policy):
 
     # -- requirements ------------------------------------------------------------------
     @staticmethod
-    def requirements(task: "Task") -> tuple:
+    def requirements(task: Task) -> tuple[Any, ...]:
         p = task.profiles or {}
         cores = _num(p.get("cores") or p.get("count") or p.get("coreCount"), 1.0)
         memory = _num(p.get("memory") or p.get("ramCount"))
         return (task.maxwalltime, cores, memory, p.get("architecture"), p.get("gpu"))
 
-    def task_key(self, task: "Task") -> Hashable:
+    def task_key(self, task: Task) -> Hashable:
         return self.requirements(task)
 
-    def static_reason(self, site: "Site", req: tuple) -> str | None:
+    def static_reason(self, site: Site, req: tuple[Any, ...]) -> str | None:
         """Why ``site`` can never take a job with requirements ``req`` (None: it can)."""
         walltime, cores, memory, arch, gpu = req
         a = site.attributes
@@ -419,7 +423,7 @@ class BrokeragePolicy(Policy):
             return reason
         return _gpu_mismatch(gpu, a.get("gpu"))
 
-    def check(self, task: "Task", sites: Sequence["Site"]) -> str | None:
+    def check(self, task: Task, sites: Sequence[Site]) -> str | None:
         req = self.requirements(task)
         reasons = []
         for site in sites:
@@ -430,9 +434,9 @@ class BrokeragePolicy(Policy):
         return "no site satisfies the job's requirements (" + "; ".join(reasons) + ")"
 
     # -- selection ---------------------------------------------------------------------
-    def weight(self, site: "Site") -> float | None:
+    def weight(self, site: Site) -> float | None:
         """The brokerage weight, or None when the site is skipped for queue depth."""
-        running = site.running
+        running: float = site.running
         nbatch = site.running + site.queued
         if running < 20 and nbatch > running:
             running = max(running, min(nbatch, 20))
@@ -447,7 +451,7 @@ class BrokeragePolicy(Policy):
         many = max(1.0, min(2.0, assigned / activated)) if activated else (2.0 if assigned else 1.0)
         return (running + 1) / ((activated + assigned + starting + defined + 10) * many)
 
-    def select(self, task: "Task", sites: Sequence["Site"]) -> "Site | None":
+    def select(self, task: Task, sites: Sequence[Site]) -> Site | None:
         req = self.requirements(task)
         now = self.ctx.clock.now()
         scored = []
@@ -476,7 +480,8 @@ class BrokeragePolicy(Policy):
         times = [t for t in self.offline_until.values() if t > now]
         return min(times) if times else None
 
-    def on_finished(self, site, task, ok, message, queue_time) -> None:
+    def on_finished(self, site: Site, task: Task, ok: bool, message: str,
+                    queue_time: float | None) -> None:
         now = self.ctx.clock.now()
         if ok:
             if site.name in self.offline_until and self.offline_until[site.name] <= now:
@@ -557,7 +562,7 @@ POLICIES: dict[str, type[Policy]] = {
 }
 
 
-def make_policy(spec: "str | Policy | dict | None", **options: Any) -> Policy:
+def make_policy(spec: str | Policy | dict[str, Any] | None, **options: Any) -> Policy:
     """A policy from its name (``"random"``, ``"best"``, ``"sitesets"``, ``"brokerage"``),
     a ``{"name": ..., options...}`` mapping, a ``"package.module:Class"`` path, or an
     instance (returned as is)."""
@@ -573,7 +578,7 @@ def make_policy(spec: "str | Policy | dict | None", **options: Any) -> Policy:
 
         module, _, attr = spec.partition(":")
         cls = getattr(importlib.import_module(module), attr)
-        return cls(**options)
+        return cls(**options)  # type: ignore[no-any-return]  # the class the spec names
     cls = POLICIES.get(spec.lower())
     if cls is None:
         near = close_matches(spec.lower(), POLICIES)
@@ -582,3 +587,11 @@ def make_policy(spec: "str | Policy | dict | None", **options: Any) -> Policy:
             f"unknown site selection policy \"{spec}\" (expected one of "
             f"{', '.join(sorted(POLICIES))}){hint}")
     return cls(**options)
+
+
+def _mode(policy: str, select: str, modes: tuple[str, str]) -> str:
+    """A policy's ``select`` option, one of its two ``modes``; ValueError names them."""
+    if select not in modes:
+        raise ValueError(f'{policy} select: expected "{modes[0]}" or "{modes[1]}", '
+                         f"got {select!r}")
+    return select

@@ -59,20 +59,20 @@ class QueueStats:
 class PolicyContext:
     """What the scheduler shares with its policy."""
 
-    clock: "Clock"
+    clock: Clock
     rng: random.Random
     emit: Callable[..., Any]
-    sites: Sequence["Site"]
-    factors: "ScoreFactors"
+    sites: Sequence[Site]
+    factors: ScoreFactors
     queue_stats: QueueStats = field(default_factory=QueueStats)
     replication_enabled: bool = False
     #: the scheduler's "something changed, offer waiting jobs again" (e.g. after a revival)
     wake: Callable[[], None] = lambda: None
     #: change a site's score through the scheduler (clamped, limits and events follow)
-    adjust_score: Callable[["Site", float], None] = lambda site, delta: None
-    set_score: Callable[["Site", float], None] = lambda site, value: None
+    adjust_score: Callable[[Site, float], None] = lambda site, delta: None
+    set_score: Callable[[Site, float], None] = lambda site, value: None
     #: the sites whose catalogue has every app of a task, whatever their load
-    app_sites: Callable[["Task"], Sequence["Site"]] = lambda task: ()
+    app_sites: Callable[[Task], Sequence[Site]] = lambda task: ()
 
 
 class Policy:
@@ -85,11 +85,11 @@ class Policy:
         """Called once by the scheduler before the first job."""
         self.ctx = ctx
 
-    def select(self, task: "Task", sites: Sequence["Site"]) -> "Site | None":
+    def select(self, task: Task, sites: Sequence[Site]) -> Site | None:
         """Choose one of ``sites`` (never empty), or None to keep the job waiting."""
         raise NotImplementedError
 
-    def task_key(self, task: "Task") -> Hashable:
+    def task_key(self, task: Task) -> Hashable:
         """Jobs with equal keys are interchangeable for :meth:`select` (same answer).
 
         The scheduler uses it to skip the rest of a queue of identical jobs once one of
@@ -97,7 +97,7 @@ class Policy:
         """
         return None
 
-    def check(self, task: "Task", sites: Sequence["Site"]) -> str | None:
+    def check(self, task: Task, sites: Sequence[Site]) -> str | None:
         """A message if ``task`` can never run on any of ``sites`` (it then fails at once)."""
         return None
 
@@ -106,23 +106,23 @@ class Policy:
         return None
 
     # -- hooks -------------------------------------------------------------------------
-    def on_selected(self, site: "Site", task: "Task") -> None:
+    def on_selected(self, site: Site, task: Task) -> None:
         """The job was allocated to ``site`` (its load already counts it)."""
 
-    def on_active(self, site: "Site", task: "Task", queue_time: float) -> None:
+    def on_active(self, site: Site, task: Task, queue_time: float) -> None:
         """The job became ACTIVE after ``queue_time`` seconds in the site's queue."""
 
     def on_finished(
-        self, site: "Site", task: "Task", ok: bool, message: str, queue_time: float | None
+        self, site: Site, task: Task, ok: bool, message: str, queue_time: float | None
     ) -> None:
         """The job ended on ``site`` (not called for cancelled replicas)."""
 
     def on_replica_active(
-        self, winner: "Site", winner_queue_time: float, losers: list[tuple["Site", float]]
+        self, winner: Site, winner_queue_time: float, losers: list[tuple[Site, float]]
     ) -> None:
         """A replica became active on ``winner``; ``losers`` (site, time queued) are cancelled."""
 
-    def on_score_changed(self, site: "Site", old: float, new: float) -> None:
+    def on_score_changed(self, site: Site, old: float, new: float) -> None:
         """The scheduler changed a site's score."""
 
     def state(self) -> dict[str, Any]:

@@ -7,7 +7,9 @@ through selection again, as in Swift):
    site that has the app and is under its parallel-task limit (``CONTACT_SELECTED``);
    a retry avoids the sites that failed the job's earlier attempts while another site
    can run it (remembered per jobid until the engine's ``JOB_END`` for it);
-2. ``THREAD_ASSOCIATION``, ``JOB_START``, ``JOB_TASK``;
+2. the site's provider prepares the job (``Provider.prepare``), which is announced:
+   ``THREAD_ASSOCIATION``, ``JOB_START``, ``JOB_TASK`` (steps 2 to 4 are the one attempt
+   path of attempt.py, which the single local site and clusters take too);
 3. the submission throttles (hostJobSubmitThrottle, then jobSubmitThrottle) are held
    while the task is SUBMITTING (status 8), released at the provider's first later
    status;
@@ -34,35 +36,28 @@ import itertools
 import math
 import random
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Hashable, Iterable, Sequence
+from typing import Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
-from swiftnb.events import Event, EventBus, TaskStatus
+from swiftnb.events import Event, EventBus
+from swiftnb.scheduling.apps import AppCatalogue
+from swiftnb.scheduling.attempt import RunThrottles, TaskIds
 from swiftnb.scheduling.clock import Clock, RealClock, TimerHandle
+from swiftnb.scheduling.clustering import Clusterer, ClusteringSettings
 from swiftnb.scheduling.errors import SchedulerError
 from swiftnb.scheduling.policies import make_policy
 from swiftnb.scheduling.policy import Policy, PolicyContext, QueueStats
-from swiftnb.scheduling.provider import ProviderError, StatusReporter
+from swiftnb.scheduling.provider import Provider
+from swiftnb.scheduling.site_attempt import Replica, ReplicaGroup, SiteAttempt
 from swiftnb.scheduling.sites import MINWEIGHT, ScoreFactors, Site
 from swiftnb.scheduling.throttles import (THROTTLE_ALIASES, THROTTLE_NAMES, Throttle,
-                                          parse_throttle, shown_limit, throttle_name)
+                                          ThrottleControl, parse_throttle, shown_limit,
+                                          throttle_name)
 from swiftnb.nearest import close_matches
-
-if TYPE_CHECKING:  # clustering imports this module: the Clusterer is imported when used
-    from swiftnb.scheduling.clustering import ClusteringSettings
 
 __all__ = ["Scheduler", "THROTTLE_NAMES", "THROTTLE_ALIASES", "SchedulerError"]
 
-_SUBMITTING = int(TaskStatus.SUBMITTING)
-_SUBMITTED = int(TaskStatus.SUBMITTED)
-_ACTIVE = int(TaskStatus.ACTIVE)
-_STAGE_IN = int(TaskStatus.STAGE_IN)
-_COMPLETED = int(TaskStatus.COMPLETED)
-_FAILED = int(TaskStatus.FAILED)
-_CANCELED = int(TaskStatus.CANCELED)
-#: failures Swift punished as "Connection refused" (-10 on top of the failure factor)
-_REFUSED = (FailureKind.CONNECTION_LOST, FailureKind.SUBMIT_REFUSED)
 
 #: what the scheduler keys a task's app set by: its app's name, or every command's
 AppKey = str | tuple[str, ...]
@@ -75,7 +70,7 @@ class _Waiter:
     __slots__ = ("seq", "task", "exclude", "avoid", "skip", "future")
 
     def __init__(self, seq: int, task: Task, exclude: frozenset[Site], avoid: frozenset[Site],
-                 future: asyncio.Future) -> None:
+                 future: asyncio.Future[Site]) -> None:
         self.seq = seq
         self.task = task
         self.exclude = exclude
@@ -84,177 +79,7 @@ class _Waiter:
         self.future = future
 
 
-class _Group:
-    """The replicas of one job (replication on)."""
-
-    __slots__ = ("task", "refs", "future", "winner", "replicas", "pending_spawn", "id")
-
-    def __init__(self, task: Task, gid: str, future: asyncio.Future) -> None:
-        self.task = task
-        self.id = gid
-        self.refs: list[_Ref] = []
-        self.future = future
-        self.winner: _Attempt | None = None
-        self.replicas = 0
-        self.pending_spawn = False
-
-
-class _Ref:
-    """One running copy of a replicated job: its asyncio task and, once placed, attempt."""
-
-    __slots__ = ("atask", "att", "loser", "replica", "group")
-
-    def __init__(self, replica: bool, group: "_Group") -> None:
-        self.group = group
-        self.atask: asyncio.Task | None = None
-        self.att: _Attempt | None = None
-        self.loser = False
-        self.replica = replica
-
-
-class _Attempt(StatusReporter):
-    """One attempt on one site; it is also the StatusReporter given to the provider."""
-
-    __slots__ = (
-        "s", "site", "task", "taskid", "ref", "code", "phase", "submitted_at", "active_at",
-        "t_submitting", "holds_submit", "finished", "kill_reason", "walltime_timer",
-    )
-
-    def __init__(self, sched: "Scheduler", site: Site, task: Task, taskid: str, ref: _Ref | None):
-        self.s = sched
-        self.site = site
-        self.task = task
-        self.taskid = taskid
-        self.ref = ref
-        self.code = -1                   # the last status reported
-        self.phase = "assigned"          # assigned -> queued -> running -> done
-        self.submitted_at: float | None = None
-        self.active_at: float | None = None
-        self.t_submitting: float | None = None
-        self.holds_submit = False
-        self.finished = False
-        self.kill_reason: str | None = None
-        self.walltime_timer: TimerHandle | None = None
-
-    # -- what providers see -----------------------------------------------------------
-    def status(self, status: TaskStatus | int, *, message: str | None = None,
-               workerid: str | None = None) -> None:
-        status = int(status)
-        if self.finished or status == self.code:
-            return
-        s = self.s
-        now = s.clock.now()
-        payload: dict[str, Any] = {"taskid": self.taskid, "status": status}
-        if workerid is not None:
-            payload["workerid"] = workerid
-        if message is not None and status == _FAILED:
-            payload["message"] = message
-        prev = self.code
-        self.code = status
-        s.bus.emit("TASK_STATUS_CHANGE", payload)
-        if status in (_COMPLETED, _FAILED, _CANCELED):
-            return  # bookkeeping happens when execute returns (finish)
-        if status == _SUBMITTING:
-            return
-        if prev == _SUBMITTING and self.t_submitting is not None:
-            s._adjust(self.site, s.factors.submission_delta(now - self.t_submitting))
-        self.release_submit()
-        if status == _SUBMITTED and self.phase == "assigned":
-            self._to_phase("queued")
-            self.submitted_at = now
-            s._on_queued(self)
-        elif status in (_ACTIVE, _STAGE_IN) and self.phase in ("assigned", "queued"):
-            if self.submitted_at is None:
-                self.submitted_at = now
-            self._to_phase("running")
-            self.active_at = now
-            qt = now - self.submitted_at
-            s.queue_stats.add(qt)
-            s.policy.on_active(self.site, self.task, qt)
-            s._on_active(self)
-
-    def file_transfer(self):
-        return self.s.file_transfers.slot()
-
-    def file_operation(self):
-        return self.s.file_operations.slot()
-
-    # -- bookkeeping ------------------------------------------------------------------
-    def _to_phase(self, phase: str) -> None:
-        site = self.site
-        old = self.phase
-        if old == "assigned":
-            site.assigned -= 1
-        elif old == "queued":
-            site.queued -= 1
-            self.s._queued.discard(self)
-        elif old == "running":
-            site.running -= 1
-        if phase == "queued":
-            site.queued += 1
-        elif phase == "running":
-            site.running += 1
-        self.phase = phase
-
-    def begin_submitting(self) -> None:
-        self.holds_submit = True
-        self.t_submitting = self.s.clock.now()
-        self.status(_SUBMITTING)
-
-    def release_submit(self) -> None:
-        if self.holds_submit:
-            self.holds_submit = False
-            self.site.submit_throttle.release()
-            self.s.job_submit.release()
-
-    def queue_time(self) -> float | None:
-        if self.submitted_at is None:
-            return None
-        end = self.active_at if self.active_at is not None else self.s.clock.now()
-        return end - self.submitted_at
-
-    def finish(self, result: TaskResult) -> None:
-        if self.finished:
-            return
-        s = self.s
-        site = self.site
-        if self.walltime_timer is not None:
-            self.walltime_timer.cancel()
-        self.release_submit()
-        if result.canceled:
-            if self.code != _CANCELED:
-                self.status(_CANCELED)
-            self.finished = True
-            self._to_phase("done")
-            site.canceled += 1
-            return
-        if result.ok:
-            if self.code != _COMPLETED:
-                self.status(_COMPLETED)
-        elif self.code != _FAILED:
-            self.status(_FAILED, message=result.message or "failed")
-        self.finished = True
-        self._to_phase("done")
-        f = s.factors
-        if result.ok:
-            site.completed += 1
-            site.consecutive_failures = 0
-            site.charge(f.job_success)
-            s._adjust(site, f.job_submission + f.success)
-        else:
-            site.failed += 1
-            site.consecutive_failures += 1
-            extra = 0.0
-            if result.failure in _REFUSED:
-                extra = f.connection_refused
-            elif result.failure is FailureKind.TIMEOUT:
-                extra = f.timeout
-            site.charge(f.job_failure - extra)
-            s._adjust(site, -f.failure - extra)
-        s.policy.on_finished(site, self.task, result.ok, result.message, self.queue_time())
-
-
-class Scheduler:
+class Scheduler(ThrottleControl):
     """Executor over several sites, each a Provider, chosen by a policy.
 
     ``sites`` are :class:`~swiftnb.scheduling.sites.Site` objects (provider, limits,
@@ -269,13 +94,13 @@ class Scheduler:
         sites: Iterable[Site],
         bus: EventBus,
         *,
-        policy: "Policy | str | dict | None" = "random",
+        policy: Policy | str | dict[str, Any] | None = "random",
         clock: Clock | None = None,
         seed: int | None = None,
-        job_submit_throttle: Any = 4,
-        host_job_submit_throttle: Any = 2,
-        file_transfers_throttle: Any = 4,
-        file_operations_throttle: Any = 8,
+        job_submit_throttle: float | str | None = 4,
+        host_job_submit_throttle: float | str | None = 2,
+        file_transfers_throttle: float | str | None = 4,
+        file_operations_throttle: float | str | None = 8,
         replication_enabled: bool = False,
         replication_min_queue_time: float = 60.0,
         replication_limit: int = 3,
@@ -283,6 +108,7 @@ class Scheduler:
         factors: ScoreFactors | None = None,
         clustering: ClusteringSettings | None = None,
         site_run: str | None = None,
+        apps: AppCatalogue | None = None,
     ) -> None:
         self.sites: list[Site] = list(sites)
         if not self.sites:
@@ -305,6 +131,8 @@ class Scheduler:
                                        parse_throttle(file_transfers_throttle))
         self.file_operations = Throttle("fileOperationsThrottle",
                                         parse_throttle(file_operations_throttle))
+        self.run_throttles = RunThrottles(self.job_submit, self.file_transfers,
+                                          self.file_operations)
         self.replication_enabled = bool(replication_enabled)
         self.replication_min_queue_time = float(replication_min_queue_time)
         self.replication_limit = int(replication_limit)
@@ -313,13 +141,14 @@ class Scheduler:
             clock=self.clock, rng=self.rng, emit=self.bus.emit, sites=self.sites,
             factors=self.factors, queue_stats=self.queue_stats,
             replication_enabled=self.replication_enabled, wake=self._pump,
-            adjust_score=self._adjust, set_score=self._set_score, app_sites=self._sites_for,
+            adjust_score=self.adjust_score, set_score=self._set_score, app_sites=self._sites_for,
         )
         self.policy.bind(self.ctx)
-        self._ids = itertools.count(1)
-        self._epoch_ms = int(self.clock.now() * 1000)
-        #: (site, task) -> task with the site's executable/env/walltime (build_executor sets it)
-        self.resolve_app: Callable[[Site, Task], Task] | None = None
+        self.task_ids = TaskIds(self.clock.now())
+        self._group_ids = itertools.count(1)
+        #: the sites' app definitions, which fill a task in for its site (None: every app
+        #: runs the program of its name, as on a simulated site)
+        self.apps = apps
         self._seq = itertools.count()
         self._queues: dict[Hashable, deque[_Waiter]] = {}
         self._waiting = 0
@@ -327,19 +156,17 @@ class Scheduler:
         self._pump_again = False
         self._wakeup: TimerHandle | None = None
         self._app_sites: dict[AppKey, list[Site]] = {}
-        self._start_futures: dict[str, asyncio.Future] = {}
-        self._groups: set[_Group] = set()
-        self._in_flight: set[asyncio.Task] = set()
-        self._queued: set[_Attempt] = set()
+        self._start_futures: dict[str, asyncio.Future[Any]] = {}
+        self._groups: set[ReplicaGroup] = set()
+        self._in_flight: set[asyncio.Task[Any]] = set()
+        self._queued: set[SiteAttempt] = set()
         self._sweeper: TimerHandle | None = None
         #: jobid -> names of the sites its failed attempts ran on, the latest last
         self._failed_on: dict[str, list[str]] = {}
         self._unsubscribe = bus.subscribe(self._on_event)
         self.closed = False
-        self.clusterer = None
+        self.clusterer: Clusterer | None = None
         if clustering is not None and clustering.enabled:
-            from swiftnb.scheduling.clustering import Clusterer
-
             self.clusterer = Clusterer(self, clustering)
         # counters for benchmarks and panels
         self.stats = {"submitted": 0, "replicas": 0, "replica_wins": 0, "canceled": 0,
@@ -359,6 +186,16 @@ class Scheduler:
             result = await self._attempt(task, None, frozenset(), self._avoid(task))
         self._remember(task, result)
         return result
+
+    def app_executable(self, tr: str) -> str | None:
+        """The program the first site that lists app ``tr`` runs for it (its name where
+        no app definitions were given), for memoization's app fingerprint; None when no
+        site lists it."""
+        for site in self.sites:
+            if _runs_all(site, (tr,)):
+                found = self.apps.executable(site.name, tr) if self.apps is not None else None
+                return found or tr
+        return None
 
     # ================================================================ retries
     def _remember(self, task: Task, result: TaskResult) -> None:
@@ -388,7 +225,7 @@ class Scheduler:
     def _on_event(self, event: Event) -> None:
         """The engine's JOB_END: the job has no more attempts, forget where it failed."""
         if self._failed_on and event.kind == "JOB_END":
-            self._failed_on.pop(event.fields.get("jobid"), None)
+            self._failed_on.pop(event.get("jobid"), None)
 
     async def close(self) -> None:
         """Shut every started site down; pending timers are dropped."""
@@ -446,7 +283,7 @@ class Scheduler:
                         "fileTransfersThrottle": self.file_transfers,
                         "fileOperationsThrottle": self.file_operations}[name]
             new = parse_throttle(value, name)
-            old = throttle.limit
+            old: float | None = throttle.limit
             throttle.set_limit(new)
             emit("THROTTLE", {"name": name, "host": None, "old": shown_limit(old),
                               "new": shown_limit(new)})
@@ -455,8 +292,8 @@ class Scheduler:
             if site is None:
                 self.host_submit_limit = new
             for s in targets:
-                old = s.submit_throttle.limit
-                s.submit_throttle.set_limit(new)
+                old = s.submit_throttle.limit  # type: ignore[union-attr]  # every site has one (made with the scheduler)
+                s.submit_throttle.set_limit(new)  # type: ignore[union-attr]  # (as above)
                 emit("THROTTLE", {"name": name, "host": s.name, "old": shown_limit(old),
                                   "new": shown_limit(new)})
         elif name in ("maxParallelTasks", "initialParallelTasks"):
@@ -515,7 +352,7 @@ class Scheduler:
             "replicationMinQueueTime": self.replication_min_queue_time,
             "sites": {
                 s.name: {
-                    "hostJobSubmitThrottle": shown_limit(s.submit_throttle.limit),
+                    "hostJobSubmitThrottle": shown_limit(s.submit_throttle.limit),  # type: ignore[union-attr]  # every site has one (made with the scheduler)
                     "maxParallelTasks": shown_limit(s.max_parallel_tasks),
                     "initialParallelTasks": shown_limit(s.initial_parallel_tasks),
                     "parallelTasks": s.limit,
@@ -525,6 +362,9 @@ class Scheduler:
                 for s in self.sites
             },
         }
+
+    def providers(self) -> list[Provider]:
+        return [site.provider for site in self.sites]
 
     def state(self) -> dict[str, Any]:
         """A snapshot for people and panels."""
@@ -562,72 +402,74 @@ class Scheduler:
             return _unavailable(task.apps, self.sites)
         return self.policy.check(task, sites)
 
-    async def _attempt(self, task: Task, ref: _Ref | None, exclude: frozenset[Site],
+    async def _attempt(self, task: Task, ref: Replica | None, exclude: frozenset[Site],
                        avoid: frozenset[Site] = frozenset()) -> TaskResult:
+        self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
+        return (await self._tracked(task, None, ref, exclude, avoid))[0]
+
+    async def run_cluster(self, head: Task, members: list[Task]) -> list[TaskResult]:
+        """One attempt of a cluster of short jobs (clustering.py): ``head`` stands for the
+        cluster in site selection, limits, scores and throttles; each member is
+        announced and gets its own result."""
+        return await self._tracked(head, members, None, frozenset(), frozenset())
+
+    async def _tracked(self, head: Task, members: list[Task] | None, ref: Replica | None,
+                       exclude: frozenset[Site], avoid: frozenset[Site]) -> list[TaskResult]:
         # remembered so that close() can stop what is in flight when the run is stopped
         me = asyncio.current_task()
         if me is not None:
             self._in_flight.add(me)
         try:
-            return await self._attempt_once(task, ref, exclude, avoid)
+            return await self._place(head, members, ref, exclude, avoid)
         finally:
             if me is not None:
                 self._in_flight.discard(me)
 
-    async def _attempt_once(self, task: Task, ref: _Ref | None, exclude: frozenset[Site],
-                            avoid: frozenset[Site]) -> TaskResult:
-        self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
-        problem = self._check(task)
+    async def _place(self, head: Task, members: list[Task] | None, ref: Replica | None,
+                     exclude: frozenset[Site], avoid: frozenset[Site]) -> list[TaskResult]:
+        """Wait for a site for ``head``, then run its attempt there: of ``head`` itself, or
+        of the cluster's ``members`` (one result each)."""
+        tasks = members if members is not None else [head]
+        problem = self._check(head)
         if problem is not None:  # no site has the app: another attempt cannot differ
-            return TaskResult(ok=False, message=problem, failure=FailureKind.NOT_EXECUTABLE)
+            return [TaskResult(ok=False, message=problem, failure=FailureKind.NOT_EXECUTABLE)
+                    for _ in tasks]
         try:
-            site = await self._allocate(task, exclude, avoid)
+            site = await self._allocate(head, exclude, avoid)
         except SchedulerError as exc:
-            return TaskResult(ok=False, message=str(exc), failure=FailureKind.SUBMIT_REFUSED)
-        taskid = f"urn:R-{next(self._ids)}-{self._epoch_ms}"
-        att = _Attempt(self, site, task, taskid, ref)
+            return [TaskResult(ok=False, message=str(exc), failure=FailureKind.SUBMIT_REFUSED)
+                    for _ in tasks]
+        att = SiteAttempt(self, site, head, self.task_ids.next(), ref)
         if ref is not None:
             ref.att = att
         try:
-            return await self._run(att)
+            return await self._run(att, tasks, cluster=members is not None)
         finally:
             if not att.finished:  # cancelled before the provider was reached
                 att.finish(TaskResult(ok=False, failure=FailureKind.CANCELED, site=site.name))
             self._release(site)
 
-    async def _run(self, att: _Attempt) -> TaskResult:
-        site, task = att.site, att.task
-        if self.resolve_app is not None:
-            task = att.task = self.resolve_app(site, task)
-        emit = self.bus.emit
-        jobid = task.jobid
+    async def _run(self, att: SiteAttempt, tasks: list[Task], cluster: bool) -> list[TaskResult]:
+        site = att.site
+        if self.apps is not None:
+            tasks = [self.apps.resolve(site.name, t) for t in tasks]
+        jobs = [site.provider.prepare(t) for t in tasks]
+        if not cluster:
+            att.task = tasks[0]
         ref = att.ref
-        emit("THREAD_ASSOCIATION", {
-            "jobid": jobid, "thread": task.thread or "R", "host": site.name,
-            "replicationGroup": ref and _group_of(self, ref)})
-        if ref is not None and ref.replica:
-            emit("REPLICA_START", {"jobid": jobid, "taskid": att.taskid, "host": site.name})
-        tmpdir = site.provider.job_dir(task)
-        args = [str(a) for a in task.args]
-        emit("JOB_START", {"jobid": jobid, "tr": task.tr,
-                           "arguments": task.log_arguments() if task.more_commands else args,
-                           "tmpdir": tmpdir, "host": site.name})
-        emit("JOB_TASK", {"jobid": jobid, "taskid": att.taskid,
-                          "exec": task.executable or task.tr, "dir": tmpdir,
-                          "args": " ".join(args)})
+        for job in jobs:
+            att.announce(job, group=ref.group.id if ref is not None else None,
+                         replica=ref is not None and ref.replica)
         try:
             if not site.started:
                 await self._start_site(site)
-            await site.submit_throttle.acquire()
-            try:
-                await self.job_submit.acquire()
-            except BaseException:
-                site.submit_throttle.release()
-                raise
+            await att.hold_submit()
             if site.max_submit_rate:
-                await self._pace(site)
-            att.begin_submitting()
-            result = await site.provider.execute(task, att)
+                await self._pace(site, site.max_submit_rate)
+            if cluster:
+                results = await att.execute_cluster(site.provider, jobs)
+            else:
+                results = [await att.execute(site.provider, jobs[0])]
         except asyncio.CancelledError:
             att.release_submit()
             if att.kill_reason is not None:
@@ -637,26 +479,23 @@ class Scheduler:
                 result = TaskResult(ok=False, message=att.kill_reason, site=site.name,
                                     failure=FailureKind.WALLTIME)
                 att.finish(result)
-                return result
+                return [result]
             att.finish(TaskResult(ok=False, failure=FailureKind.CANCELED, site=site.name))
             raise
-        except ProviderError as exc:  # the site could not take it (unreachable, refused...)
-            text = str(exc)
-            result = TaskResult(ok=False, failure=exc.kind, message=(
-                text if site.name in text else f"site {site.name}: {text}"))
-        except Exception as exc:  # a provider's bug: its type named, the run goes on
-            result = TaskResult(ok=False, message=f"site {site.name}: {type(exc).__name__}: {exc}",
-                                failure=FailureKind.WORKER)
-        if not result.site:
-            result.site = site.name
-        att.finish(result)
-        return result
+        if cluster:
+            failed = [r for r in results if not r.ok]
+            att.finish(TaskResult(ok=not failed, message=failed[0].message if failed else "",
+                                  site=site.name))
+        else:
+            att.finish(results[0])
+        return results
 
-    async def _pace(self, site: Site) -> None:
-        """maxSubmitRate: reserve the next submission time of the site and wait for it."""
+    async def _pace(self, site: Site, rate: float) -> None:
+        """maxSubmitRate (``rate`` per second): reserve the next submission time of the
+        site and wait for it."""
         now = self.clock.now()
         slot = max(now, site.next_submit_at)
-        site.next_submit_at = slot + 1.0 / site.max_submit_rate
+        site.next_submit_at = slot + 1.0 / rate
         if slot > now:
             await self.clock.sleep(slot - now)
 
@@ -684,7 +523,7 @@ class Scheduler:
             site = self._try_select(task, exclude | avoid)
             if site is not None:
                 return site
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Site] = asyncio.get_running_loop().create_future()
         self._enqueue(_Waiter(next(self._seq), task, exclude, avoid, future))
         self._waiting += 1
         self._pump()
@@ -717,13 +556,13 @@ class Scheduler:
         site.assigned += 1
         site.last_used = self.clock.now()
         self.bus.emit("CONTACT_SELECTED", {"host": site.name, "score": site.tscore})
-        self._adjust(site, -self.factors.job_submission)
+        self.adjust_score(site, -self.factors.job_submission)
         self.policy.on_selected(site, task)
         return site
 
     def _release(self, site: Site) -> None:
         site.load -= 1
-        self._adjust(site, self.factors.success)  # Swift's delayedDelta, on release
+        self.adjust_score(site, self.factors.success)  # Swift's delayedDelta, on release
         self._pump()
 
     def _pump(self) -> None:
@@ -759,8 +598,10 @@ class Scheduler:
         heapq.heapify(heap)
         while heap and self._waiting and len(full) < len(apps):
             seq, i, key = heapq.heappop(heap)
-            queue = self._queues.get(key)
-            head = self._head(key, queue) if queue is not None else None
+            queued = self._queues.get(key)
+            if queued is None:
+                continue
+            head = self._head(key, queued)
             if head is None:
                 continue
             if head.seq != seq:  # the old head was withdrawn: take its place in age order
@@ -775,10 +616,10 @@ class Scheduler:
                 if all(s.load >= s.limit for s in self._sites_for(task)):
                     full.add(app)
                 continue
-            queue.popleft()
+            queued.popleft()
             self._waiting -= 1
             head.future.set_result(site)
-            head = self._head(key, queue)
+            head = self._head(key, queued)
             if head is not None:
                 heapq.heappush(heap, (head.seq, i, key))
 
@@ -833,7 +674,8 @@ class Scheduler:
             self._pump()
 
     # ================================================================ scores
-    def _adjust(self, site: Site, delta: float) -> None:
+    def adjust_score(self, site: Site, delta: float) -> None:
+        """Move ``site``'s score by ``delta`` (its limit follows; the policy is told)."""
         self._set_score(site, site.score + delta)
 
     def _set_score(self, site: Site, value: float) -> None:
@@ -861,7 +703,7 @@ class Scheduler:
     # ================================================================ replication
     async def _submit_replicated(self, task: Task, avoid: frozenset[Site]) -> TaskResult:
         loop = asyncio.get_running_loop()
-        group = _Group(task, f"{task.jobid}-{next(self._ids)}", loop.create_future())
+        group = ReplicaGroup(task, f"{task.jobid}-{next(self._group_ids)}", loop.create_future())
         self._groups.add(group)
         self._spawn(group, replica=False, avoid=avoid)
         try:
@@ -872,8 +714,8 @@ class Scheduler:
                 if ref.atask is not None and not ref.atask.done():
                     ref.atask.cancel()
 
-    def _spawn(self, group: _Group, replica: bool, avoid: frozenset[Site] = frozenset()) -> None:
-        ref = _Ref(replica, group)
+    def _spawn(self, group: ReplicaGroup, replica: bool, avoid: frozenset[Site] = frozenset()) -> None:
+        ref = Replica(replica, group)
         exclude = frozenset(r.att.site for r in group.refs
                             if r.att is not None and r.atask is not None and not r.atask.done())
         if replica:
@@ -882,9 +724,10 @@ class Scheduler:
         group.refs.append(ref)
         ref.atask = asyncio.get_running_loop().create_task(
             self._attempt(group.task, ref, exclude, avoid))
-        ref.atask.add_done_callback(lambda t, g=group, r=ref: self._attempt_done(g, r, t))
+        ref.atask.add_done_callback(lambda t, g=group, r=ref: self._attempt_done(g, r, t))  # type: ignore[misc]  # a lambda with bound defaults
 
-    def _attempt_done(self, group: _Group, ref: _Ref, atask: asyncio.Task) -> None:
+    def _attempt_done(self, group: ReplicaGroup, ref: Replica,
+                      atask: asyncio.Task[Any]) -> None:
         if group.future.done():
             return
         if atask.cancelled():
@@ -905,7 +748,8 @@ class Scheduler:
                 self._cancel_loser(group, r)
         # else: this copy failed before becoming active while others still compete
 
-    def _on_queued(self, att: _Attempt) -> None:
+    def attempt_queued(self, att: SiteAttempt) -> None:
+        """``att`` was submitted and waits in its site's queue (replication watches it)."""
         if att.ref is None:
             return
         self._queued.add(att)
@@ -919,8 +763,8 @@ class Scheduler:
         threshold = max(self.replication_min_queue_time, 3.0 * self.queue_stats.mean)
         for att in sorted(self._queued, key=_submitted_order):
             ref = att.ref
-            group = _find_group(self, ref)
-            if group is None or group.winner is not None or group.future.done():
+            group = ref.group  # type: ignore[union-attr]  # a queued attempt has its replica
+            if group.winner is not None or group.future.done():
                 continue
             if group.replicas >= self.replication_limit:
                 continue
@@ -936,18 +780,17 @@ class Scheduler:
         if self._queued and not self.closed:
             self._sweeper = self.clock.call_later(self.replication_sweep, self._sweep)
 
-    def _on_active(self, att: _Attempt) -> None:
+    def attempt_active(self, att: SiteAttempt) -> None:
+        """``att`` became active: replicas lose, the walltime watch starts."""
         ref = att.ref
         if ref is None:
             return
         self._queued.discard(att)
-        group = _find_group(self, ref)
+        group = ref.group
         task = att.task
         if task.maxwalltime and task.maxwalltime > 0:
             limit = 2.0 * task.maxwalltime
             att.walltime_timer = self.clock.call_later(limit, self._kill_walltime, att, limit)
-        if group is None:
-            return
         if group.winner is None:
             group.winner = att
             if ref.replica:
@@ -964,7 +807,11 @@ class Scheduler:
         elif group.winner is not att:
             self._cancel_loser(group, ref)
 
-    def _cancel_loser(self, group: _Group, ref: _Ref) -> None:
+    def attempt_dequeued(self, att: SiteAttempt) -> None:
+        """``att`` left its site's queue (active, or ended)."""
+        self._queued.discard(att)
+
+    def _cancel_loser(self, group: ReplicaGroup, ref: Replica) -> None:
         if ref.loser:
             return
         ref.loser = True
@@ -977,7 +824,7 @@ class Scheduler:
         if ref.atask is not None:
             ref.atask.cancel()
 
-    def _kill_walltime(self, att: _Attempt, limit: float) -> None:
+    def _kill_walltime(self, att: SiteAttempt, limit: float) -> None:
         if att.finished or att.ref is None or att.ref.atask is None:
             return
         self.stats["walltime_kills"] += 1
@@ -1008,17 +855,10 @@ def _unavailable(apps: tuple[str, ...], sites: Sequence[Site]) -> str:
     return f"The applications {names} are not available together on any one site"
 
 
-def _submitted_order(att: _Attempt) -> tuple[float, str]:
+def _submitted_order(att: SiteAttempt) -> tuple[float, str]:
     return (att.submitted_at if att.submitted_at is not None else math.inf, att.taskid)
 
 
-def _find_group(sched: Scheduler, ref: _Ref) -> _Group | None:
-    return ref.group
-
-
-def _group_of(sched: Scheduler, ref: _Ref) -> str | None:
-    group = _find_group(sched, ref)
-    return group.id if group is not None else None
 
 
 def _positive(value: Any, name: str, low: float = 1) -> float:

@@ -10,80 +10,44 @@ per-attempt scheduling events of a Swift 0.96 run on one site, in Swift's order:
     TASK_STATUS_CHANGE taskid=urn:... status=8 / 1 / 2 / 7 (or 5 + message)
 
 The multi-site scheduler (sites, scores, replication) replaces it behind the same
-interface.  One ``submit`` is one attempt: the engine counts attempts
+interface, and both run an attempt through the one path of attempt.py (the provider
+prepares the job, it is announced, the submit throttles are held, the provider executes
+it, the attempt finishes).  One ``submit`` is one attempt: the engine counts attempts
 (``executionRetries``) and sets ``Task.attempt``.
 
 Its throttles are live, with the scheduler's contract (``set_throttle``, ``throttles()``,
-``state()``: :class:`~swiftnb.scheduling.throttles.ThrottleControl`), so the notebook's
-sliders steer the default local site too: ``maxParallelTasks`` (jobs held at once, from
-the slot to the end), ``hostJobSubmitThrottle`` and ``jobSubmitThrottle`` (held while
-SUBMITTING, as the scheduler holds them), ``fileTransfersThrottle`` and
-``fileOperationsThrottle``.  Each change is a ``THROTTLE`` event, and a change of the
-site's limit a ``THROTTLE name=parallelTasks`` one, as on the scheduler.  The site has no
-score to keep: it is always the one chosen and holds ``maxParallelTasks`` jobs from the
-start, which is the scheduler's site whose initialParallelTasks equals maxParallelTasks
-(a saturated score, tscore T = 100); ``state()`` reports it so.
+``state()``, ``providers()``: :class:`~swiftnb.scheduling.throttles.ThrottleControl`), so
+the notebook's sliders steer the default local site too: ``maxParallelTasks`` (jobs
+held at once, from the slot to the end), ``hostJobSubmitThrottle`` and
+``jobSubmitThrottle`` (held while SUBMITTING, as the scheduler holds them),
+``fileTransfersThrottle`` and ``fileOperationsThrottle``.  Each change is a ``THROTTLE``
+event, and a change of the site's limit a ``THROTTLE name=parallelTasks`` one, as on the
+scheduler.  The site has no score to keep: it is always the one chosen and holds
+``maxParallelTasks`` jobs from the start, which is the scheduler's site whose
+initialParallelTasks equals maxParallelTasks (a saturated score, tscore T = 100);
+``state()`` reports it so.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import time
-from collections.abc import Callable
 from typing import Any
 
-from swiftnb.engine.task import AppEntry, FailureKind, Task, TaskResult, later_commands
-from swiftnb.events import EventBus, TaskStatus
-from swiftnb.scheduling.provider import Provider, ProviderError, StatusReporter
+from swiftnb.engine.task import FailureKind, Task, TaskResult
+from swiftnb.events import EventBus
+from swiftnb.scheduling.apps import AppCatalogue
+from swiftnb.scheduling.attempt import Attempt, RunThrottles, TaskIds
+from swiftnb.scheduling.provider import Provider
 from swiftnb.scheduling.errors import SchedulerError
 from swiftnb.scheduling.sites import SATURATED, tscore
-from swiftnb.scheduling.throttles import (Throttle, parse_throttle, shown_limit,
-                                          throttle_name)
+from swiftnb.scheduling.throttles import (Throttle, ThrottleControl, parse_throttle,
+                                          shown_limit, throttle_name)
 
 __all__ = ["SingleSiteExecutor", "DryRunExecutor"]
 
 
-_SUBMITTING = int(TaskStatus.SUBMITTING)
-
-
-class _Report(StatusReporter):
-    """One attempt's statuses, straight to TASK_STATUS_CHANGE; the submission throttles
-    are taken at SUBMITTING and given back at the next status (or the attempt's end)."""
-
-    __slots__ = ("executor", "taskid", "holds_submit")
-
-    def __init__(self, executor: "SingleSiteExecutor", taskid: str) -> None:
-        self.executor = executor
-        self.taskid = taskid
-        self.holds_submit = False
-
-    def status(self, status: TaskStatus | int, *, message: str | None = None,
-               workerid: str | None = None) -> None:
-        code = int(status)
-        payload: dict[str, Any] = {"taskid": self.taskid, "status": code}
-        if workerid is not None:
-            payload["workerid"] = workerid
-        if message is not None and code == TaskStatus.FAILED:
-            payload["message"] = message
-        self.executor.bus.emit("TASK_STATUS_CHANGE", payload)
-        if code != _SUBMITTING:
-            self.release_submit()
-
-    def release_submit(self) -> None:
-        if self.holds_submit:
-            self.holds_submit = False
-            self.executor.host_submit.release()
-            self.executor.job_submit.release()
-
-    def file_transfer(self):
-        return self.executor.file_transfers.slot()
-
-    def file_operation(self):
-        return self.executor.file_operations.slot()
-
-
-class SingleSiteExecutor:
+class SingleSiteExecutor(ThrottleControl):
     """Executor over a single provider with live throttles (maxParallelTasks and the
     submission and file throttles)."""
 
@@ -97,14 +61,14 @@ class SingleSiteExecutor:
         host_job_submit: float | str | None = 2,
         file_transfers: float | str | None = 4,
         file_operations: float | str | None = 8,
-        app_lookup: Callable[[str], AppEntry | None] | None = None,
+        apps: AppCatalogue | None = None,
     ) -> None:
-        """``app_lookup(tr)`` is the site's app catalogue: what it says of app ``tr``, or
-        None when the app is not available there (default: any app runs the
-        program of its name, Swift's ``app.ALL { executable: "*" }``)."""
+        """``apps`` holds the site's app definitions: an app it does not list is not
+        available (default: any app runs the program of its name, Swift's
+        ``app.ALL { executable: "*" }``)."""
         self.provider = provider
         self.name = provider.name
-        self.app_lookup = app_lookup
+        self.apps = apps
         self.bus = bus
         #: jobs the site holds at once (the site's parallel-task limit, maxParallelTasks)
         self.parallel = Throttle("maxParallelTasks", max(1, int(max_parallel)), host=self.name)
@@ -117,8 +81,9 @@ class SingleSiteExecutor:
         self.counts = {"completed": 0, "failed": 0, "canceled": 0}
         self._started = False
         self._start_lock: asyncio.Lock | None = None
-        self._ids = itertools.count(1)
-        self._epoch_ms = int(time.time() * 1000)
+        self.run_throttles = RunThrottles(self.job_submit, self.file_transfers,
+                                          self.file_operations)
+        self.task_ids = TaskIds(time.time())
         self.closed = False
 
     async def _ensure_started(self) -> None:
@@ -135,79 +100,41 @@ class SingleSiteExecutor:
         """Run one attempt of a task on the provider; returns when it has ended."""
         if self.closed:
             raise RuntimeError("executor is closed")
-        emit = self.bus.emit
-        jobid = task.jobid
-        emit("JOB_SITE_SELECT", {"jobid": jobid})
-        if self.app_lookup is not None and task.executable is None:
-            lookup = self.app_lookup
-            app = lookup(task.tr)
-            missing = task.tr if app is None else None
-            if task.more_commands and missing is None:  # the site must have every app
-                missing = next((c.tr for c in task.more_commands if lookup(c.tr) is None), None)
-            if missing is not None:
+        self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
+        if self.apps is not None:
+            missing = self.apps.missing(self.name, task)
+            if missing is not None:  # the site must have every app of the job
                 return TaskResult(
                     ok=False, failure=FailureKind.NOT_EXECUTABLE,
                     message=f'The application "{missing}" is not available on any of the sites')
-            assert app is not None
-            scripted = task.maxwalltime is not None  # the script's own profile
-            task.executable = app.executable
-            if app.env:
-                task.env = {**app.env, **task.env}
-            if not scripted and app.walltime is not None:
-                task.maxwalltime = app.walltime
-            if task.more_commands:
-                task.more_commands, env, walltime = later_commands(task.more_commands,
-                                                                   self.app_lookup)
-                if env:
-                    task.env = {**env, **task.env}
-                if not scripted and walltime is not None:
-                    task.maxwalltime = (task.maxwalltime or 0.0) + walltime
+            task = self.apps.resolve(self.name, task)
         await self._ensure_started()
         if not self.parallel.try_acquire():
             await self.parallel.acquire()
         try:
-            host = self.name
             if self.closed:  # the run stopped while this call waited for a slot
-                return TaskResult(ok=False, message="Canceled: the run was stopped", site=host,
-                                  failure=FailureKind.CANCELED)
-            thread = task.thread or "R"
-            emit("THREAD_ASSOCIATION", {"jobid": jobid, "thread": thread, "host": host,
-                                        "replicationGroup": None})
-            tmpdir = self.provider.job_dir(task)
-            args = [str(a) for a in task.args]
-            emit("JOB_START", {"jobid": jobid, "tr": task.tr,
-                               "arguments": task.log_arguments() if task.more_commands else args,
-                               "tmpdir": tmpdir, "host": host})
-            taskid = f"urn:R-{next(self._ids)}-{self._epoch_ms}"
-            emit("JOB_TASK", {"jobid": jobid, "taskid": taskid,
-                              "exec": task.executable or task.tr, "dir": tmpdir,
-                              "args": " ".join(args)})
-            report = _Report(self, taskid)
+                return TaskResult(ok=False, message="Canceled: the run was stopped",
+                                  site=self.name, failure=FailureKind.CANCELED)
+            attempt = Attempt(self.bus, self.name, self.task_ids.next(), self.host_submit,
+                              self.run_throttles)
+            job = self.provider.prepare(task)
+            attempt.announce(job)
             try:
-                await self._hold_submit(report)
-                result = await self.provider.execute(task, report)
-            except ProviderError as exc:
-                result = TaskResult(ok=False, message=str(exc), failure=exc.kind)
-            finally:
-                report.release_submit()
+                await attempt.hold_submit()
+                result = await attempt.execute(self.provider, job)
+            except asyncio.CancelledError:  # the run was stopped: status 6 on the log
+                attempt.finish(TaskResult.cancel(self.name))
+                raise
+            attempt.finish(result)
         finally:
             self.parallel.release()
-        if not result.site:
-            result.site = host
         self._count(result)
         return result
 
-    async def _hold_submit(self, report: _Report) -> None:
-        """hostJobSubmitThrottle, then jobSubmitThrottle, as the scheduler takes them."""
-        if not self.host_submit.try_acquire():
-            await self.host_submit.acquire()
-        try:
-            if not self.job_submit.try_acquire():
-                await self.job_submit.acquire()
-        except BaseException:
-            self.host_submit.release()
-            raise
-        report.holds_submit = True
+    def app_executable(self, tr: str) -> str | None:
+        """The program the site runs for app ``tr`` (its name where no app definitions
+        were given), for memoization's app fingerprint; None when the site lacks it."""
+        return self.apps.executable(self.name, tr) if self.apps is not None else tr
 
     def _count(self, result: TaskResult) -> None:
         if result.ok:
@@ -290,6 +217,9 @@ class SingleSiteExecutor:
                        **self.counts}],
         }
 
+    def providers(self) -> list[Provider]:
+        return [self.provider]
+
     async def close(self) -> None:
         """Shut the provider down (kills what still runs, removes site dirs)."""
         if self.closed:
@@ -314,6 +244,10 @@ class DryRunExecutor:
         self.submitted += 1
         self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
         return TaskResult(ok=True, exit_code=0, site="dryrun")
+
+    def app_executable(self, tr: str) -> str | None:
+        """None: a dry run has no site, so no app has a program (nothing is memoized)."""
+        return None
 
     async def close(self) -> None:
         return None

@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from swiftnb.scheduling.provider import Provider
 from swiftnb.scheduling.throttles import Throttle
 
 __all__ = [
@@ -113,7 +114,8 @@ def backoff(seconds: float, base: float, exponent: float) -> float:
     """``seconds * base ** exponent``, infinite where the power leaves the floats (a site
     that failed a thousand times in a row waits for ever, it does not crash the run)."""
     try:
-        return seconds * base ** exponent
+        delay: float = seconds * base ** exponent
+        return delay
     except OverflowError:
         return math.inf
 
@@ -128,7 +130,7 @@ class Site:
     """
 
     name: str
-    provider: Any
+    provider: Provider
     max_parallel_tasks: float | None = 2
     initial_parallel_tasks: float | None = 2
     delay_base: float = 2.0

@@ -16,14 +16,16 @@ and the single local site speak to the notebook's throttles panel alike
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import math
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Protocol
+from typing import Any
 
 from swiftnb.nearest import close_matches
+from swiftnb.scheduling.provider import Provider
 
 __all__ = ["Throttle", "parse_throttle", "UNLIMITED", "THROTTLE_NAMES", "THROTTLE_ALIASES",
            "OFF_NAMES", "SWIFT_OFF", "throttle_name", "shown_limit", "ThrottleControl"]
@@ -80,18 +82,28 @@ def shown_limit(value: float | int | None) -> int | float | str | None:
     return value
 
 
-class ThrottleControl(Protocol):
-    """What the notebook's throttles and sites panels steer and read: the multi-site
-    Scheduler and the single local site's executor both offer it."""
+class ThrottleControl(abc.ABC):
+    """What the notebook's panels steer and read of a run's executor: its throttles, its
+    sites' scores and its providers.  The multi-site Scheduler and the single local
+    site's executor both are one, so a panel asks ``isinstance(executor,
+    ThrottleControl)`` and never which executor it has (a dry run's is none)."""
 
+    @abc.abstractmethod
     def throttles(self) -> dict[str, Any]:
         """Global values by name, and ``"sites"``: site name -> per-site values."""
 
+    @abc.abstractmethod
     def set_throttle(self, name: str, value: object, site: str | None = None) -> None:
         """Change a throttle now (one THROTTLE event per change); ValueError if refused."""
 
+    @abc.abstractmethod
     def state(self) -> dict[str, Any]:
         """A snapshot; ``"sites"`` lists each site's score, tscore, load and limit."""
+
+    @abc.abstractmethod
+    def providers(self) -> list[Provider]:
+        """The providers of the run's sites, in site order (the blocks panel reads their
+        ``state()``: coaster blocks and their walltime left)."""
 
 
 def parse_throttle(value: object, key: str = "throttle") -> float:
@@ -123,14 +135,14 @@ class Throttle:
         name: str,
         limit: float = UNLIMITED,
         host: str | None = None,
-        on_change: Callable[["Throttle", float, float], None] | None = None,
+        on_change: Callable[[Throttle, float, float], None] | None = None,
     ) -> None:
         self.name = name
         self.host = host
         self.limit = float(limit)
         self.used = 0
         self.peak = 0
-        self._waiters: deque[asyncio.Future] = deque()
+        self._waiters: deque[asyncio.Future[None]] = deque()
         self._on_change = on_change
 
     def __repr__(self) -> str:
@@ -179,6 +191,12 @@ class Throttle:
             if not future.done():
                 self._take()
                 future.set_result(None)
+
+    def cancel_waiters(self) -> None:
+        """Cancel every waiter (their owner shuts down); holders keep their slots."""
+        waiters, self._waiters = self._waiters, deque()
+        for future in waiters:
+            future.cancel()
 
     def set_limit(self, limit: float) -> None:
         """Change the limit now; waiters enter at once if it grew."""

@@ -9,7 +9,7 @@ sites, coaster blocks, throttles, the dataflow graph and the run history);
 
 from swiftnb.widgets.blocks import BlocksPanel
 from swiftnb.widgets.dashboard import Dashboard
-from swiftnb.widgets.failures import Failure, FailuresPanel
+from swiftnb.widgets.failures import FailuresPanel, PanelFailure
 from swiftnb.widgets.feed import Feed
 from swiftnb.widgets.graph import GraphPanel
 from swiftnb.widgets.history import HistoryPanel
@@ -19,5 +19,5 @@ from swiftnb.widgets.taskstream import TaskStreamPanel
 from swiftnb.widgets.throttles import ThrottlesPanel
 
 __all__ = ["Dashboard", "Feed", "ProgressPanel", "SitesPanel", "BlocksPanel",
-           "ThrottlesPanel", "FailuresPanel", "Failure", "TaskStreamPanel", "GraphPanel",
+           "ThrottlesPanel", "FailuresPanel", "PanelFailure", "TaskStreamPanel", "GraphPanel",
            "HistoryPanel"]

@@ -53,8 +53,8 @@ class ScoreChart:
         self.figure = figure(width=width, height=height, y_axis_type="log",
                              title="site tscore", x_axis_label="run time (s)",
                              toolbar_location=None)
-        self.figure.y_range.start = 0.01
-        self.figure.y_range.end = 100
+        self.figure.y_range.start = 0.01  # type: ignore[attr-defined]  # a DataRange1d
+        self.figure.y_range.end = 100  # type: ignore[attr-defined]  # (as above)
         self.widget = bokeh_widget(self.figure)
         self.last: tuple | None = None
         self.points = 0
@@ -81,7 +81,7 @@ class ScoreChart:
         if row == self.last and not new:
             return False
         self.last = row
-        point = {"t": [t]}
+        point: dict[str, Any] = {"t": [t]}
         for name, value in zip(self.sites, row):
             point[name] = [max(0.01, min(100.0, value)) if value == value else math.nan]
         self.source.stream(point, rollover=self.ROLLOVER)
@@ -115,7 +115,8 @@ class BlockTimeline:
         self.updates = 0
 
     def update(self, rows: list[dict[str, Any]]) -> bool:
-        data = {"y": [], "queued_left": [], "left": [], "right": [], "color": [], "id": []}
+        data: dict[str, list[Any]] = {"y": [], "queued_left": [], "left": [], "right": [],
+                                      "color": [], "id": []}
         for i, r in enumerate(rows):
             data["y"].append(i)
             data["id"].append(r["id"])

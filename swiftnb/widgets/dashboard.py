@@ -31,9 +31,6 @@ from swiftnb.bokehjs import load_once
 from swiftnb.events import EventBus
 from swiftnb.lang.checked import CheckedProgram
 from swiftnb.runner import RunHandle
-from swiftnb.scheduling.provider import Provider
-from swiftnb.scheduling.scheduler import Scheduler
-from swiftnb.scheduling.single import SingleSiteExecutor
 from swiftnb.scheduling.throttles import ThrottleControl
 from swiftnb.widgets._util import when
 from swiftnb.widgets.blocks import BlocksPanel
@@ -53,23 +50,11 @@ __all__ = ["Dashboard"]
 
 
 def _steering(run: RunHandle | None) -> ThrottleControl | None:
-    """What the throttle sliders steer and the sites' scores come from: the multi-site
-    Scheduler or the single local site's executor (both a ThrottleControl)."""
-    if run is not None and isinstance(run.executor, (Scheduler, SingleSiteExecutor)):
+    """What the throttle sliders steer, the sites' scores and the providers come from:
+    the run's executor where it offers that interface (a dry run's does not)."""
+    if run is not None and isinstance(run.executor, ThrottleControl):
         return run.executor
     return None
-
-
-def _providers(run: RunHandle | None) -> list[Provider]:
-    """The providers of the run's sites (coaster blocks' time left)."""
-    if run is None:
-        return []
-    executor = run.executor
-    if isinstance(executor, Scheduler):
-        return [site.provider for site in executor.sites]
-    if isinstance(executor, SingleSiteExecutor):
-        return [executor.provider]
-    return []
 
 
 class Dashboard:
@@ -90,7 +75,8 @@ class Dashboard:
         self.progress = ProgressPanel(clock=clock)
         self.stream = TaskStreamPanel(chart=charts, clock=clock)
         self.sites = SitesPanel(self.scheduler, chart=charts)
-        self.blocks = BlocksPanel(_providers(run), chart=charts)
+        self.blocks = BlocksPanel(self.scheduler.providers() if self.scheduler else [],
+                                  chart=charts)
         self.throttles = ThrottlesPanel(self.scheduler)
         sources = run.program.sources if live and isinstance(run.program, CheckedProgram) \
             else {}
@@ -98,12 +84,14 @@ class Dashboard:
         self.graph = GraphPanel(run.run.pgraph if live else None)
         directory = history if history is not None else (
             os.path.dirname(run.run_dir.path) if live else os.getcwd())
-        self.history = HistoryPanel(directory)
+        self.history = HistoryPanel(directory, store=os.path.join(
+            run.base_dir, run.config.memoize_store) if live else None)
         self.panels = [self.progress, self.stream, self.sites, self.blocks, self.throttles,
                        self.failures, self.graph]
         self.label = f"run {run.runid}" if live else "run"
         self.started: float | None = None
         self.log: str | None = None        # the log file a dashboard from_log follows
+        self.tail_error: str | None = None  # why following that log stopped early
         self._build(live)
         self.feed = Feed(self.bus, [*self.panels, self], interval=interval,
                          on_end=self._ended)
@@ -172,7 +160,10 @@ class Dashboard:
             self.started = p.t0
         failed = self.failures.total
         color = "#c00" if failed else "#888"
+        cached = (f"<span class='swiftnb-cached'>{p.jobs_cached} cached</span> &middot; "
+                  if p.jobs_cached else "")
         counts = (f"<span class='swiftnb-done'>{p.done} of {p.jobs} done</span> &middot; "
+                  f"{cached}"
                   f"<span class='swiftnb-failcount' style='color:{color};font-weight:bold'>"
                   f"{failed} failed</span>")
         if self.counts.value != counts:
@@ -220,7 +211,7 @@ class Dashboard:
     @classmethod
     def from_log(cls, path: str | os.PathLike[str], *, follow: bool = True,
                  interval: float = DEFAULT_INTERVAL, poll: float = 0.5,
-                 idle_timeout: float | None = None, charts: bool = True) -> "Dashboard":
+                 idle_timeout: float | None = None, charts: bool = True) -> Dashboard:
         """Panels fed by a log file.  ``follow``: keep tailing it (needs a running loop)
         until the run's end is logged; otherwise read it whole now."""
         bus = EventBus()
@@ -242,12 +233,20 @@ class Dashboard:
             replay(bus, read_events(path))
             dash.feed.stop()
             return dash
+        from swiftnb.logs.reader import LogFormatError
         from swiftnb.logs.tail import tail_to_bus
 
         async def tail() -> None:
+            # a log that turns out not to be one (binary data appended, replaced by a
+            # directory or a device) ends the following with the reader's own message in
+            # the panel, not an exception nobody retrieves from this task
             try:
                 await tail_to_bus(path, bus, interval=poll, idle_timeout=idle_timeout,
                                   stop=lambda: dash.feed.stopped)
+            except (LogFormatError, OSError) as exc:
+                dash.tail_error = str(exc)
+                dash.link.value = ("<b style='color:#c00'>stopped following the log:</b> "
+                                   f"{html.escape(str(exc))}")
             finally:
                 dash.feed.stop()
 

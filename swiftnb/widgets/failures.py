@@ -13,6 +13,12 @@ and arguments.
 failed call again, as a new attempt.  The button shows only for an attempt whose call has
 not since succeeded: not by a later attempt of the run itself (``executionRetries``: a
 task of the same job completed, seen in the event stream) nor by an earlier retry here.
+
+**explain** (a live run) shows where the failed call's inputs came from and why it ran
+(the JOB_NOT_CACHED reason when memoization is on), and for each output the calls that
+made it last, from the run store (``RunHandle.explain``); without a store it says so.
+Calls memoization reused never fail: the header counts them apart ("5 reused, not run"),
+so a short failure list on a re-run is not mistaken for a healthy full run.
 """
 
 from __future__ import annotations
@@ -33,16 +39,17 @@ from swiftnb.attempts import Failure as Attempt
 from swiftnb.engine.task import TaskResult
 from swiftnb.events import Event
 from swiftnb.runner import RunHandle
+from swiftnb.store import StoreError
 from swiftnb.widgets._util import when
 
-__all__ = ["FailuresPanel", "Failure", "FailureRow", "info_path"]
+__all__ = ["FailuresPanel", "PanelFailure", "FailureRow", "info_path"]
 
 _EXIT = re.compile(r"exit code (?:of )?(-?\d+)")
 _PRE = "margin:2px 0;max-height:14em;overflow:auto;white-space:pre-wrap"
 
 
 @dataclasses.dataclass
-class Failure:
+class PanelFailure:
     """One failed attempt as the panel shows it."""
 
     jobid: str
@@ -60,6 +67,8 @@ class Failure:
     retry_state: str = ""            # "", "running", "ok on SITE", "failed: ..."
     retry_result: TaskResult | None = None
     succeeded: bool = False          # the call has succeeded since (a later attempt)
+    ran_because: str = ""            # memoization's reason for running the call
+    explanation: str = ""            # what the explain button found (shown in the details)
 
     @property
     def retryable(self) -> bool:
@@ -77,6 +86,7 @@ class FailureRow(NamedTuple):
     text: W.HTML
     toggle: W.Button
     details: W.HTML
+    explain: W.Button
 
 
 def _tail(text: str, lines: int = 6) -> str:
@@ -111,15 +121,17 @@ class FailuresPanel:
         self.run = run
         self.sources = sources or {}
         self.site_run = run.run_dir.site_run if run is not None else ""
-        self.failures: deque[Failure] = deque(maxlen=keep)
+        self.failures: deque[PanelFailure] = deque(maxlen=keep)
         self.total = 0
         self.jobs: dict[str, tuple[str, str, str]] = {}  # jobid -> (tr, arguments, host)
         self.task_job: dict[str, str] = {}               # taskid -> jobid (running tasks)
         self.succeeded: set[str] = set()                 # jobids of failures that then succeeded
         self._failed_jobs: set[str] = set()
+        self.cached = 0                                  # calls memoization reused
+        self.ran_because: dict[str, str] = {}            # jobid -> why it was not reused
         self._dirty = False
         self.retries: list[asyncio.Task] = []
-        self.retried: list[Failure] = []     # every failure retried (also those scrolled out)
+        self.retried: list[PanelFailure] = []     # every failure retried (also those scrolled out)
         self.opened: set[int] = set()        # rows whose details are open
         self.header = W.HTML(value="no failures")
         self.list = W.VBox([])
@@ -151,14 +163,15 @@ class FailuresPanel:
 
     def record(self, attempt: Attempt) -> None:
         """A failed attempt recorded by the run (a :class:`swiftnb.attempts.Failure`)."""
-        self.failures.appendleft(Failure(
+        self.failures.appendleft(PanelFailure(
             jobid=attempt.jobid, command=shlex.join(attempt.argv),
             exit_code=attempt.exit_code, stderr=attempt.stderr_tail,
             source=attempt.source, source_line=self._source_line(attempt.source),
             site=attempt.site, message=attempt.message, time=attempt.time,
             stdout=attempt.result.stdout_tail or "",
             info_file=info_path(attempt, self.site_run), attempt=attempt,
-            succeeded=attempt.jobid in self.succeeded))
+            succeeded=attempt.jobid in self.succeeded,
+            ran_because=self.ran_because.get(attempt.jobid, "")))
         self._failed_jobs.add(attempt.jobid)
         self.total += 1
         self._dirty = True
@@ -182,7 +195,12 @@ class FailuresPanel:
         live = self.run is not None
         for e in events:
             kind = e.kind
-            if kind == "JOB_TASK":
+            if kind == "JOB_CACHED":
+                self.cached += 1
+                self._dirty = True
+            elif kind == "JOB_NOT_CACHED":
+                self.ran_because[str(e.fields.get("jobid"))] = str(e.fields.get("reason") or "")
+            elif kind == "JOB_TASK":
                 self.task_job[str(e.fields.get("taskid"))] = str(e.fields.get("jobid"))
             elif kind == "TASK_STATUS_CHANGE":
                 status = str(e.fields.get("status"))
@@ -208,12 +226,39 @@ class FailuresPanel:
         if "stderr" in message.lower():
             stderr = message.split("tderr", 1)[1].lstrip(":\n ")
         words = [w.strip() for w in args.strip("[]").split(",") if w.strip()]
-        self.failures.appendleft(Failure(
+        self.failures.appendleft(PanelFailure(
             jobid=jobid, command=shlex.join([tr, *words]) if tr else "",
             exit_code=int(m.group(1)) if m else None, stderr=stderr, source="",
             source_line="", site=host, message=message.strip(), time=e.time))
         self.total += 1
         self._dirty = True
+
+    # ------------------------------------------------------------ explain
+    def explain(self, index: int) -> str:
+        """Explain failure ``index`` (0 = newest): its inputs and why it ran, and the
+        store's account of each output; shown in the row's details, which open."""
+        failure = list(self.failures)[index]
+        failure.explanation = self._explanation(failure)
+        self.opened.add(index)
+        self._dirty = True
+        self.render()
+        return failure.explanation
+
+    def _explanation(self, f: PanelFailure) -> str:
+        run, attempt = self.run, f.attempt
+        if run is None or attempt is None:
+            return "no explanation: watching a log (the run store is read by a live run)"
+        reason = f.ran_because or self.ran_because.get(f.jobid, "")
+        lines = [f"why it ran: {reason}" if reason else
+                 "why it ran: memoization was off (no reason recorded)"]
+        lines += [f"input: {path}" for path in attempt.task.inputs] or ["inputs: none"]
+        for path in attempt.task.outputs:
+            try:
+                lines.append(str(run.explain(path, why=True)))
+            except StoreError as exc:
+                lines.append(f"{path}: no explanation ({exc})")
+                break   # the same store for every output: say it once
+        return "\n".join(lines)
 
     # ------------------------------------------------------------ retry
     def retry(self, index: int) -> asyncio.Task | None:
@@ -251,7 +296,7 @@ class FailuresPanel:
         return t
 
     # ------------------------------------------------------------ widgets
-    def _text(self, f: Failure) -> str:
+    def _text(self, f: PanelFailure) -> str:
         where = f"{html.escape(f.source)} <code>{html.escape(f.source_line)}</code>" \
             if f.source else ""
         state = ""
@@ -266,10 +311,12 @@ class FailuresPanel:
                 f"<pre style='margin:2px 0;color:#900'>"
                 f"{html.escape(_tail(f.stderr) or f.message)}</pre>{state}</div>")
 
-    def details_html(self, f: Failure) -> str:
+    def details_html(self, f: PanelFailure) -> str:
         """What a row opens: command line, stdout, stderr and the -info file."""
         parts = [("command line", f.command), ("stdout", f.stdout or "(empty)"),
                  ("stderr", f.stderr or f.message or "(empty)")]
+        if f.explanation:
+            parts.append(("explanation", f.explanation))
         if f.info_file:
             parts.append((f"info file {f.info_file}", _read(f.info_file)
                           if os.path.exists(f.info_file) else "(not written by the site)"))
@@ -296,15 +343,22 @@ class FailuresPanel:
             button.on_click(lambda _b, j=j: self.retry(j))
             toggle = W.Button(description="details", layout=W.Layout(width="70px"))
             toggle.on_click(lambda _b, j=j: self.toggle(j))
+            explain = W.Button(description="explain", tooltip="where its inputs came from "
+                               "and why it ran (the run store)", layout=W.Layout(width="70px"))
+            explain.on_click(lambda _b, j=j: self.explain(j))
             text = W.HTML(value="")
             details = W.HTML(value="", layout=W.Layout(display="none"))
-            box = W.VBox([W.HBox([toggle, button, text]), details])
-            self.rows.append(FailureRow(box, button, text, toggle, details))
+            box = W.VBox([W.HBox([toggle, button, explain, text]), details])
+            self.rows.append(FailureRow(box, button, text, toggle, details, explain))
         return self.rows[i]
 
     def header_text(self) -> str:
-        return (f"{self.total} failed attempt{'s' if self.total != 1 else ''}"
+        text = (f"{self.total} failed attempt{'s' if self.total != 1 else ''}"
                 if self.total else "no failures")
+        if self.cached:
+            text += (f" &middot; {self.cached} call{'s' if self.cached != 1 else ''} "
+                     "reused, not run (cached)")
+        return text
 
     def render(self) -> bool:
         if not self._dirty:
@@ -331,6 +385,9 @@ class FailuresPanel:
             if row.details.layout.display != display:
                 row.details.layout.display = display
             row.toggle.description = "hide" if opened else "details"
+            explainable = "visible" if f.attempt is not None else "hidden"
+            if row.explain.layout.visibility != explainable:
+                row.explain.layout.visibility = explainable
             visibility = "visible" if f.retryable else "hidden"
             if row.retry.layout.visibility != visibility:
                 row.retry.layout.visibility = visibility

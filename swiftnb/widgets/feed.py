@@ -68,7 +68,7 @@ class Feed:
         self._buffer[:0] = list(events)
 
     # ---------------------------------------------------------------- timer
-    def start(self) -> "Feed":
+    def start(self) -> Feed:
         """Start the periodic flush on the running loop (if there is one)."""
         try:
             self._loop = asyncio.get_running_loop()

@@ -5,7 +5,9 @@ call and from the call to its outputs, drawn as an SVG laid out here (no Graphvi
 Layout: a file no call writes is in layer 0; a call is one layer below its deepest input;
 an output file one below its call.  Within a layer nodes keep the order they appeared.
 Only the first ``MAX_CALLS`` calls are drawn (a note says how many more there are); the
-SVG is redrawn when the number of calls changed, at most once per ``EVERY`` seconds.
+SVG is redrawn when the number of calls (or of reused ones) changed, at most once per
+``EVERY`` seconds.  A call memoization reused (JOB_CACHED in the stream) is drawn in the
+cached colour with "cached" in its tooltip: the part of the graph a re-run skipped.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import time
 import ipywidgets as W
 
 from swiftnb.engine.pgraph import PGraph
+from swiftnb.events import Event
+from swiftnb.widgets.progress import CACHED_COLOR
 
 __all__ = ["GraphPanel", "layout"]
 
@@ -59,8 +63,9 @@ def layout(calls: list[tuple[str, str, list[str], list[str]]]) -> tuple[
     return pos, edges, kind
 
 
-def svg(calls: list[tuple[str, str, list[str], list[str]]]) -> str:
-    """The graph as an SVG document."""
+def svg(calls: list[tuple[str, str, list[str], list[str]]],
+        reused: frozenset[str] | set[str] = frozenset()) -> str:
+    """The graph as an SVG document; the calls whose jobid is in ``reused`` marked."""
     pos, edges, kind = layout(calls)
     label = {jobid: proc for jobid, proc, _i, _o in calls}
 
@@ -82,10 +87,15 @@ def svg(calls: list[tuple[str, str, list[str], list[str]]]) -> str:
         x, y = xy(node)
         name = label.get(node, node) if k == "call" else node.rsplit("/", 1)[-1]
         text = html.escape(name if len(name) <= 18 else name[:17] + "…")
-        title = html.escape(f"{label[node]} ({node})" if k == "call" else node)
+        cached = k == "call" and node in reused
+        title = html.escape(f"{label[node]} ({node}{', cached' if cached else ''})"
+                            if k == "call" else node)
         if k == "call":
+            fill = CACHED_COLOR if cached else "lightblue"
             shape = (f"<rect x='{x}' y='{y}' width='{_W}' height='{_H}' rx='3' "
-                     f"fill='lightblue' stroke='#4a7'/>")
+                     f"fill='{fill}' stroke='#4a7'/>")
+            if cached:
+                k = "call swiftnb-cached"
         else:
             shape = (f"<polygon points='{x + 8},{y} {x + _W},{y} {x + _W - 8},{y + _H} "
                      f"{x},{y + _H}' fill='#e8e8e8' stroke='#999'/>")
@@ -106,6 +116,8 @@ class GraphPanel:
     def __init__(self, pgraph: PGraph | None) -> None:
         self.pgraph = pgraph
         self.drawn = -1
+        self.reused: set[str] = set()      # jobids of the calls memoization reused
+        self._drawn_reused = 0
         self._at = -1e9
         self.image = W.HTML(value="<i>no app call yet</i>" if pgraph is not None else
                             "<i>no dataflow graph: it is recorded by a live run</i>",
@@ -116,23 +128,31 @@ class GraphPanel:
     def calls(self) -> list[tuple[str, str, list[str], list[str]]]:
         return [] if self.pgraph is None else self.pgraph.calls
 
-    def apply(self, events: list) -> None:
-        """The graph comes from the engine's PGraph, not from events."""
+    def apply(self, events: list[Event]) -> None:
+        """The graph comes from the engine's PGraph; the events say which calls were
+        reused."""
+        for e in events:
+            if e.kind == "JOB_CACHED":
+                self.reused.add(str(e.fields.get("jobid")))
 
     def render(self, final: bool = False) -> bool:
         calls = self.calls
-        if not calls or len(calls) == self.drawn:
+        if not calls or (len(calls) == self.drawn and len(self.reused) == self._drawn_reused):
             return False
         now = time.monotonic()
         if not final and now - self._at < self.EVERY:
             return False
         self._at = now
         self.drawn = len(calls)
+        self._drawn_reused = len(self.reused)
         shown = calls[:self.MAX_CALLS]
         more = len(calls) - len(shown)
-        note = (f"<div><i>{len(calls)} calls; the first {len(shown)} are drawn</i></div>"
-                if more else f"<div>{len(calls)} call{'s' if len(calls) != 1 else ''}</div>")
-        self.image.value = note + svg(shown)
+        note = (f"<i>{len(calls)} calls; the first {len(shown)} are drawn</i>"
+                if more else f"{len(calls)} call{'s' if len(calls) != 1 else ''}")
+        if self.reused:
+            note += f", {len(self.reused)} reused (cached)"
+        note = f"<div>{note}</div>"
+        self.image.value = note + svg(shown, self.reused)
         return True
 
     def finish(self) -> None:

@@ -5,6 +5,13 @@ one to write and open its HTML report.
 Why: a notebook accumulates runs; comparing today's run with yesterday's starts from a
 list of them.  A log is read once per (size, modification time): re-opening the panel
 after a new run reads only the new log.
+
+The run store (``.swiftnb`` beside the run directories, written when memoization is on)
+adds what logs do not keep well: how many calls each run reused ("cached") and ran.  A
+store run is matched to its log by run id (the store's is ``runNNN-xxxxxx``) and start;
+a run the store knows whose directory is gone is listed from the store alone; runs that
+predate the store, and Swift/K 0.96 logs, are listed from their logs as before (their
+cached count is what the log says: none for Swift/K).
 """
 
 from __future__ import annotations
@@ -16,9 +23,11 @@ import re
 
 import ipywidgets as W
 
+from swiftnb.store import DEFAULT_DIR, RunRecord, RunStore, StoreError, StoreErrorKind
 from swiftnb.widgets._util import duration, table, when
 
-__all__ = ["PastRun", "past_runs", "read_past_run", "HistoryPanel", "report_link"]
+__all__ = ["PastRun", "past_runs", "read_past_run", "store_runs", "merge_store",
+           "HistoryPanel", "report_link"]
 
 _RUN_DIR = re.compile(r"run\d{3,}$")
 _CANCELED = ("Execution canceled", "Execution interrupted")
@@ -37,10 +46,12 @@ class PastRun:
     tasks: int          # app calls (jobs)
     failed: int
     seconds: float | None
+    cached: int = 0     # calls memoization reused
+    stored: str = ""    # the run's id in the run store, if it is there
 
     def row(self) -> tuple:
         return (when(self.start), self.runid, self.script, self.status, self.tasks,
-                self.failed, duration(self.seconds))
+                self.cached, self.failed, duration(self.seconds))
 
 
 _CACHE: dict[str, tuple[tuple[int, float], PastRun]] = {}
@@ -76,14 +87,15 @@ def read_past_run(run_dir: str, log: str) -> PastRun:
     else:
         status = "unfinished"
     past = PastRun(runid, run_dir, log, script, info["start"], status, int(info["njobs"]),
-                   int(info["jobs_failed"]), info.get("ttc"))
+                   int(info["jobs_failed"]), info.get("ttc"),
+                   cached=int((ev["kind"] == "JOB_CACHED").sum()))
     _CACHE[log] = (key, past)
     return past
 
 
 def past_runs(directory: str) -> list[PastRun]:
     """The runs in ``directory`` (``runNNN`` with a ``*-runNNN.log``), newest first."""
-    out = []
+    out: list[PastRun] = []
     try:
         names = os.listdir(directory)
     except OSError:
@@ -102,6 +114,45 @@ def past_runs(directory: str) -> list[PastRun]:
     return out
 
 
+_STORE_STATUS = {"success": "ok", "failure": "failed"}
+#: a store run and a log are the same run when they started this close (seconds)
+_SAME_START = 120.0
+
+
+def store_runs(directory: str) -> tuple[list[RunRecord], str]:
+    """The runs of the store in ``directory`` and, when it exists but cannot be read, why
+    (no store is no error: memoization was never on there)."""
+    try:
+        with RunStore.open(directory, create=False) as store:
+            return store.run_records(), ""
+    except StoreError as exc:
+        return [], "" if exc.kind is StoreErrorKind.MISSING else str(exc)
+
+
+def merge_store(runs: list[PastRun], records: list[RunRecord]) -> list[PastRun]:
+    """``runs`` (from logs) with the store's counts where a record is the same run, and
+    the store's other runs added; newest first."""
+    out = list(runs)
+    for record in records:
+        runid = record.run_id.rsplit("-", 1)[0]
+        counts = record.counts
+        i = next((i for i, r in enumerate(out) if r.runid == runid and not r.stored
+                  and (r.start is None or abs(r.start - record.started) < _SAME_START)), None)
+        if i is not None:
+            out[i] = dataclasses.replace(out[i], stored=record.run_id,
+                                         cached=counts.get("cached", out[i].cached))
+            continue
+        ended = record.ended
+        out.append(PastRun(
+            record.run_id, "", "", os.path.splitext(os.path.basename(record.script))[0],
+            record.started, _STORE_STATUS.get(record.status, record.status),
+            sum(counts.values()), counts.get("failed", 0),
+            None if ended is None else ended - record.started, cached=counts.get("cached", 0),
+            stored=record.run_id))
+    out.sort(key=lambda r: r.start or 0.0, reverse=True)
+    return out
+
+
 def report_link(path: str) -> str:
     """An HTML link that opens ``path`` in a new browser tab from a notebook: relative to
     the kernel's directory, which JupyterLab resolves against the notebook's own."""
@@ -117,10 +168,13 @@ class HistoryPanel:
     been shown); a drop-down and a button to write and open one's report."""
 
     title = "History"
-    HEADERS = ("date", "run", "script", "status", "tasks", "failed", "duration")
+    HEADERS = ("date", "run", "script", "status", "tasks", "cached", "failed", "duration")
 
-    def __init__(self, directory: str) -> None:
+    def __init__(self, directory: str, store: str | None = None) -> None:
         self.directory = directory
+        #: the run store's directory (default: ``.swiftnb`` in ``directory``)
+        self.store = store if store is not None else os.path.join(directory, DEFAULT_DIR)
+        self.store_problem = ""
         self.runs: list[PastRun] = []
         self.loaded = False     # read when first shown: a folder of big logs takes time
         self.table = W.HTML(value="<i>the runs of this directory are read when this tab "
@@ -137,9 +191,13 @@ class HistoryPanel:
     def refresh(self) -> None:
         """Read the directory (again: new runs, runs that ended since)."""
         self.loaded = True
-        self.runs = past_runs(self.directory)
+        records, self.store_problem = store_runs(self.store)
+        self.runs = merge_store(past_runs(self.directory), records)
         self.table.value = table(self.HEADERS, [r.row() for r in self.runs], cls="history") \
             if self.runs else "<i>no runs in this directory</i>"
+        if self.store_problem:
+            self.table.value += (f"<div style='color:#c00'>run store not read: "
+                                 f"{html.escape(self.store_problem)}</div>")
         self.choice.options = [(f"{r.runid} {r.script} ({r.status})", r.runid)
                                for r in self.runs]
 
@@ -149,6 +207,10 @@ class HistoryPanel:
         past = next((r for r in self.runs if r.runid == runid), None)
         if past is None:
             self.link.value = "<i>choose a run</i>"
+            return None
+        if not past.log:
+            self.link.value = (f"<i>no log of {html.escape(past.runid)}: its run directory "
+                               "is gone; the run store keeps its calls</i>")
             return None
         from swiftnb.logs import LogFrame, write_report
 

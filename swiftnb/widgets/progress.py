@@ -6,6 +6,11 @@ discovers its calls as dataflow unfolds, so M grows while the run goes), END_SUC
 END_FAILURE (a call done, with its app name ``tr``) and TASK_STATUS_CHANGE (each task id
 in exactly one state), which both a live run and a Swift 0.96 log carry.  The rate is the
 calls done per second of run time; the ETA is the calls left at that rate.
+
+A call memoization reused (JOB_CACHED, then the usual END_SUCCESS) is done, and counted
+apart as well: "(3 cached)" in the headline, a "cached" column per app and a Cached bar
+under the overall one.  Such calls take no time, so the rate and ETA count only the calls
+that ran: a re-run that reuses most calls would otherwise promise a finish far too soon.
 """
 
 from __future__ import annotations
@@ -18,7 +23,11 @@ from swiftnb.events import Event
 from swiftnb.widgets._util import duration, table
 from swiftnb.widgets.taskstates import TaskStates
 
-__all__ = ["ProgressPanel", "STATES", "AppCount"]
+__all__ = ["ProgressPanel", "STATES", "AppCount", "CACHED_COLOR"]
+
+#: the colour of reused calls wherever the dashboard draws them (progress, task stream,
+#: graph)
+CACHED_COLOR = "#17becf"
 
 #: (status code, label, bar style) in the order a task passes them
 STATES = (
@@ -34,14 +43,15 @@ STATES = (
 
 
 class AppCount:
-    """Calls of one app name: known, done well, done badly."""
+    """Calls of one app name: known, done well (some of them reused), done badly."""
 
-    __slots__ = ("known", "ok", "failed")
+    __slots__ = ("known", "ok", "failed", "cached")
 
     def __init__(self) -> None:
         self.known = 0
         self.ok = 0
         self.failed = 0
+        self.cached = 0
 
     @property
     def done(self) -> int:
@@ -61,7 +71,7 @@ class ProgressPanel:
     """"N of M done", elapsed, rate, ETA; a per-app table; bars of tasks by state."""
 
     title = "Progress"
-    APP_HEADERS = ("app", "done", "of", "failed", "rate /s", "ETA")
+    APP_HEADERS = ("app", "done", "of", "failed", "cached", "rate /s", "ETA")
 
     def __init__(self, clock: Callable[[], float] | None = None) -> None:
         # ``clock``: the run's clock (live: the time goes on between events); without it
@@ -73,6 +83,7 @@ class ProgressPanel:
         self.jobs = 0
         self.jobs_ok = 0
         self.jobs_failed = 0
+        self.jobs_cached = 0
         self.t0: float | None = None
         self.last: float | None = None
         self.ended_at: float | None = None
@@ -83,13 +94,21 @@ class ProgressPanel:
         }
         self.overall = W.IntProgress(value=0, min=0, max=1, bar_style="success",
                                      layout=W.Layout(width="360px"))
+        self.cached_bar = W.IntProgress(value=0, min=0, max=1, description="Cached",
+                                        bar_style="", style={"bar_color": CACHED_COLOR},
+                                        layout=W.Layout(width="360px"))
+        self.cached_label = W.Label("")
+        # shown from the first reused call on (a run without memoization has no use for it)
+        self.cached_row = W.HBox([self.cached_bar, self.cached_label],
+                                 layout=W.Layout(display="none"))
         self.headline = W.HTML(value="")
         self.apps_html = W.HTML(value="")
         self.summary = W.HTML(value="")
         rows = [W.HBox([self.bars[code], W.Label("")]) for code, _, _ in STATES]
         self._labels = {code: row.children[1] for (code, _, _), row in zip(STATES, rows)}
-        self.widget = W.VBox([self.headline, self.overall, self.apps_html, self.summary,
-                              *rows])
+        self.widget = W.VBox([self.headline, self.overall,
+                              self.cached_row, self.apps_html,
+                              self.summary, *rows])
 
     def _app(self, tr: object) -> AppCount:
         name = str(tr or "?")
@@ -120,6 +139,9 @@ class ProgressPanel:
             elif kind == "JOB_INIT":
                 self.jobs += 1
                 self._app(e.fields.get("tr")).known += 1
+            elif kind == "JOB_CACHED":
+                self.jobs_cached += 1
+                self._app(e.fields.get("tr")).cached += 1
             elif kind == "END_SUCCESS":
                 self.jobs_ok += 1
                 self._app(e.fields.get("tr")).ok += 1
@@ -147,13 +169,17 @@ class ProgressPanel:
         return max(0.0, end - self.t0)
 
     def rate_eta(self) -> tuple[float | None, float | None]:
-        return _rate_eta(self.done, self.jobs, self.elapsed())
+        return _rate_eta(self.done - self.jobs_cached, self.jobs - self.jobs_cached,
+                         self.elapsed())
 
     def headline_text(self) -> str:
-        """``37 of 120 done (2 failed) · elapsed 1 min 05 s · 0.57/s · ETA 2 min 25 s``."""
+        """``37 of 120 done (5 cached, 2 failed) · elapsed 1 min 05 s · 0.57/s · ETA 2 min
+        25 s``."""
         rate, eta = self.rate_eta()
+        notes = [f"{n} {what}" for n, what in ((self.jobs_cached, "cached"),
+                                                (self.jobs_failed, "failed")) if n]
         parts = [f"<b>{self.done} of {self.jobs} done</b>"
-                 + (f" ({self.jobs_failed} failed)" if self.jobs_failed else ""),
+                 + (f" ({', '.join(notes)})" if notes else ""),
                  f"elapsed {duration(self.elapsed())}"]
         if rate is not None:
             parts.append(f"{rate:.3g}/s")
@@ -169,8 +195,8 @@ class ProgressPanel:
         elapsed = self.elapsed()
         rows = []
         for name, app in sorted(self.apps.items()):
-            rate, eta = _rate_eta(app.done, app.known, elapsed)
-            rows.append((name, app.done, app.known, app.failed,
+            rate, eta = _rate_eta(app.done - app.cached, app.known - app.cached, elapsed)
+            rows.append((name, app.done, app.known, app.failed, app.cached,
                          "" if rate is None else f"{rate:.3g}",
                          "" if eta is None or self.ended_at is not None else duration(eta)))
         return rows
@@ -202,10 +228,21 @@ class ProgressPanel:
                 self.overall.max = max(1, self.jobs)
                 self.overall.value = self.done
             changed = True
+        if self.jobs_cached and (self.cached_bar.max != max(1, self.jobs)
+                                 or self.cached_bar.value != self.jobs_cached):
+            self.cached_row.layout.display = ""
+            with self.cached_bar.hold_sync():
+                self.cached_bar.max = max(1, self.jobs)
+                self.cached_bar.value = self.jobs_cached
+            changed = True
+        if self.jobs_cached and self.cached_label.value != str(self.jobs_cached):
+            self.cached_label.value = str(self.jobs_cached)
+            changed = True
         changed |= self._set(self.headline, self.headline_text())
         changed |= self._set(self.apps_html, table(self.APP_HEADERS, self.app_rows(),
                                                    cls="apps") if self.apps else "")
         summary = (f"<b>jobs</b> {self.jobs} &nbsp; <b>ok</b> {self.jobs_ok} &nbsp; "
+                   f"<b>cached</b> {self.jobs_cached} &nbsp; "
                    f"<b>failed</b> {self.jobs_failed} &nbsp; <b>tasks</b> {len(self.tasks)}")
         changed |= self._set(self.summary, summary)
         return changed

@@ -9,20 +9,33 @@ busy it was.  Bars are colored by app name (failed ones red).  Finished bars are
 to the chart at most once per ``EVERY`` seconds (one bokeh patch for all of them); bars
 of running tasks are drawn up to "now" in a second, small source that is replaced.
 Times are dates on the axis (wall clock) or run seconds (a simulated grid's clock).
+
+A call memoization reused (JOB_CACHED) ran no task: it is a diamond of its own colour on
+a last row, ``cached``, at the time of the decision (zero duration), so a re-run shows
+what it skipped beside what it ran.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
 from swiftnb.events import Event
 from swiftnb.widgets._util import EPOCH_2001
+from swiftnb.widgets.progress import CACHED_COLOR
 from swiftnb.widgets.taskstates import TaskStates
 
-__all__ = ["TaskStream", "Bar", "TaskStreamPanel"]
+if TYPE_CHECKING:  # bokeh is imported when the chart is first drawn
+    from bokeh.models import ColumnDataSource
+    from bokeh.plotting import figure
+
+__all__ = ["TaskStream", "Bar", "Reuse", "TaskStreamPanel", "CACHED_ROW"]
+
+#: the chart row of the calls memoization reused
+CACHED_ROW = "cached"
 
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
            "#bcbd22", "#17becf", "#aec7e8")
@@ -46,6 +59,17 @@ class Bar:
         self.state = "active"
 
 
+class Reuse:
+    """One reused call: when the decision was made, its app and job."""
+
+    __slots__ = ("time", "app", "jobid")
+
+    def __init__(self, time: float, app: str, jobid: str) -> None:
+        self.time = time
+        self.app = app
+        self.jobid = jobid
+
+
 class TaskStream:
     """Bars from events (plain Python, no widgets): ``done`` in order of ending."""
 
@@ -60,6 +84,8 @@ class TaskStream:
         self.slots: dict[str, int] = {}                # site -> slots ever used
         self.sites: list[str] = []
         self.apps: list[str] = []
+        self.reused: list[Reuse] = []                  # reused calls, not yet drawn
+        self.cached = 0                                # reused calls so far
 
     def _take_slot(self, site: str) -> int:
         free = self.free.setdefault(site, [])
@@ -99,6 +125,10 @@ class TaskStream:
                         self._give_slot(bar.site, bar.slot)
                         self.done.append(bar)
                         self.finished += 1
+            elif kind == "JOB_CACHED":
+                f = e.fields
+                self.reused.append(Reuse(e.time, str(f.get("tr") or "?"), str(f.get("jobid"))))
+                self.cached += 1
             elif kind == "JOB_START":
                 f = e.fields
                 self.job[str(f.get("jobid"))] = (str(f.get("tr") or "?"),
@@ -114,8 +144,10 @@ class TaskStream:
         return f"{bar.site} {bar.slot}"
 
     def rows(self) -> list[str]:
-        """Every slot row, sites in order of first use."""
-        return [f"{site} {i}" for site in self.sites for i in range(self.slots[site])]
+        """Every slot row, sites in order of first use; ``cached`` last once a call was
+        reused."""
+        rows = [f"{site} {i}" for site in self.sites for i in range(self.slots[site])]
+        return rows + [CACHED_ROW] if self.cached else rows
 
     def color(self, bar: Bar) -> str:
         if bar.state == "failed":
@@ -126,6 +158,7 @@ class TaskStream:
 
 
 _COLUMNS = ("row", "left", "right", "color", "app", "state")
+_CACHED_COLUMNS = ("row", "x", "app", "state", "jobid")
 
 
 class TaskStreamPanel:
@@ -147,9 +180,10 @@ class TaskStreamPanel:
         self._at = -1e9
         self._chart = chart
         self._size = (width, height)
-        self.figure = None
-        self.done_source = None
-        self.live_source = None
+        self.figure: figure | None = None
+        self.done_source: ColumnDataSource | None = None
+        self.live_source: ColumnDataSource | None = None
+        self.cached_source: ColumnDataSource | None = None
         self.note = W.HTML(value="<i>no task has run yet</i>")
         self.widget = W.VBox([self.note])
 
@@ -183,6 +217,18 @@ class TaskStreamPanel:
                 "app": [b.app for b in bars],
                 "state": [b.state for b in bars]}
 
+    def _reused_columns(self, reused: list[Reuse]) -> dict[str, object]:
+        import numpy as np
+
+        return {"row": [CACHED_ROW] * len(reused),
+                "x": np.fromiter((self._x(r.time) for r in reused), float, len(reused)),
+                "app": [r.app for r in reused], "state": ["cached"] * len(reused),
+                "jobid": [r.jobid for r in reused]}
+
+    def cached_points(self) -> int:
+        """Reused calls the chart holds (diamonds on the ``cached`` row)."""
+        return 0 if self.cached_source is None else len(self.cached_source.data["x"])
+
     def data_rows(self) -> int:
         """Bars the chart holds now (finished ones streamed, running ones drawn)."""
         if self.done_source is None or self.live_source is None:
@@ -198,9 +244,10 @@ class TaskStreamPanel:
 
         assert self.t0 is not None
         dates = self.t0 >= EPOCH_2001
-        empty = {c: [] for c in _COLUMNS}
+        empty: dict[str, list[Any]] = {c: [] for c in _COLUMNS}
         self.done_source = ColumnDataSource(data=dict(empty))
         self.live_source = ColumnDataSource(data=dict(empty))
+        self.cached_source = ColumnDataSource(data={c: [] for c in _CACHED_COLUMNS})
         width, height = self._size
         fig = figure(width=width, height=height, title="task stream",
                      x_axis_type="datetime" if dates else "linear",
@@ -210,6 +257,8 @@ class TaskStreamPanel:
         for source in (self.done_source, self.live_source):
             fig.hbar(y="row", left="left", right="right", height=0.8, color="color",
                      line_color=None, source=source)
+        fig.scatter(x="x", y="row", marker="diamond", size=9, color=CACHED_COLOR,
+                    line_color="#0b7285", source=self.cached_source)
         fig.add_tools(HoverTool(tooltips=[("app", "@app"), ("slot", "@row"),
                                           ("state", "@state")]))
         fig.yaxis.major_label_text_font_size = "7pt"
@@ -218,10 +267,11 @@ class TaskStreamPanel:
 
     def render(self, final: bool = False) -> bool:
         s = self.stream
-        if self.t0 is None or not (s.done or s.running):
+        if self.t0 is None or not (s.done or s.running or s.reused):
             return False
         if not self._chart:
             s.done = []   # nothing draws them
+            s.reused = []
             return False
         now_wall = time.monotonic()
         if not final and now_wall - self._at < self.EVERY:
@@ -230,10 +280,11 @@ class TaskStreamPanel:
         if self.figure is None:
             self._make_chart()
         assert self.figure is not None and self.done_source is not None
-        assert self.live_source is not None
+        assert self.live_source is not None and self.cached_source is not None
         rows = s.rows()
-        if list(self.figure.y_range.factors) != rows:
-            self.figure.y_range.factors = rows
+        y_range = self.figure.y_range  # the FactorRange the chart was made with
+        if list(y_range.factors) != rows:  # type: ignore[attr-defined]  # (a FactorRange)
+            y_range.factors = rows  # type: ignore[attr-defined]  # (a FactorRange)
         now = self.clock() if self.clock is not None and not final else (self.now or self.t0)
         new = s.done
         if new:
@@ -242,6 +293,9 @@ class TaskStreamPanel:
             self.drawn.extend(b.taskid for b in new)
             del self.drawn[:-self.ROLLOVER]
             s.done = []
+        if s.reused:
+            self.cached_source.stream(self._reused_columns(s.reused), rollover=self.ROLLOVER)
+            s.reused = []
         running = list(s.running.values())
         if running or self.live_source.data["state"]:
             self.live_source.data = self._columns(running, now)

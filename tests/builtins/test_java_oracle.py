@@ -108,7 +108,7 @@ def test_string_format_matches_java(oracle):
     rows = [f"{k}\t{f}\t{_bits(v) if k == 'Fd' else v}" for k, f, v in cases]
     got = oracle(rows)
     bad = []
-    for (k, f, v), j in zip(cases, got):
+    for (_k, f, v), j in zip(cases, got):
         try:
             mine = java_format(f, [v]).replace("\n", "\\n")
         except BuiltinError:

@@ -28,7 +28,7 @@ SWIFTNB = str(Path(sys.executable).with_name("swiftnb"))
 
 
 class Recorder:
-    """A StatusReporter that keeps the codes and fields it is told."""
+    """A StatusSink that keeps the codes and fields it is told."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[int, dict[str, Any]]] = []
@@ -84,7 +84,7 @@ async def until(predicate: Callable[[], bool], what: str, timeout: float = LIMIT
 def spec(tmp_path: Path, jobid: str, argv: list[str], stdout: str | None = None) -> dict[str, Any]:
     """A wrapper job spec for a task run in ``tmp_path`` (what the provider would build)."""
     from swiftnb.engine.task import Task
-    from swiftnb.execution import wrapper
+    from swiftnb.remote import wrapper
 
     task = Task(jobid=jobid, tr=argv[0], args=argv[1:], base_dir=str(tmp_path),
                 run_dir=str(tmp_path / "run001"), stdout=stdout,

@@ -48,7 +48,7 @@ class Site:
                 statuses.append((int(status), fields))
                 bus.emit("TASK_STATUS_CHANGE", {"taskid": taskid, "status": int(status), **fields})
 
-        return await self.provider.execute(task, Report())
+        return await self.provider.execute(self.provider.prepare(task), Report())
 
     def kinds(self, kind: str) -> list[Event]:
         return [e for e in self.events if e.kind == kind]

@@ -125,7 +125,7 @@ def test_a_full_tcp_port_range_is_a_clear_error(make_site, tmp_path):
         s.listen()
         held.append(s)
     site = make_site({})
-    provider = _provider(site, tmp_path, top=f'TCPPortRange: "{low},{low + 1}"')
+    _provider(site, tmp_path, top=f'TCPPortRange: "{low},{low + 1}"')  # site.provider
     try:
         with pytest.raises(ProviderError) as caught:
             asyncio.run(site.run(site.task(1)))

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from swiftnb.coasters import worker as worker_module
+from swiftnb.remote import worker as worker_module
 
 pytestmark = [pytest.mark.timeout(90),
               pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")]

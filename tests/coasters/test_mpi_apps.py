@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from swiftnb.coasters.mpi import MpiShape, launch_spec, mpi_shape
-from swiftnb.coasters.service import CoasterJob, WalltimeQueue
+from swiftnb.coasters.service import CoasterJob
+from swiftnb.coasters.walltimes import WalltimeQueue
 
 pytestmark = pytest.mark.timeout(180)
 

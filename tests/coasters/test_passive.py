@@ -123,7 +123,7 @@ def test_a_run_waits_for_workers_started_by_hand(tmp_path):
         argv = shlex.split(command)
         # the printed command: this worker.py, the service's address, the block, an id
         # from the launcher (or 0), tasksPerNode, and the secret as a 0600 file
-        assert argv[1].endswith("swiftnb/coasters/worker.py")
+        assert argv[1].endswith("swiftnb/remote/worker.py")
         assert argv[argv.index("--cores") + 1] == "2"
         assert argv[argv.index("--id") + 1] == "auto"
         assert argv[argv.index("--secret-file") + 1] == str(secret)
@@ -214,7 +214,25 @@ def test_tasks_wait_for_a_worker_and_move_when_one_dies(make_site, tmp_path):
     assert not (tmp_path / "secret").exists()
 
 
-def test_passive_with_a_batch_job_manager_is_refused(tmp_path):
+def test_passive_with_a_batch_job_manager_is_taken_as_0_96_took_it(tmp_path):
+    """Swift 0.96 took any jobManager on a passive site: the service starts no blocks,
+    so the batch system is not used; said once, and the site runs."""
+    from swiftnb.coasters import make_provider
+    from swiftnb.config import load_config_text
+    from swiftnb.scheduling.build import BuildContext
+    from swiftnb.scheduling.clock import RealClock
+
+    config = load_config_text(
+        'site.c { execution { type: "coaster", jobManager: "local:slurm", '
+        'options { workerManager: "passive" } }\n workDirectory: "/tmp/w" }\nsites: [c]\n')
+    provider = make_provider(config.sites["c"], BuildContext(config, EventBus(), RealClock()))
+    assert provider.settings.passive and provider.job_manager == "local:local"
+    assert config.warnings == ['site.c.execution.jobManager "local:slurm" has no effect with '
+                               'workerManager "passive": the service starts no blocks (workers '
+                               'are started by hand); ignored']
+
+
+def test_passive_with_an_ssh_cl_job_manager_says_what_to_write(tmp_path):
     from swiftnb.coasters import make_provider
     from swiftnb.config import load_config_text
     from swiftnb.scheduling.build import BuildContext
@@ -222,8 +240,8 @@ def test_passive_with_a_batch_job_manager_is_refused(tmp_path):
     from swiftnb.scheduling.scheduler import SchedulerError
 
     config = load_config_text(
-        'site.c { execution { type: "coaster", jobManager: "local:slurm", '
+        'site.c { execution { type: "coaster", jobManager: "ssh-cl:slurm", URL: "login", '
         'options { workerManager: "passive" } }\n workDirectory: "/tmp/w" }\nsites: [c]\n')
-    with pytest.raises(SchedulerError, match=r'workerManager "passive": the service starts '
-                       r'no blocks, so jobManager "local:slurm" would do nothing'):
+    with pytest.raises(SchedulerError, match=r'workerManager "passive": an ssh-cl service .* '
+                       r'use jobManager "local:local"'):
         make_provider(config.sites["c"], BuildContext(config, EventBus(), RealClock()))

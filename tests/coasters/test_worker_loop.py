@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from swiftnb.coasters import worker as worker_module
+from swiftnb.remote import worker as worker_module
 
 pytestmark = pytest.mark.timeout(120)
 

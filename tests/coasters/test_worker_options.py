@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from coaster_services import LIMIT, Recorder, passive_service, spec, start_worker, stop, until
-from swiftnb.coasters import worker as worker_module
+from swiftnb.remote import worker as worker_module
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -57,6 +57,9 @@ KEYS: dict[str, tuple[str, str, object]] = {
     "clusteringMinTime": ("clustering_min_time", "30", 30),
     "clusteringQueueDelay": ("clustering_queue_delay", "2", 2.0),
     "siteSelectionPolicy": ("site_selection_policy", "best", "best"),
+    "memoize": ("memoize", "true", True),
+    "memoizeStore": ("memoize_store", "/tmp/store", "/tmp/store"),
+    "memoizeCacheSize": ("memoize_cache_size", "2 MB", 2 << 20),
 }
 
 #: names that do not set their key's value as given

@@ -175,6 +175,9 @@ class _FaultyExecutor:
         self.calls += 1
         raise RuntimeError("injected fault in submit")
 
+    def app_executable(self, tr: str) -> str | None:
+        return tr
+
     async def close(self) -> None:
         pass
 

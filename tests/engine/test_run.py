@@ -180,6 +180,9 @@ class GateExecutor:
             fh.write(name)
         return TaskResult(True, 0)
 
+    def app_executable(self, tr: str) -> str | None:
+        return tr
+
     async def close(self) -> None:
         pass
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 from swiftnb.execution.cdm import CdmError, CdmPolicyKind, load_policy, parse_policy
 
 pytestmark = pytest.mark.timeout(30)

@@ -22,7 +22,7 @@ import pytest
 
 from swiftnb.engine.task import Command, Task
 from swiftnb.events import EventBus
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 from swiftnb.execution.local import LocalProvider
 from swiftnb.scheduling.single import SingleSiteExecutor
 
@@ -174,7 +174,34 @@ def test_local_run_end_ends_a_running_app(tmp_path, marker):
     assert gone(marker), f"left running: {running(marker)}"
 
 
+def _unmarked(marker: str, setsid: str = "") -> str:
+    """A body whose children drop the job's mark (``env -i``): one in the app's session,
+    one left by a shell that exited first (an orphan), then it exits 0."""
+    return (f"env -i {setsid} sleep {marker}1 & "
+            f"env -i sh -c '{setsid} sleep {marker}2 & exit 0'; "
+            f"until [ -n \"$(pgrep -f {marker}2)\" ] && [ -n \"$(pgrep -f {marker}1)\" ]; "
+            f"do sleep 0.01; done; exit 0")
+
+
+def test_local_children_started_with_env_i_end_with_the_call(tmp_path, marker):
+    """They lost the SWIFTNB_JOB mark; the wrapper is their subreaper, so they are still
+    its children (in the app's session) when the call ends."""
+    result = _local(lambda ex: ex.submit(_task(tmp_path, "ei", _unmarked(marker))))
+    assert result.ok, result.message
+    assert gone(marker), f"left running: {running(marker)}"
+
+
 # -- the wrapper run on its own (a batch job's) ---------------------------------------
+
+
+def test_a_standalone_wrapper_ends_unmarked_children_in_sessions_of_their_own(tmp_path, marker):
+    """A batch job's wrapper runs that one job: every orphan it adopts is the job's."""
+    proc = _standalone(tmp_path, _unmarked(marker, setsid="setsid"))
+    out = proc.stdout.read()
+    proc.wait(timeout=LIMIT)
+    assert json.loads(out)["ok"], proc.stderr.read()
+    assert gone(marker), f"left running: {running(marker)}"
+
 
 
 def test_run_job_success_and_walltime_end_everything(tmp_path, marker):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 
 pytestmark = pytest.mark.timeout(120)
 

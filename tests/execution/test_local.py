@@ -353,3 +353,42 @@ def test_a_second_cancel_still_leaves_no_zombie(tmp_path, start_path):
         assert not os.path.exists(f"/proc/{pid}"), "the app is still there (a zombie?)"
 
     run(main())
+
+
+def test_the_loop_answers_while_a_large_input_is_copied(tmp_path, monkeypatch):
+    """The run's shared copy of a large input is made on a runner thread: a timer on the
+    loop keeps ticking while the copy (made slow here) goes on."""
+    from swiftnb.remote import wrapper
+
+    (tmp_path / "big.dat").write_bytes(b"x" * ((1 << 20) + 1))
+    copy = wrapper._site_copy_of
+
+    def slow_copy(source, target):
+        time.sleep(1.0)
+        copy(source, target)
+
+    monkeypatch.setattr(wrapper, "_site_copy_of", slow_copy)
+    ex = SingleSiteExecutor(LocalProvider(site_run="s-run001"), EventBus(), max_parallel=2)
+
+    async def main():
+        gaps, last = [], time.monotonic()
+
+        async def tick():
+            nonlocal last
+            while True:
+                await asyncio.sleep(0.02)
+                now = time.monotonic()
+                gaps.append(now - last)
+                last = now
+
+        ticker = asyncio.ensure_future(tick())
+        result = await ex.submit(task(tmp_path, "wc-1", "wc", ["-c", "big.dat"],
+                                      inputs=["big.dat"], stdout="n.txt", outputs=["n.txt"]))
+        ticker.cancel()
+        await ex.close()
+        return result, gaps
+
+    result, gaps = run(main())
+    assert result.ok, result.message
+    assert (tmp_path / "n.txt").read_text().startswith(str((1 << 20) + 1))
+    assert max(gaps) < 0.5, f"the loop stood still for {max(gaps):.2f} s"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -306,3 +306,25 @@ site.only {
     r = _run_conf(tmp_path, conf, BOTH_APPS)
     assert r.returncode == 2, r.stdout + r.stderr
     assert 'The application "second" is not available on any of the sites' in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("link", ["out.txt", "sub"], ids=["name", "directory"])
+def test_a_later_commands_redirection_does_not_follow_a_link_out_of_the_job(tmp_path, link):
+    """An earlier command left a symbolic link where a later one's stdout goes: the file
+    it points to (outside the job directory) is not written; the app fails saying so."""
+    from swiftnb.engine.task import Command, Task
+    from swiftnb.remote import wrapper
+
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "out.txt").write_text("precious\n")
+    target = str(victim / "out.txt") if link == "out.txt" else str(victim)
+    stdout = "out.txt" if link == "out.txt" else "sub/out.txt"
+    task = Task(jobid="ln-1", tr="sh", args=["-c", f"rm -rf {link}; ln -s {target} {link}"],
+                base_dir=str(tmp_path),
+                run_dir=str(tmp_path / "run001"),
+                more_commands=(Command("echo", ["overwritten"], stdout=stdout),))
+    result = wrapper.run_job(wrapper.spec_from_task(task))
+    assert not result["ok"]
+    assert (victim / "out.txt").read_text() == "precious\n"
+    assert "symbolic link" in result["message"] and "not followed" in result["message"]

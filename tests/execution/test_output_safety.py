@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swiftnb.execution.wrapper import job_args
+from swiftnb.remote.wrapper import job_args
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from swiftnb.coasters import worker as worker_module
-from swiftnb.execution import wrapper
+from swiftnb.remote import worker as worker_module
+from swiftnb.remote import wrapper
 
 pytestmark = pytest.mark.timeout(60)
 

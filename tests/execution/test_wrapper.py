@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 
 pytestmark = pytest.mark.timeout(30)
 

@@ -206,7 +206,8 @@ def test_no_import_of_other_swiftnb_packages() -> None:
     for f in src.glob("*.py"):
         for line in f.read_text().splitlines():
             if line.startswith(("import ", "from ")) and "swiftnb" in line:
-                assert "swiftnb.lang" in line, f"{f.name}: {line}"
+                # (the root of swiftnb's exceptions, which imports nothing: docs/design.md)
+                assert "swiftnb.lang" in line or "swiftnb.errors" in line, f"{f.name}: {line}"
 
 
 def test_environment_does_not_leak_into_search(tmp_path: Path,

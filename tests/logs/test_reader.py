@@ -191,7 +191,7 @@ def test_damaged_text_never_raises_anything_but_log_format_error():
             except LogFormatError:
                 return
         lf = LogFrame(frame)
-        lf.run  # the tables build on anything the reader returns
+        lf.run  # noqa: B018  the tables build on anything the reader returns
         lf.timings()
         from swiftnb.logs.aimes import durations
 

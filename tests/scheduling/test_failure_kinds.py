@@ -11,7 +11,7 @@ import pytest
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus
-from swiftnb.scheduling.provider import Provider, ProviderState, StatusReporter, swift_job_dir
+from swiftnb.scheduling.provider import Job, Provider, ProviderState, StatusReporter, swift_job_dir
 from swiftnb.scheduling.scheduler import Scheduler, SchedulerError
 from swiftnb.scheduling.sites import ScoreFactors, Site
 
@@ -29,13 +29,13 @@ class _Failing(Provider):
     async def shutdown(self) -> None:
         pass
 
-    def job_dir(self, task: Task) -> str:
-        return swift_job_dir("run", task.jobid, task.attempt)
+    def prepare(self, task: Task) -> Job:
+        return Job(task, swift_job_dir("run", task.jobid, task.attempt))
 
     def state(self) -> ProviderState:
         return ProviderState(site=self.name, type="failing")
 
-    async def execute(self, task: Task, attempt: StatusReporter) -> TaskResult:
+    async def execute(self, job: Job, attempt: StatusReporter) -> TaskResult:
         attempt.status(1)
         return self.result
 

@@ -1,4 +1,4 @@
-"""scheduling imports only events, config and engine.task at import time (DESIGN.md)."""
+"""scheduling imports only events, config and engine.task at import time (docs/design.md)."""
 
 import subprocess
 import sys

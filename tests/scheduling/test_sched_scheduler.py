@@ -10,7 +10,7 @@ from grid import Grid, max_concurrency, task_hosts
 from swiftnb.engine.task import Task, TaskResult
 from swiftnb.events import EventBus
 from swiftnb.scheduling.clustering import ClusteringSettings
-from swiftnb.scheduling.provider import Provider, ProviderState, swift_job_dir
+from swiftnb.scheduling.provider import Job, Provider, ProviderState, swift_job_dir
 
 SITE = {"slots": 6, "queueTime": "exp:10", "taskDuration": "uniform:20:60",
         "failureProbability": 0.05, "submitTime": "exp:2", "stageInTime": 3}
@@ -318,10 +318,11 @@ class _MkdirProvider(Provider):
     def state(self):
         return ProviderState(site=self.name, type="mkdir")
 
-    def job_dir(self, task):
-        return swift_job_dir("run", task.jobid, task.attempt)
+    def prepare(self, task):
+        return Job(task, swift_job_dir("run", task.jobid, task.attempt))
 
-    async def execute(self, task, report):
+    async def execute(self, job, report):
+        task = job.task
         report.status(1)
         for part in ("in", "out"):
             async with report.file_operation():

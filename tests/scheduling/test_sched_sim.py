@@ -27,7 +27,8 @@ def _run(provider, tasks):
                     reports[t.jobid].append((int(status), provider.clock.now(), f))
             return Report()
 
-        results = await asyncio.gather(*(provider.execute(t, reporter(t)) for t in tasks))
+        results = await asyncio.gather(*(provider.execute(provider.prepare(t), reporter(t))
+                                         for t in tasks))
         return results, reports
 
     return asyncio.run(main())
@@ -74,9 +75,10 @@ def test_outages_refuse_and_kill(tmp_path):
                                 "writeOutputs": False}, clock=clock)
 
     async def main():
-        first = asyncio.ensure_future(sim.execute(_task(tmp_path, 0), RecordingReporter()))
+        first = asyncio.ensure_future(sim.execute(sim.prepare(_task(tmp_path, 0)),
+                                                  RecordingReporter()))
         await clock.sleep(55)
-        during = await sim.execute(_task(tmp_path, 1), RecordingReporter())
+        during = await sim.execute(sim.prepare(_task(tmp_path, 1)), RecordingReporter())
         return await first, during
 
     first, during = asyncio.run(main())
@@ -112,10 +114,11 @@ def test_cancellation_frees_the_slot(tmp_path):
                       clock=clock)
 
     async def main():
-        first = asyncio.ensure_future(sim.execute(_task(tmp_path, 0), RecordingReporter()))
+        first = asyncio.ensure_future(sim.execute(sim.prepare(_task(tmp_path, 0)),
+                                                  RecordingReporter()))
         await clock.sleep(10)
         first.cancel()
-        second = await sim.execute(_task(tmp_path, 1), RecordingReporter())
+        second = await sim.execute(sim.prepare(_task(tmp_path, 1)), RecordingReporter())
         return second, clock.now()
 
     second, now = asyncio.run(main())

@@ -18,7 +18,7 @@ from comm import DummyComm
 
 
 class _RecordingComm(DummyComm):
-    def __init__(self, *args: Any, browser: "Browser", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, browser: Browser, **kwargs: Any) -> None:
         self.browser = browser  # before super().__init__, which sends comm_open
         super().__init__(*args, **kwargs)
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import re
 from typing import Any
@@ -40,11 +41,11 @@ def _path_of(v: Any) -> str:
     raise BuiltinError(f"expected a file or a path, got {java_str(v)}")
 
 
-def _local(ctx: Any, path: str) -> str:
+def _local(ctx: BuiltinContext, path: str) -> str:
     return local_path(ctx.base_dir, path)
 
 
-async def read_text(ctx: Any, f: Any, what: str) -> str:
+async def read_text(ctx: BuiltinContext, f: Any, what: str) -> str:
     """The whole text of a mapped file, for ``what`` (the builtin reading it): the one
     reader of readData, readStructured, extractInt, trunk's read and friends.  It never
     blocks the engine (a named pipe waits for its writer on the loop), reads bounded
@@ -65,7 +66,7 @@ def _arg_names(ctx: BuiltinContext, skip: int) -> list | None:
 # ------------------------------------------------------------------ output
 
 @register("trace", kind="procedure")
-def trace(ctx: Any, *args: Any) -> None:
+def trace(ctx: BuiltinContext, *args: Any) -> None:
     """trace(any...). Prints ``SwiftScript trace: `` + the values joined by ``", "``
     (arrays ``{k = v, ...}``, structs ``s:S - Closed``), on stdout and in the log."""
     line = trace_line(args)
@@ -74,35 +75,44 @@ def trace(ctx: Any, *args: Any) -> None:
 
 
 @register("tracef", kind="procedure")
-def tracef(ctx: Any, fmt: str, *args: Any) -> None:
+def tracef(ctx: BuiltinContext, fmt: str, *args: Any) -> None:
     """tracef(string fmt, any...). Swift format to stdout, no prefix, no added newline."""
     ctx.write_stdout(swift_format(fmt, args, _arg_names(ctx, 1)))
 
 
 @register("printf", kind="procedure")
-def printf(ctx: Any, fmt: str, *args: Any) -> None:
+def printf(ctx: BuiltinContext, fmt: str, *args: Any) -> None:
     """printf(string fmt, any...). Same as tracef."""
     ctx.write_stdout(swift_format(fmt, args, _arg_names(ctx, 1)))
 
 
 @register("fprintf", kind="procedure")
-def fprintf(ctx: Any, filename: Any, fmt: str, *args: Any) -> None:
+def fprintf(ctx: BuiltinContext, filename: Any, fmt: str, *args: Any) -> None:
     """fprintf(string file, string fmt, any...). Appends the formatted text to a local
     file (one write per call, so concurrent calls do not interleave)."""
     text = swift_format(fmt, args, _arg_names(ctx, 2))
     path = _local(ctx, _path_of(filename))
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        try:
-            os.write(fd, text.encode("utf-8"))
-        finally:
-            os.close(fd)
+        # O_NONBLOCK: a named pipe nobody reads fails the open (ENXIO) instead of
+        # blocking the event loop for ever (the run would not even answer SIGINT)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK
+                     | os.O_NOCTTY | os.O_CLOEXEC, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:
+            raise BuiltinError(f"fprintf: cannot write {path}: it is a named pipe that "
+                               "nobody reads") from None
+        raise BuiltinError(f"fprintf: cannot write {path}: {e.strerror}") from None
+    try:
+        os.set_blocking(fd, True)  # one whole write per call, as for a file
+        os.write(fd, text.encode("utf-8"))
     except OSError as e:
         raise BuiltinError(f"fprintf: cannot write {path}: {e.strerror}") from None
+    finally:
+        os.close(fd)
 
 
 @register("assert", kind="procedure")
-def assert_(ctx: Any, cond: Any, msg: str = "Assertion failed") -> None:
+def assert_(ctx: BuiltinContext, cond: Any, msg: str = "Assertion failed") -> None:
     """assert(boolean|int c[, string msg]). Fails the run when c is false or 0: prints
     ``swift: assert failed: MSG`` and the run ends with ``Execution failed:`` MSG."""
     ok = cond if isinstance(cond, bool) else cond != 0
@@ -114,7 +124,7 @@ def assert_(ctx: Any, cond: Any, msg: str = "Assertion failed") -> None:
 # ------------------------------------------------------------------ command line / env
 
 @register("arg")
-def arg(ctx: Any, name: str, default: str | None = None) -> str:
+def arg(ctx: BuiltinContext, name: str, default: str | None = None) -> str:
     """arg(string name[, string default]) -> string. The ``-name=value`` script argument;
     missing without default: ``Missing command line argument: name``."""
     v = ctx.script_args.get(name)
@@ -172,7 +182,8 @@ def _parse_args_spec(spec: str) -> dict[str, dict]:
             mandatory = False
             crt = s[1:-1]
         m = re.search(r"[ :=]", crt)
-        o = {"mandatory": mandatory, "flag": False, "default": None, "type": "boolean"}
+        o: dict[str, Any] = {"mandatory": mandatory, "flag": False, "default": None,
+                             "type": "boolean"}
         if m is None:
             if mandatory:
                 raise BuiltinError(f"Missing required option type in '{s}'")
@@ -255,7 +266,7 @@ def args(ctx: BuiltinContext, spec: str) -> dict[str, str]:
 
 
 @register("getEnv")
-def get_env(ctx: Any, name: str) -> str:
+def get_env(ctx: BuiltinContext, name: str) -> str:
     """getEnv(string name) -> string. The environment variable, ``""`` if unset."""
     return os.environ.get(name, "")
 
@@ -263,7 +274,7 @@ def get_env(ctx: Any, name: str) -> str:
 # ------------------------------------------------------------------ files
 
 @register("filename", waits="mapping")
-def filename(ctx: Any, v: Any) -> str:
+def filename(ctx: BuiltinContext, v: Any) -> str:
     """filename(any) -> string. The mapped path; for composites all leaf paths separated
     by spaces.  Needs only the mapping, so it works on outputs not yet produced."""
     if isinstance(v, str):
@@ -272,7 +283,7 @@ def filename(ctx: Any, v: Any) -> str:
 
 
 @register("filenames", waits="mapping")
-def filenames(ctx: Any, v: Any) -> dict[int, str]:
+def filenames(ctx: BuiltinContext, v: Any) -> dict[int, str]:
     """filenames(any) -> string[]. The leaf paths as an array."""
     if isinstance(v, str):
         return {0: v}
@@ -280,7 +291,7 @@ def filenames(ctx: Any, v: Any) -> dict[int, str]:
 
 
 @register("dirname", waits="mapping")
-def dirname(ctx: Any, v: Any) -> str:
+def dirname(ctx: BuiltinContext, v: Any) -> str:
     """dirname(any) -> string. Directory part of the (single) mapped path; ``""`` for a
     bare file name (0.96 produced a null value there; an empty string is what scripts
     expect)."""
@@ -288,34 +299,34 @@ def dirname(ctx: Any, v: Any) -> str:
 
 
 @register("exists")
-def exists(ctx: Any, v: Any) -> bool:
+def exists(ctx: BuiltinContext, v: Any) -> bool:
     """exists(string|file) -> boolean. Whether the local file exists (relative paths
     against the run's base directory)."""
     return os.path.exists(_local(ctx, _path_of(v)))
 
 
-async def _first_line(ctx: Any, f: Any, what: str) -> str:
+async def _first_line(ctx: BuiltinContext, f: Any, what: str) -> str:
     text = await read_text(ctx, f, what)
     lines = text.splitlines()
     return lines[0] if lines else ""
 
 
 @register("extractInt", deprecated=("extractint",))
-async def extract_int(ctx: Any, f: Any) -> int:
+async def extract_int(ctx: BuiltinContext, f: Any) -> int:
     """extractInt(file|string) -> int. Parses the first line of the file."""
     from swiftnb.engine.builtins.numbers import parse_java_int
     return parse_java_int((await _first_line(ctx, f, "extractInt")).strip())
 
 
 @register("extractFloat", deprecated=("extractfloat",))
-async def extract_float(ctx: Any, f: Any) -> float:
+async def extract_float(ctx: BuiltinContext, f: Any) -> float:
     """extractFloat(file|string) -> float. Parses the first line of the file."""
     from swiftnb.engine.builtins.numbers import parse_java_double
     return parse_java_double(await _first_line(ctx, f, "extractFloat"))
 
 
 @register("readData", deprecated=("readdata",), needs_return_type=True)
-async def read_data(ctx: Any, f: Any) -> Any:
+async def read_data(ctx: BuiltinContext, f: Any) -> Any:
     """T readData(file|string). Reads a primitive, primitive array, struct or struct array
     in the whitespace format (see docs/builtins.md; ``ctx.return_type`` gives T, read
     before the first wait: the context is shared by all calls)."""
@@ -326,7 +337,7 @@ async def read_data(ctx: Any, f: Any) -> Any:
 
 @register("readStructured", "readData2", deprecated=("readstructured", "readdata2"),
           needs_return_type=True)
-async def read_structured(ctx: Any, f: Any) -> Any:
+async def read_structured(ctx: BuiltinContext, f: Any) -> Any:
     """T readStructured(file|string). ``path = value`` lines (``rows[0].columns[1] = 2``)."""
     t = ctx.return_type
     path = _path_of(f)
@@ -336,7 +347,7 @@ async def read_structured(ctx: Any, f: Any) -> Any:
 
 @register("writeData", deprecated=("writedata",), needs_return_file=True,
           needs_arg_types=True)
-def write_data(ctx: Any, v: Any) -> FileValue:
+def write_data(ctx: BuiltinContext, v: Any) -> FileValue:
     """file writeData(any). Writes the value to the file it is assigned to (0.96 format)
     and returns that file.  ``ctx.return_file`` gives the destination, ``ctx.arg_types``
     the value's declared type (an empty array of structs still has its header line)."""
@@ -353,7 +364,7 @@ def write_data(ctx: Any, v: Any) -> FileValue:
     return dest
 
 
-def write_text(ctx: Any, dest: Any, text: str, who: str) -> None:
+def write_text(ctx: BuiltinContext, dest: Any, text: str, who: str) -> None:
     """Put ``text`` in the file ``dest`` maps to, whole or not at all (a temporary
     beside it, renamed, and removed if writing fails), as ``writeData`` and trunk's
     ``write`` do."""
@@ -377,7 +388,7 @@ def write_text(ctx: Any, dest: Any, text: str, who: str) -> None:
 # ------------------------------------------------------------------ arrays
 
 @register("length")
-def length(ctx: Any, v: Any) -> int:
+def length(ctx: BuiltinContext, v: Any) -> int:
     """length(any[]|string) -> int. Array size (after the array closes) or string length."""
     if isinstance(v, (dict, str)):
         return len(v)
@@ -387,7 +398,7 @@ def length(ctx: Any, v: Any) -> int:
 # ------------------------------------------------------------------ processes
 
 @register("system")
-async def system(ctx: Any, cmd: str) -> dict[int, str]:
+async def system(ctx: BuiltinContext, cmd: str) -> dict[int, str]:
     """string[] system(string cmd). Runs ``bash -c cmd`` in the base directory without
     blocking the engine; one array element per stdout line.  A non-zero exit fails the
     run: ``CMD returned exit code N`` plus the captured stderr."""

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from swiftnb.engine.builtins.registry import register
-from swiftnb.engine.data import BuiltinError, sorted_items
+from swiftnb.engine.data import BuiltinContext, BuiltinError, sorted_items
 from swiftnb.engine.formatting import java_format as _java_format
 from swiftnb.engine.formatting import java_str, trace_str
 
@@ -53,7 +53,7 @@ def parse_java_double(s: str) -> float:
 
 
 @register("toInt", deprecated=("toint",))
-def to_int(ctx: Any, v: Any) -> int:
+def to_int(ctx: BuiltinContext, v: Any) -> int:
     """toInt(any) -> int. Strings via Java ``Integer.valueOf`` (``"010"`` is 10; spaces
     around the number are ignored); floats truncate toward zero; ints unchanged."""
     if isinstance(v, bool):
@@ -72,7 +72,7 @@ def to_int(ctx: Any, v: Any) -> int:
 
 
 @register("toFloat", deprecated=("tofloat",))
-def to_float(ctx: Any, v: Any) -> float:
+def to_float(ctx: BuiltinContext, v: Any) -> float:
     """toFloat(any) -> float. Strings via Java ``Double.valueOf``; ints widened."""
     if isinstance(v, bool):
         raise BuiltinError(f"toFloat(): cannot convert a boolean ({java_str(v)}) to float")
@@ -82,20 +82,20 @@ def to_float(ctx: Any, v: Any) -> float:
 
 
 @register("toString", deprecated=("tostring",))
-def to_string(ctx: Any, v: Any) -> str:
+def to_string(ctx: BuiltinContext, v: Any) -> str:
     """toString(any) -> string. The trace rendering of one value (``toString(1.0)`` is
     ``1.0``; a struct gives ``s:S - Closed``)."""
     return trace_str(v)
 
 
 @register("parseInt")
-def parse_int(ctx: Any, s: str, base: int = 10) -> int:
+def parse_int(ctx: BuiltinContext, s: str, base: int = 10) -> int:
     """parseInt(string s[, int base]) -> int. Java ``Integer.parseInt``."""
     return parse_java_int(s, base)
 
 
 @register("parseFloat")
-def parse_float(ctx: Any, s: str) -> float:
+def parse_float(ctx: BuiltinContext, s: str) -> float:
     """parseFloat(string s) -> float. Java ``Double.parseDouble``."""
     return parse_java_double(s)
 
@@ -107,7 +107,7 @@ def _f(x: Any) -> float:
 
 
 def _math1(name: str, fn) -> None:
-    def impl(ctx: Any, x: Any) -> float:
+    def impl(ctx: BuiltinContext, x: Any) -> float:
         try:
             return fn(_f(x))
         except (ValueError, OverflowError):
@@ -151,21 +151,21 @@ def _java_round(x: float) -> int:
 
 
 @register("round")
-def round_(ctx: Any, x: Any) -> float:
+def round_(ctx: BuiltinContext, x: Any) -> float:
     """round(float) -> float. Half up (``round(2.5)`` = 3.0, ``round(-2.5)`` = -2.0)."""
     x = _f(x)
     return float(_java_round(x)) if math.isfinite(x) else x
 
 
 @register("log")
-def log(ctx: Any, x: Any, base: Any = None) -> float:
+def log(ctx: BuiltinContext, x: Any, base: Any = None) -> float:
     """log(float x[, float base]) -> float. Natural log, or log to ``base``."""
     v = _java_log(_f(x))
     return v if base is None else v / _java_log(_f(base))
 
 
 @register("atan2")
-def atan2(ctx: Any, y: Any, x: Any) -> float:
+def atan2(ctx: BuiltinContext, y: Any, x: Any) -> float:
     """atan2(float y, float x) -> float."""
     return math.atan2(_f(y), _f(x))
 
@@ -182,7 +182,7 @@ def _java_pow(a: float, b: float) -> float:
 
 
 @register("pow")
-def pow_(ctx: Any, a: Any, b: Any) -> float:
+def pow_(ctx: BuiltinContext, a: Any, b: Any) -> float:
     """pow(float a, float b) -> float (Java ``Math.pow``)."""
     return _java_pow(_f(a), _f(b))
 
@@ -192,45 +192,45 @@ def _num_result(values: tuple) -> bool:
 
 
 @register("min")
-def min_(ctx: Any, a: Any, b: Any) -> Any:
+def min_(ctx: BuiltinContext, a: Any, b: Any) -> Any:
     """min(a, b): int if both are int, else float."""
     return min(a, b) if _num_result((a, b)) else float(min(_f(a), _f(b)))
 
 
 @register("max")
-def max_(ctx: Any, a: Any, b: Any) -> Any:
+def max_(ctx: BuiltinContext, a: Any, b: Any) -> Any:
     """max(a, b): int if both are int, else float."""
     return max(a, b) if _num_result((a, b)) else float(max(_f(a), _f(b)))
 
 
 @register("abs")
-def abs_(ctx: Any, a: Any) -> Any:
+def abs_(ctx: BuiltinContext, a: Any) -> Any:
     """abs(int|float): same type."""
     return abs(a)
 
 
 @register("isNaN")
-def is_nan(ctx: Any, x: Any) -> bool:
+def is_nan(ctx: BuiltinContext, x: Any) -> bool:
     """isNaN(float) -> boolean."""
     return _f(x) != _f(x)
 
 
 @register("sum")
-def sum_(ctx: Any, array: dict) -> Any:
+def sum_(ctx: BuiltinContext, array: dict) -> Any:
     """sum(int[]|float[]): int for int arrays, float otherwise."""
     vals = [v for _, v in sorted_items(array)]
     return sum(vals) if _num_result(tuple(vals)) else float(sum(_f(v) for v in vals))
 
 
 @register("avg")
-def avg(ctx: Any, array: dict) -> float:
+def avg(ctx: BuiltinContext, array: dict) -> float:
     """avg(int[]|float[]) -> float. NaN for an empty array."""
     vals = [_f(v) for _, v in sorted_items(array)]
     return sum(vals) / len(vals) if vals else math.nan
 
 
 @register("moment")
-def moment(ctx: Any, array: dict, n: int, center: Any = 0.0) -> float:
+def moment(ctx: BuiltinContext, array: dict, n: int, center: Any = 0.0) -> float:
     """moment(float[] a, int n, float center) -> float. Mean of (x - center)**n."""
     vals = [_f(v) for _, v in sorted_items(array)]
     return sum((v - _f(center)) ** n for v in vals) / len(vals) if vals else math.nan
@@ -268,14 +268,14 @@ def _digest(seed: int, seq: int) -> bytes:
     return hashlib.sha1(bytes(out)).digest()
 
 
-def _unit(buf: bytes, start: int) -> float:
+def _unit(buf: bytes | bytearray, start: int) -> float:
     """7 bytes from ``start``, their low 52 bits scaled to [0, 1] (trunk's toDouble)."""
     n = int.from_bytes(buf[start:start + 7], "big")
     return (n & 0xFFFFFFFFFFFFF) / 0xFFFFFFFFFFFFF
 
 
 @register("randomInt")
-def random_int(ctx: Any, seed: int, seq: int, lo: int, hi: int) -> int:
+def random_int(ctx: BuiltinContext, seed: int, seq: int, lo: int, hi: int) -> int:
     """randomInt(int seed, int seq, int min, int max) -> int in [min, max), the same
     number for the same (seed, seq) as trunk (SHA-1 based, rejection sampling)."""
     span = _jint(hi - lo)
@@ -293,14 +293,14 @@ def random_int(ctx: Any, seed: int, seq: int, lo: int, hi: int) -> int:
 
 
 @register("randomFloat")
-def random_float(ctx: Any, seed: int, seq: int, lo: Any, hi: Any) -> float:
+def random_float(ctx: BuiltinContext, seed: int, seq: int, lo: Any, hi: Any) -> float:
     """randomFloat(int seed, int seq, float min, float max) -> float in [min, max],
     trunk's number for (seed, seq)."""
     return _f(lo) + (_f(hi) - _f(lo)) * _unit(_digest(seed, seq), 0)
 
 
 @register("randomGaussian")
-def random_gaussian(ctx: Any, seed: int, seq: int) -> float:
+def random_gaussian(ctx: BuiltinContext, seed: int, seq: int) -> float:
     """randomGaussian(int seed, int seq) -> float, standard normal (Box-Muller over the
     pair of sequence numbers seq, seq+1 as trunk pairs them)."""
     mseq = seq - _jrem(seq, 2)
@@ -384,7 +384,7 @@ def _to_base(i: int, b: int) -> str:
 
 
 @register("java")
-def java(ctx: Any, cls: str, method: str, *args: Any) -> Any:
+def java(ctx: BuiltinContext, cls: str, method: str, *args: Any) -> Any:
     """java(string class, string method, any...) -> any. Calls a static Java method; the
     classes provided are java.lang.Math, Integer, Double, String and System (the ones
     Swift scripts use), e.g. ``java("java.lang.Math", "sin", 0.5)`` -> 0.479425538604203."""

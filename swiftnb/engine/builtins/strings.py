@@ -17,14 +17,14 @@ def _array(values: list[str]) -> dict[int, str]:
 
 
 @register("strcat")
-def strcat(ctx: Any, *args: Any) -> str:
+def strcat(ctx: BuiltinContext, *args: Any) -> str:
     """strcat(any...) -> string. Concatenation; integral floats print without ``.0``
     (``strcat(1.0, 2.5)`` is ``12.5``)."""
     return "".join(strcat_str(a) for a in args)
 
 
 @register("strcut")
-def strcut(ctx: Any, s: str, pattern: str) -> str:
+def strcut(ctx: BuiltinContext, s: str, pattern: str) -> str:
     """strcut(string s, string regex) -> string. Group 1 of the first match of the Java
     regex in ``s``.  No match: ``@strcut could not match pattern P against string S``;
     no group: ``No group 1``."""
@@ -38,27 +38,27 @@ def strcut(ctx: Any, s: str, pattern: str) -> str:
 
 
 @register("strstr")
-def strstr(ctx: Any, s: str, find: str) -> int:
+def strstr(ctx: BuiltinContext, s: str, find: str) -> int:
     """strstr(string s, string find) -> int. Index of ``find`` in ``s``, -1 if absent."""
     return s.find(find)
 
 
 @register("strsplit")
-def strsplit(ctx: Any, s: str, pattern: str) -> dict[int, str]:
+def strsplit(ctx: BuiltinContext, s: str, pattern: str) -> dict[int, str]:
     """strsplit(string s, string regex) -> string[]. Java ``String.split``: inner empty
     strings kept, trailing ones dropped (``strsplit("a,b,,c", ",")`` has 4 elements)."""
     return _array(java_split(s, pattern))
 
 
 @register("strjoin")
-def strjoin(ctx: Any, array: dict, delim: str) -> str:
+def strjoin(ctx: BuiltinContext, array: dict, delim: str) -> str:
     """strjoin(any[] a, string delim) -> string. Elements in key order, Java
     ``String.valueOf`` each (floats keep ``.0``); empty array -> ``""``."""
     return delim.join(strjoin_str(v) for _, v in sorted_items(array))
 
 
 @register("regexp")
-def regexp(ctx: Any, s: str, pattern: str, replacement: str) -> str:
+def regexp(ctx: BuiltinContext, s: str, pattern: str, replacement: str) -> str:
     """regexp(string s, string regex, string repl) -> string. Java ``replaceFirst``:
     ``$0``/``$1`` refer to groups (``regexp("abc123def","[0-9]+","<$0>")`` ->
     ``abc<123>def``)."""
@@ -72,13 +72,13 @@ def sprintf(ctx: BuiltinContext, fmt: str, *args: Any) -> str:
 
 
 @register("format")
-def format_(ctx: Any, fmt: str, *args: Any) -> str:
+def format_(ctx: BuiltinContext, fmt: str, *args: Any) -> str:
     """format(string fmt, any...) -> string. Java ``String.format`` (``%.2f``, ``%5s``, ``%05d``)."""
     return java_format(fmt, args)
 
 
 @register("pad")
-def pad(ctx: Any, width: int, v: Any) -> str:
+def pad(ctx: BuiltinContext, width: int, v: Any) -> str:
     """pad(int width, int v) -> string. ``v`` zero-padded to ``width`` digits (``pad(5,42)``
     is ``00042``)."""
     s = str(v)
@@ -99,7 +99,7 @@ def _bounds(s: str, start: int, end: int | None, name: str) -> tuple[int, int]:
 
 
 @register("substring")
-def substring(ctx: Any, s: str, start: int, end: int | None = None) -> str:
+def substring(ctx: BuiltinContext, s: str, start: int, end: int | None = None) -> str:
     """substring(string s, int start[, int end]) -> string. Java ``substring`` (0-based,
     end exclusive)."""
     a, b = _bounds(s, start, end, "substring")
@@ -107,7 +107,7 @@ def substring(ctx: Any, s: str, start: int, end: int | None = None) -> str:
 
 
 @register("indexOf")
-def index_of(ctx: Any, s: str, find: str, start: int = 0, end: int | None = None) -> int:
+def index_of(ctx: BuiltinContext, s: str, find: str, start: int = 0, end: int | None = None) -> int:
     """indexOf(string s, string find, int start[, int end]) -> int. Java ``indexOf``
     from ``start``; with ``end``, a match must begin before ``end`` (trunk's IndexOf2).
     -1 if absent."""
@@ -116,7 +116,7 @@ def index_of(ctx: Any, s: str, find: str, start: int = 0, end: int | None = None
 
 
 @register("lastIndexOf")
-def last_index_of(ctx: Any, s: str, find: str, start: int = -1, end: int | None = None) -> int:
+def last_index_of(ctx: BuiltinContext, s: str, find: str, start: int = -1, end: int | None = None) -> int:
     """lastIndexOf(string s, string find, int start[, int end]) -> int. Java
     ``lastIndexOf`` searching backwards from ``start`` (-1 = the end); with ``end``, a
     match must begin after ``end`` (trunk's LastIndexOf2).  -1 if absent."""
@@ -126,19 +126,19 @@ def last_index_of(ctx: Any, s: str, find: str, start: int = -1, end: int | None 
 
 
 @register("toUpper")
-def to_upper(ctx: Any, s: str) -> str:
+def to_upper(ctx: BuiltinContext, s: str) -> str:
     """toUpper(string) -> string."""
     return s.upper()
 
 
 @register("toLower")
-def to_lower(ctx: Any, s: str) -> str:
+def to_lower(ctx: BuiltinContext, s: str) -> str:
     """toLower(string) -> string."""
     return s.lower()
 
 
 @register("trim")
-def trim(ctx: Any, s: str) -> str:
+def trim(ctx: BuiltinContext, s: str) -> str:
     """trim(string) -> string. Java ``trim``: strips characters <= space at both ends."""
     i, j = 0, len(s)
     while i < j and s[i] <= " ":
@@ -149,7 +149,7 @@ def trim(ctx: Any, s: str) -> str:
 
 
 @register("split")
-def split(ctx: Any, s: str, delim: str, maxsplit: int = 0) -> dict[int, str]:
+def split(ctx: BuiltinContext, s: str, delim: str, maxsplit: int = 0) -> dict[int, str]:
     """split(string s, string delim[, int max]) -> string[]. Plain (non-regex)
     delimiter; consecutive delimiters count as one; at most ``max`` pieces if > 0."""
     if delim == "":
@@ -163,13 +163,13 @@ def split(ctx: Any, s: str, delim: str, maxsplit: int = 0) -> dict[int, str]:
 
 
 @register("splitRe")
-def split_re(ctx: Any, s: str, pattern: str, maxsplit: int = 0) -> dict[int, str]:
+def split_re(ctx: BuiltinContext, s: str, pattern: str, maxsplit: int = 0) -> dict[int, str]:
     """splitRe(string s, string regex[, int max]) -> string[]. Java ``split(regex, max)``."""
     return _array(java_split(s, pattern, maxsplit))
 
 
 @register("join")
-def join(ctx: Any, array: dict, delim: str) -> str:
+def join(ctx: BuiltinContext, array: dict, delim: str) -> str:
     """join(string[] a, string delim) -> string (like strjoin)."""
     return strjoin(ctx, array, delim)
 
@@ -181,7 +181,7 @@ def _span_replace(s: str, start: int | None, end: int | None, fn) -> str:
 
 
 @register("replaceAll")
-def replace_all_plain(ctx: Any, s: str, find: str, repl: str, start: int | None = None,
+def replace_all_plain(ctx: BuiltinContext, s: str, find: str, repl: str, start: int | None = None,
                       end: int | None = None) -> str:
     """replaceAll(string s, string find, string repl[, int start, int end]) -> string.
     Plain-text replacement of every occurrence (between start and end if given)."""
@@ -191,7 +191,7 @@ def replace_all_plain(ctx: Any, s: str, find: str, repl: str, start: int | None 
 
 
 @register("replaceAllRe")
-def replace_all_re(ctx: Any, s: str, pattern: str, repl: str, start: int | None = None,
+def replace_all_re(ctx: BuiltinContext, s: str, pattern: str, repl: str, start: int | None = None,
                    end: int | None = None) -> str:
     """replaceAllRe(string s, string regex, string repl[, int start, int end]) -> string.
     Java ``replaceAll`` (``$1`` group references)."""
@@ -199,13 +199,13 @@ def replace_all_re(ctx: Any, s: str, pattern: str, repl: str, start: int | None 
 
 
 @register("matches")
-def matches(ctx: Any, s: str, pattern: str) -> bool:
+def matches(ctx: BuiltinContext, s: str, pattern: str) -> bool:
     """matches(string s, string regex) -> boolean. Java ``String.matches`` (whole string)."""
     return compile_java(pattern).fullmatch(s) is not None
 
 
 @register("findAllRe")
-def find_all_re(ctx: Any, s: str, pattern: str) -> dict[int, str]:
+def find_all_re(ctx: BuiltinContext, s: str, pattern: str) -> dict[int, str]:
     """findAllRe(string s, string regex) -> string[]. Every non-overlapping match of the
     Java regex, in order (the whole match text)."""
     rx = compile_java(pattern)

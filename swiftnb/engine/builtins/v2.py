@@ -14,6 +14,7 @@ from swiftnb.engine.builtins.registry import register
 from swiftnb.engine.data import (
     ArrayType,
     AssertionFailed,
+    BuiltinContext,
     BuiltinError,
     FileValue,
     PrimType,
@@ -45,7 +46,7 @@ def _numbers(a: Any, b: Any) -> bool:
         isinstance(b, (int, float)) and not isinstance(b, bool)
 
 
-def assert_v2(ctx: Any, cond: Any, msg: str = DEFAULT_MSG) -> None:
+def assert_v2(ctx: BuiltinContext, cond: Any, msg: str = DEFAULT_MSG) -> None:
     """assert(boolean c[, string msg]) under ``import "stdlib.v2";`` (the compiler calls
     it in place of v1's ``assert``): fails the run with MSG, default ``assertion
     failed``, without v1's ``swift: assert failed:`` line."""
@@ -54,7 +55,7 @@ def assert_v2(ctx: Any, cond: Any, msg: str = DEFAULT_MSG) -> None:
 
 
 @register("assertEqual", kind="procedure")
-def assert_equal(ctx: Any, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
+def assert_equal(ctx: BuiltinContext, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
     """assertEqual(v1, v2[, msg]) for two strings, ints, floats or booleans: fails with
     ``MSG (v1 == v2)`` (strings quoted; an int against a float compares as floats)."""
     if _numbers(a, b) and (isinstance(a, float) or isinstance(b, float)):
@@ -66,7 +67,7 @@ def assert_equal(ctx: Any, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
 
 
 @register("assertAlmostEqual", kind="procedure")
-def assert_almost_equal(ctx: Any, a: Any, b: Any, tol: Any, msg: str = DEFAULT_MSG) -> None:
+def assert_almost_equal(ctx: BuiltinContext, a: Any, b: Any, tol: Any, msg: str = DEFAULT_MSG) -> None:
     """assertAlmostEqual(float v1, float v2, float tol[, msg]): |v1 - v2| <= tol, else
     ``MSG (v1 == v2 +/- tol)``."""
     x, y, t = float(a), float(b), float(tol)
@@ -82,26 +83,26 @@ def _compare(op: str, holds: bool, a: Any, b: Any, msg: str) -> None:
 
 
 @register("assertLT", kind="procedure")
-def assert_lt(ctx: Any, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
+def assert_lt(ctx: BuiltinContext, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
     """assertLT(v1, v2[, msg]) for ints or floats: v1 < v2, else ``MSG (v1 < v2)``."""
     _compare("<", a < b, a, b, msg)
 
 
 @register("assertLTE", kind="procedure")
-def assert_lte(ctx: Any, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
+def assert_lte(ctx: BuiltinContext, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
     """assertLTE(v1, v2[, msg]): v1 <= v2, else ``MSG (v1 <= v2)``."""
     _compare("<=", a <= b, a, b, msg)
 
 
 @register("assertGT", kind="procedure")
-def assert_gt(ctx: Any, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
+def assert_gt(ctx: BuiltinContext, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
     """assertGT(v1, v2[, msg]): v1 > v2, else ``MSG (v1 > v2)`` (not in trunk's table;
     the counterpart of assertLT)."""
     _compare(">", a > b, a, b, msg)
 
 
 @register("assertGTE", kind="procedure")
-def assert_gte(ctx: Any, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
+def assert_gte(ctx: BuiltinContext, a: Any, b: Any, msg: str = DEFAULT_MSG) -> None:
     """assertGTE(v1, v2[, msg]): v1 >= v2, else ``MSG (v1 >= v2)``."""
     _compare(">=", a >= b, a, b, msg)
 
@@ -142,7 +143,7 @@ def _separator(options: dict | None) -> str | None:
 
 
 @register("read", needs_return_type=True)
-async def read(ctx: Any, f: Any, format: str = "None", options: dict | None = None) -> Any:
+async def read(ctx: BuiltinContext, f: Any, format: str = "None", options: dict | None = None) -> Any:
     """T read(file|string f[, string format[, string[string] options]]). Formats:
     ``None`` (one primitive: the whole file), ``FieldAndValue``/``FV`` (``path = value``
     lines), ``CSV`` (readData's layout, strings may be double-quoted; option
@@ -252,7 +253,7 @@ def _csv_row(st: StructType, header: list[str], line: str, seps: str,
 
 
 @register("write", needs_return_file=True)
-def write(ctx: Any, v: Any, format: str = "None", options: dict | None = None) -> FileValue:
+def write(ctx: BuiltinContext, v: Any, format: str = "None", options: dict | None = None) -> FileValue:
     """file write(any v[, string format[, string[string] options]]). Writes ``v`` to the
     file the call is assigned to: ``None`` (a primitive as text), ``FieldAndValue``/``FV``
     (``path = value`` lines, struct fields in declaration order), ``CSV`` (a header and

@@ -11,7 +11,7 @@ from typing import Any
 
 from swiftnb.engine.data import FileValue, parse_path, path_str
 from swiftnb.engine.formatting import java_str
-from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
+from swiftnb.engine.mappers.base import Mapper, MapperContext, MapperError, register_mapper
 
 
 def _interpreted(cmd: str) -> list[str]:
@@ -48,7 +48,7 @@ class ExtMapper(Mapper):
     needs_prepare = True
     reads_files = None  # the script may read any file it is given
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         self._map: dict[tuple, str] | None = None
         self._order: list[tuple] = []
@@ -120,7 +120,7 @@ class ExtMapper(Mapper):
                               + "".join(ln + "\n\t" for ln in lines).rstrip("\n\t"))
         self.parse_output(os.fsdecode(out))  # names are bytes: kept as they are
 
-    async def _start(self, argv: list[str], env: dict[str, str]) -> "_Program":
+    async def _start(self, argv: list[str], env: dict[str, str]) -> _Program:
         loop = asyncio.get_running_loop()
         program = _Program(loop)
         await loop.subprocess_exec(

@@ -12,12 +12,13 @@ from swiftnb.engine.data import (
     ArrayType,
     Field,
     Index,
+    Step,
     StructType,
     as_data_type,
     url_path,
 )
 from swiftnb.engine.formatting import java_str
-from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
+from swiftnb.engine.mappers.base import Mapper, MapperContext, MapperError, register_mapper
 
 
 def _file_url_path(name: str) -> str:
@@ -207,16 +208,15 @@ class SimpleMapper(Mapper):
     aliases = ("simple_mapper",)
     params = frozenset({"location", "prefix", "suffix", "pattern", "padding", "separator"})
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         self.location = self.str_param("location", "") or ""
         self.prefix = self.str_param("prefix", "") or ""
         self.suffix = self.str_param("suffix", "") or ""
         self.pattern = self.str_param("pattern")
         self.padding = self.int_param("padding", 4)
-        self.separator = self.str_param("separator", "_")
-        if self.separator is None:
-            self.separator = "_"
+        separator = self.str_param("separator", "_")
+        self.separator: str = "_" if separator is None else separator
 
     def describe(self) -> str:
         return "prefix/index/field/suffix names"
@@ -257,7 +257,7 @@ class SimpleMapper(Mapper):
             parts = head.split(".") + [last]
             if len(parts) != len(shape):
                 return None
-        steps = []
+        steps: list[Step] = []
         for kind, part in zip(shape, parts):
             if kind == "f":
                 if not part:
@@ -336,7 +336,7 @@ class ConcurrentMapper(Mapper):
     temp = True        # Swift: deleted when out of scope (fileGCEnabled)
     remappable = True  # Swift: an assigned file replaces the mapping
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         self.prefix = self.str_param("prefix", "") or ""
         self.suffix = self.str_param("suffix", "") or ""
@@ -384,7 +384,7 @@ class FilesysMapper(Mapper):
     # mapped this way is a dynamic output, listed after the app ran
     fixed = False
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         self.location = self.str_param("location", "") or ""
         self.glob = swift_pattern(self.str_param("prefix"), self.str_param("pattern"),

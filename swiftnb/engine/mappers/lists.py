@@ -20,7 +20,7 @@ from swiftnb.engine.data import (
     sorted_items,
 )
 from swiftnb.engine.formatting import java_str
-from swiftnb.engine.mappers.base import Mapper, MapperError, register_mapper
+from swiftnb.engine.mappers.base import Mapper, MapperContext, MapperError, register_mapper
 from swiftnb.engine.textread import read_text_file, read_text_file_blocking
 
 
@@ -59,7 +59,7 @@ class FixedArrayMapper(_ListMapper):
     params = frozenset({"files"})
     required = ("files",)
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         self.names = self.list_param("files")
 
@@ -77,7 +77,7 @@ class ArrayMapper(Mapper):
     required = ("files",)
     fixed = True
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         src = self.p["files"]
         if isinstance(src, Mapping):
@@ -160,7 +160,7 @@ class StructuredRegexpMapper(Mapper):
     required = ("source", "match")
     fixed = True
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         src = self.p["source"]
         self.sources: Mapping | None = src if isinstance(src, Mapping) else None
@@ -201,7 +201,7 @@ class StructuredRegexpMapper(Mapper):
         return [((Index(k),), self._one(v)) for k, v in sorted_items(dict(self.sources.items()))]
 
 
-def _tokenize(line: str, delims: str) -> list[str]:
+def _tokenize(line: str, delims: str | None) -> list[str]:
     """``java.util.StringTokenizer``: any run of delimiter characters separates tokens."""
     if not delims:
         return [line]
@@ -227,7 +227,7 @@ class CSVMapper(Mapper):
     needs_prepare = True
     reads_files = frozenset({"file"})
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         self.file = self.str_param("file") or ""
         self.header = self.bool_param("header", True)
@@ -353,7 +353,7 @@ class TestMapper(Mapper):
     params = frozenset({"file", "temp", "remappable", "static"})
     reports_cleaning = True
 
-    def __init__(self, params: dict[str, Any], ctx: Any, spelled: str | None = None) -> None:
+    def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
         self.temp = self.bool_param("temp", False)
         self.remappable = self.bool_param("remappable", False)

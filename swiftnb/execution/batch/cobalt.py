@@ -39,8 +39,7 @@ from typing import ClassVar
 from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, register_lrm,
                                          whole_minutes)
-from swiftnb.execution.batch.optionvalues import (flag_words, gone_only, line_breaking,
-                                                  plain_name, quoted)
+from swiftnb.execution.batch.optionvalues import flag_words, given_flags, gone_only, plain_name
 from swiftnb.execution.shell import Shell
 from swiftnb.scheduling.provider import ProviderError
 
@@ -99,12 +98,10 @@ class Cobalt(LRM):
     option_name_is = "a qsub option name"
     option_value_is = "a #COBALT directive"
     status_command: ClassVar[str] = "qstat"
-    command_timeout: float = 60.0
 
     def __init__(self, shell: Shell, *, site: str = "") -> None:
         super().__init__(shell, site=site)
         self._logs: dict[str, str] = {}       # job id -> its cobaltlog
-        self._canceled: set[str] = set()
 
     @staticmethod
     def prefix(resources: Resources) -> str:
@@ -113,24 +110,12 @@ class Cobalt(LRM):
 
     def directives(self, resources: Resources) -> list[str]:
         options = resources.options
-        problems = self.check_options(options)
-        bad = line_breaking([resources.queue, resources.project, resources.workdir,
-                             resources.stdout, resources.stderr])
-        if bad is not None:
-            problems.append(f"{bad!r} holds quotes or line breaks, which a #COBALT directive "
-                            "cannot carry")
-        if problems:
-            raise ValueError("; ".join(problems))
+        self.refuse_problems(resources, [resources.queue, resources.project, resources.workdir,
+                                         resources.stdout, resources.stderr], "a #COBALT directive")
         lines = [f"-t {whole_minutes(resources.walltime)}", f"-n {resources.nodes}"]
-        if resources.queue:
-            lines.append(f"-q {quoted(resources.queue)}")
-        if resources.project:
-            lines.append(f"-A {quoted(resources.project)}")
-        lines.append(f"-O {quoted(self.prefix(resources))}")
-        if resources.stdout:
-            lines.append(f"-o {quoted(resources.stdout)}")
-        if resources.stderr:
-            lines.append(f"-e {quoted(resources.stderr)}")
+        lines += given_flags([("-q ", resources.queue), ("-A ", resources.project),
+                              ("-O ", self.prefix(resources)), ("-o ", resources.stdout),
+                              ("-e ", resources.stderr)])
         for key, value in options.items():
             if not key.startswith("cobalt."):
                 continue
@@ -143,8 +128,7 @@ class Cobalt(LRM):
 
     # -- commands ----------------------------------------------------------------------------
     async def submit(self, script: str, resources: Resources) -> str:
-        where = f"queue '{resources.queue}'" if resources.queue else "the default queue"
-        doing = f"qsub of job {resources.name} to {where}"
+        doing = self.submitting("qsub", resources)
         prefix = self.prefix(resources)
         await self.write_file(f"{prefix}.sh", script, mode="700")
         result = await self.run(["qsub", "--mode", "script", f"{prefix}.sh"],
@@ -152,7 +136,7 @@ class Cobalt(LRM):
         found = _JOB_ID.findall(result.stdout)
         if result.returncode != 0 or not found:
             raise self.refused(result, doing)
-        job_id = found[-1]
+        job_id: str = found[-1]
         self._logs[job_id] = f"{prefix}.cobaltlog"
         return job_id
 
@@ -191,17 +175,17 @@ class Cobalt(LRM):
                 current.append(line)
         out: dict[str, JobStatus] = {}
         for job_id, lines in texts.items():
-            ended = ended_from_log("\n".join(lines), job_id in self._canceled)
+            ended = ended_from_log("\n".join(lines), job_id in self.canceled)
             if ended is not None:
                 out[job_id] = ended
                 self._logs.pop(job_id, None)
-                self._canceled.discard(job_id)
+                self.canceled.discard(job_id)
         return out
 
     async def cancel(self, ids: Sequence[str]) -> None:
         if not ids:
             return
-        self._canceled.update(ids)
+        self.canceled.update(ids)
         result = await self.run(["qdel", *ids], timeout=self.command_timeout, doing="qdel")
         if (result.returncode != 0 and result.stderr.strip()
                 and not gone_only(result.stderr, ("not found", "no such job"))):

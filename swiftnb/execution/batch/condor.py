@@ -35,15 +35,12 @@ HTCondor manual (condor_submit, condor_q, "Job ClassAd attributes").
 from __future__ import annotations
 
 import re
-import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.lrm import LRM, JobState, JobStatus, Resources, register_lrm
-from swiftnb.execution.batch.optionvalues import (gone_only, line_breaking, plain_name,
-                                                  whole_number_problem)
-from swiftnb.execution.shell import Shell
+from swiftnb.execution.batch.optionvalues import plain_name
 from swiftnb.scheduling.provider import ProviderError
 
 __all__ = ["Condor", "CONDOR_STATES", "ATTRIBUTES"]
@@ -79,19 +76,8 @@ class Condor(LRM):
     option_value_is = "a submit description line"
     option_value_forbids = "\n\r"
     status_command: ClassVar[str] = "condor_q"
-    command_timeout: float = 60.0
-
-    def __init__(self, shell: Shell, *, site: str = "") -> None:
-        super().__init__(shell, site=site)
-        self._canceled: set[str] = set()
-
-    @classmethod
-    def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
-        problems = super().check_options(options, where)
-        problem = whole_number_problem(options, "ppn", where)
-        if problem:
-            problems.append(problem)
-        return problems
+    whole_number_keys: ClassVar[tuple[str, ...]] = ("ppn",)
+    gone_words: ClassVar[tuple[str, ...]] = _GONE_WORDS
 
     @staticmethod
     def paths(resources: Resources) -> tuple[str, str, str]:
@@ -103,16 +89,10 @@ class Condor(LRM):
         """The submit description's lines from ``resources`` (without ``executable`` and
         ``queue``, which :meth:`description` adds)."""
         options = resources.options
-        problems = self.check_options(options)
-        if resources.queue:
-            problems.append(f"HTCondor has no queues: jobQueue '{resources.queue}' cannot be "
-                            "honoured (choose machines with jobOptions condor.requirements)")
-        bad = line_breaking([resources.project, resources.stdout, resources.stderr])
-        if bad is not None:
-            problems.append(f"{bad!r} holds quotes or line breaks, which a submit "
-                            "description cannot carry")
-        if problems:
-            raise ValueError("; ".join(problems))
+        no_queues = (f"HTCondor has no queues: jobQueue '{resources.queue}' cannot be "
+                     "honoured (choose machines with jobOptions condor.requirements)")
+        self.refuse_problems(resources, [resources.project, resources.stdout, resources.stderr],
+                             "a submit description", *([no_queues] if resources.queue else []))
         ppn = int(str(options.get("ppn", resources.tasks_per_node)))
         _, _, log = self.paths(resources)
         base = log[:-len(".log")]
@@ -141,13 +121,7 @@ class Condor(LRM):
         """The job's executable: the usual script without directives (they go to the
         submit description, checked here already: a wrong option fails before submit)."""
         self.directives(resources)
-        lines = ["#!/bin/sh"]
-        for key, value in resources.env.items():
-            lines.append(f"export {key}={shlex.quote(value)}")
-        if resources.workdir:
-            lines.append(f"cd {shlex.quote(resources.workdir)} || exit 1")
-        lines.append(command)
-        return "\n".join(lines) + "\n"
+        return self.script_of([], command, resources)
 
     # -- commands ----------------------------------------------------------------------------
     async def submit(self, script: str, resources: Resources) -> str:
@@ -193,7 +167,7 @@ class Condor(LRM):
             if row is not None:
                 out[job_id] = self._status_of(job_id, row)
                 if out[job_id].state.terminal:
-                    self._canceled.discard(job_id)
+                    self.canceled.discard(job_id)
         return out
 
     def _status_of(self, job_id: str, row: Sequence[str]) -> JobStatus:
@@ -210,7 +184,7 @@ class Condor(LRM):
             return JobStatus(JobState.FAILED, code, f"ExitCode {code_text}")
         if state is JobState.CANCELED:
             reason = "" if removed == "undefined" else removed
-            if job_id not in self._canceled and "PeriodicRemove" in reason:
+            if job_id not in self.canceled and "PeriodicRemove" in reason:
                 return JobStatus(JobState.TIMEOUT, None, f"removed at its walltime ({reason})")
             return JobStatus(JobState.CANCELED, None, f"removed ({reason})" if reason else
                              "removed")
@@ -219,10 +193,4 @@ class Condor(LRM):
         return JobStatus(state, None, "" if state is JobState.RUNNING else f"JobStatus {number}")
 
     async def cancel(self, ids: Sequence[str]) -> None:
-        if not ids:
-            return
-        self._canceled.update(ids)
-        result = await self.run(["condor_rm", *ids], timeout=self.command_timeout,
-                                doing="condor_rm")
-        if result.returncode != 0 and not gone_only(result.stderr or result.stdout, _GONE_WORDS):
-            raise self.refused(result, "condor_rm")
+        await self.cancel_all("condor_rm", ids)

@@ -36,17 +36,21 @@ import shlex
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from swiftnb.engine.task import FailureKind
 from swiftnb.events import TaskStatus
+from swiftnb.execution.batch.optionvalues import (given_flags, gone_only, line_breaking,
+                                                  whole_number_problem)
 from swiftnb.execution.shell import CommandResult, Shell, ShellError, ShellFailure
 from swiftnb.nearest import close_matches
 from swiftnb.scheduling.background import internal_error, start_background
 from swiftnb.scheduling.provider import ProviderError
 
 __all__ = ["JobState", "JobStatus", "Resources", "LRM", "JobPoller", "register_lrm",
-           "lrm_class", "lrm_names", "hms", "whole_minutes"]
+           "lrm_class", "lrm_names", "hms", "whole_minutes", "qsub_flags"]
+
+_V = TypeVar("_V")  # an option's value, kept as given
 
 
 class JobState(enum.Enum):
@@ -122,6 +126,14 @@ def hms(seconds: int) -> str:
     return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
 
 
+def qsub_flags(resources: Resources) -> list[str]:
+    """The queue (``-q``), project (``-A``), stdout (``-o``) and stderr (``-e``) directives
+    of the batch systems whose submit command descends from qsub (PBS, Moab, Cobalt),
+    each where the job names one."""
+    return given_flags([("-q ", resources.queue), ("-A ", resources.project),
+                        ("-o ", resources.stdout), ("-e ", resources.stderr)])
+
+
 def whole_minutes(seconds: int) -> int:
     """Walltime in whole minutes, rounded up (Slurm's ``--time``, LSF's ``-W``)."""
     return max(1, math.ceil(int(seconds) / 60))
@@ -152,10 +164,21 @@ class LRM(abc.ABC):
     option_value_is: ClassVar[str] = "a directive"
     #: characters a prefixed key's value may not hold (its directive could not carry them)
     option_value_forbids: ClassVar[str] = '"\n\r'
+    #: seconds one of the batch system's commands may take (squeue takes 10-20 s to give
+    #: up on a slurmctld that does not answer)
+    command_timeout: ClassVar[float] = 60.0
+    #: ``jobOptions`` keys whose value must be a whole number of at least 1 (``ppn``)
+    whole_number_keys: ClassVar[tuple[str, ...]] = ()
+    #: words of the cancel command's complaint that only mean the job had ended already
+    gone_words: ClassVar[tuple[str, ...]] = ()
+    #: what the batch system calls a queue, for messages (Slurm: partition)
+    queue_is: ClassVar[str] = "queue"
 
     def __init__(self, shell: Shell, *, site: str = "") -> None:
         self.shell = shell
         self.site = site
+        #: the jobs cancelled here: their end reads CANCELED, not FAILED
+        self.canceled: set[str] = set()
 
     # -- what subclasses implement -------------------------------------------------------
     @abc.abstractmethod
@@ -180,7 +203,13 @@ class LRM(abc.ABC):
     # -- shared by every adapter ---------------------------------------------------------
     def script(self, command: str, resources: Resources) -> str:
         """The whole job script: directives, environment, working directory, command."""
-        lines = ["#!/bin/sh", *self.directives(resources)]
+        return self.script_of(self.directives(resources), command, resources)
+
+    @staticmethod
+    def script_of(directives: list[str], command: str, resources: Resources) -> str:
+        """A job script with these ``directives`` (none where a batch system takes them
+        elsewhere, as HTCondor's submit description does)."""
+        lines = ["#!/bin/sh", *directives]
         for key, value in resources.env.items():
             lines.append(f"export {key}={shlex.quote(value)}")
         if resources.workdir:
@@ -209,9 +238,9 @@ class LRM(abc.ABC):
         return ignored
 
     @classmethod
-    def honoured_options(cls, options: Mapping[str, object], where: str,
+    def honoured_options(cls, options: Mapping[str, _V], where: str,
                          warn: Callable[[str], None],
-                         origin: Callable[[str], str] | None = None) -> dict[str, object]:
+                         origin: Callable[[str], str] | None = None) -> dict[str, _V]:
         """A site's ``jobOptions`` less the keys this batch system ignores, each of which
         ``warn`` is told of, with where it was written (``origin(key)`` relative to the
         site's ``execution.options``)."""
@@ -238,7 +267,23 @@ class LRM(abc.ABC):
                             else "line breaks")
                     problems.append(f"{where}.{key}: a value with {held} cannot be "
                                     f"{cls.option_value_is}")
+        problems.extend(problem for key in cls.whole_number_keys
+                        if (problem := whole_number_problem(options, key, where)))
         return problems
+
+    def refuse_problems(self, resources: Resources, carried: Iterable[str | None], carrier: str,
+                        *more: str) -> None:
+        """Raise ValueError naming every problem of a job before its script is written:
+        its options (:meth:`check_options`), the first of ``carried`` (queue, project,
+        paths) that ``carrier`` (``a #PBS directive``) cannot hold, and the adapter's own
+        ``more``; one message, so a configuration is fixed in one go."""
+        problems = self.check_options(resources.options)
+        bad = line_breaking(carried)
+        if bad is not None:
+            problems.append(f"{bad!r} holds quotes or line breaks, which {carrier} cannot carry")
+        problems.extend(more)
+        if problems:
+            raise ValueError("; ".join(problems))
 
     @classmethod
     def check_resources(cls, resources: Resources) -> str | None:
@@ -279,6 +324,32 @@ class LRM(abc.ABC):
         words = (result.stderr.strip() or result.stdout.strip() or
                  f"exit code {result.returncode}")
         return ProviderError(FailureKind.SUBMIT_REFUSED, f"{self.where()}: {doing}: {words}")
+
+    def submitting(self, command: str, resources: Resources) -> str:
+        """``bsub of job NAME to queue 'Q'`` (or to the default queue), for messages."""
+        where = (f"{self.queue_is} '{resources.queue}'" if resources.queue
+                 else f"the default {self.queue_is}")
+        return f"{command} of job {resources.name} to {where}"
+
+    async def submit_stdin(self, argv: Sequence[str], script: str,
+                           resources: Resources) -> tuple[CommandResult, str]:
+        """Run the submit command ``argv`` with the job script on its standard input; the
+        result, and what was done (:meth:`submitting`) for the message of a refusal."""
+        doing = self.submitting(argv[0], resources)
+        result = await self.run(argv, input=script.encode(), timeout=self.command_timeout,
+                                doing=doing)
+        return result, doing
+
+    async def cancel_all(self, command: str, ids: Sequence[str]) -> None:
+        """Cancel ``ids`` with one ``command ID...``; a complaint that only says the jobs
+        had ended (:attr:`gone_words`) is no error, as the contract of :meth:`cancel` says."""
+        if not ids:
+            return
+        self.canceled.update(ids)
+        result = await self.run([command, *ids], timeout=self.command_timeout, doing=command)
+        if result.returncode != 0 and not gone_only(result.stderr or result.stdout,
+                                                    self.gone_words):
+            raise self.refused(result, command)
 
     async def write_file(self, path: str, text: str, *, mode: str = "600") -> None:
         """Write a small file on the cluster (a job script, a secret), readable by its

@@ -27,15 +27,14 @@ displayed by bacct, bhist, and bjobs".
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, register_lrm,
                                          whole_minutes)
-from swiftnb.execution.batch.optionvalues import (flag_words, gone_only, line_breaking,
-                                                  plain_name, quoted, whole_number_problem)
-from swiftnb.execution.shell import Shell
+from swiftnb.execution.batch.optionvalues import (given_flags, gone_only, plain_name, prefixed_flags,
+                                                  quoted)
 from swiftnb.scheduling.provider import ProviderError
 
 __all__ = ["LSF", "LSF_STATES", "STATUS_FORMAT"]
@@ -79,53 +78,27 @@ class LSF(LRM):
     option_name_is = "a bsub option name"
     option_value_is = "a #BSUB directive"
     status_command: ClassVar[str] = "bjobs"
-    command_timeout: float = 60.0
-
-    def __init__(self, shell: Shell, *, site: str = "") -> None:
-        super().__init__(shell, site=site)
-        self._canceled: set[str] = set()
-
-    @classmethod
-    def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
-        problems = super().check_options(options, where)
-        problem = whole_number_problem(options, "ppn", where)
-        if problem:
-            problems.append(problem)
-        return problems
+    whole_number_keys: ClassVar[tuple[str, ...]] = ("ppn",)
+    gone_words: ClassVar[tuple[str, ...]] = _GONE_WORDS
 
     def directives(self, resources: Resources) -> list[str]:
         options = resources.options
-        problems = self.check_options(options)
-        bad = line_breaking([resources.queue, resources.project, resources.workdir,
-                             resources.stdout, resources.stderr])
-        if bad is not None:
-            problems.append(f"{bad!r} holds quotes or line breaks, which a #BSUB directive "
-                            "cannot carry")
-        if problems:
-            raise ValueError("; ".join(problems))
+        self.refuse_problems(resources, [resources.queue, resources.project, resources.workdir,
+                                         resources.stdout, resources.stderr], "a #BSUB directive")
         ppn = int(str(options.get("ppn", resources.tasks_per_node)))
         name = plain_name(resources.name)
         lines = [f"-J {name}", f"-W {_walltime(resources.walltime)}",
                  f"-n {resources.nodes * ppn}", f'-R "span[ptile={ppn}]"']
-        if resources.queue:
-            lines.append(f"-q {quoted(resources.queue)}")
-        if resources.project:
-            lines.append(f"-P {quoted(resources.project)}")
-        if resources.workdir:
-            lines.append(f"-cwd {quoted(resources.workdir)}")
+        lines += given_flags([("-q ", resources.queue), ("-P ", resources.project),
+                              ("-cwd ", resources.workdir)])
         lines.append(f"-o {quoted(resources.stdout or name + '.%J.out')}")
         lines.append(f"-e {quoted(resources.stderr or name + '.%J.err')}")
-        for key, value in options.items():
-            if key.startswith("lsf.") and (words := flag_words(f"-{key[4:]}", value)):
-                lines.append(words)
+        lines += prefixed_flags(options, "lsf.")
         return [f"{self.directive} {line}" for line in lines]
 
     # -- commands ----------------------------------------------------------------------------
     async def submit(self, script: str, resources: Resources) -> str:
-        where = f"queue '{resources.queue}'" if resources.queue else "the default queue"
-        doing = f"bsub of job {resources.name} to {where}"
-        result = await self.run(["bsub"], input=script.encode(), timeout=self.command_timeout,
-                                doing=doing)
+        result, doing = await self.submit_stdin(["bsub"], script, resources)
         found = _SUBMITTED.search(result.stdout)
         if result.returncode != 0 or found is None:
             raise self.refused(result, doing)
@@ -147,7 +120,7 @@ class LSF(LRM):
             if job_id in wanted:
                 out[job_id] = self._status_of(job_id, stat, code, reason)
                 if out[job_id].state.terminal:
-                    self._canceled.discard(job_id)
+                    self.canceled.discard(job_id)
         return out
 
     def _status_of(self, job_id: str, stat: str, code_text: str, reason: str) -> JobStatus:
@@ -159,16 +132,11 @@ class LSF(LRM):
             state = LSF_STATES.get(stat, JobState.UNKNOWN)
             return JobStatus(state, None, "" if state is JobState.RUNNING else stat)
         words = f"EXIT, exit code {code_text}" + (f", {reason}" if reason else "")
-        if job_id in self._canceled or any(k.lower() in reason.lower() for k in _KILLED):
+        if job_id in self.canceled or any(k.lower() in reason.lower() for k in _KILLED):
             return JobStatus(JobState.CANCELED, code, words)
         if any(k.lower() in reason.lower() for k in _RUNLIMIT):
             return JobStatus(JobState.TIMEOUT, code, words)
         return JobStatus(JobState.FAILED, code, words)
 
     async def cancel(self, ids: Sequence[str]) -> None:
-        if not ids:
-            return
-        self._canceled.update(ids)
-        result = await self.run(["bkill", *ids], timeout=self.command_timeout, doing="bkill")
-        if result.returncode != 0 and not gone_only(result.stderr or result.stdout, _GONE_WORDS):
-            raise self.refused(result, "bkill")
+        await self.cancel_all("bkill", ids)

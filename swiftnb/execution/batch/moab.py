@@ -30,11 +30,11 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind
-from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, hms,
+from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, hms, qsub_flags,
                                          register_lrm)
-from swiftnb.execution.batch.optionvalues import (flag_words, gone_only, line_breaking,
-                                                  plain_name, quoted, whole_number_problem)
-from swiftnb.execution.shell import CommandResult, Shell
+from swiftnb.execution.batch.optionvalues import (gone_only, line_breaking, plain_name,
+                                                  prefixed_flags)
+from swiftnb.execution.shell import CommandResult
 from swiftnb.scheduling.provider import ProviderError
 
 __all__ = ["Moab", "MOAB_STATES", "parse_showq", "parse_checkjob"]
@@ -98,18 +98,12 @@ class Moab(LRM):
     option_keys: ClassVar[frozenset[str]] = frozenset({"ppn"})
     option_prefixes: ClassVar[tuple[str, ...]] = ("moab.",)
     status_command: ClassVar[str] = "showq"
-    command_timeout: float = 60.0
-
-    def __init__(self, shell: Shell, *, site: str = "") -> None:
-        super().__init__(shell, site=site)
-        self._canceled: set[str] = set()
+    queue_is: ClassVar[str] = "class"
+    whole_number_keys: ClassVar[tuple[str, ...]] = ("ppn",)
 
     @classmethod
     def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
         problems = super().check_options(options, where)
-        problem = whole_number_problem(options, "ppn", where)
-        if problem:
-            problems.append(problem)
         for key, value in options.items():
             if not key.startswith("moab."):
                 continue
@@ -124,37 +118,19 @@ class Moab(LRM):
 
     def directives(self, resources: Resources) -> list[str]:
         options = resources.options
-        problems = self.check_options(options)
-        bad = line_breaking([resources.queue, resources.project, resources.stdout,
-                             resources.stderr])
-        if bad is not None:
-            problems.append(f"{bad!r} holds quotes or line breaks, which an #MSUB directive "
-                            "cannot carry")
-        if problems:
-            raise ValueError("; ".join(problems))
+        self.refuse_problems(resources, [resources.queue, resources.project, resources.stdout,
+                                         resources.stderr], "an #MSUB directive")
         ppn = int(str(options.get("ppn", resources.tasks_per_node)))
         lines = ["-S /bin/sh", f"-N {plain_name(resources.name)}",
                  f"-l nodes={resources.nodes}:ppn={ppn}",
                  f"-l walltime={hms(resources.walltime)}"]
-        if resources.queue:
-            lines.append(f"-q {quoted(resources.queue)}")
-        if resources.project:
-            lines.append(f"-A {quoted(resources.project)}")
-        if resources.stdout:
-            lines.append(f"-o {quoted(resources.stdout)}")
-        if resources.stderr:
-            lines.append(f"-e {quoted(resources.stderr)}")
-        for key, value in options.items():
-            if key.startswith("moab.") and (words := flag_words(f"-{key[5:]}", value)):
-                lines.append(words)
+        lines += qsub_flags(resources)
+        lines += prefixed_flags(options, "moab.")
         return [f"{self.directive} {line}" for line in lines]
 
     # -- commands ----------------------------------------------------------------------------
     async def submit(self, script: str, resources: Resources) -> str:
-        where = f"class '{resources.queue}'" if resources.queue else "the default class"
-        doing = f"msub of job {resources.name} to {where}"
-        result = await self.run(["msub"], input=script.encode(), timeout=self.command_timeout,
-                                doing=doing)
+        result, doing = await self.submit_stdin(["msub"], script, resources)
         if result.returncode != 0:
             raise self.refused(result, doing)
         lines = [line.strip() for line in result.stdout.splitlines() if line.strip()]
@@ -184,7 +160,7 @@ class Moab(LRM):
                     out[job_id] = ended
         for job_id, job in out.items():
             if job.state.terminal:
-                self._canceled.discard(job_id)
+                self.canceled.discard(job_id)
         return out
 
     async def _checkjob(self, job_id: str) -> JobStatus | None:
@@ -203,7 +179,7 @@ class Moab(LRM):
         code = int(code_words[0]) if code_words and code_words[0].lstrip("-").isdigit() \
             else None
         words = f"State {state}" + (f", Completion Code {code}" if code is not None else "")
-        if job_id in self._canceled:
+        if job_id in self.canceled:
             return JobStatus(JobState.CANCELED, code, f"cancelled ({words})")
         said = fields.get("messages", "")
         if "wallclock" in said.lower() or "walltime" in said.lower():
@@ -229,7 +205,7 @@ class Moab(LRM):
     async def cancel(self, ids: Sequence[str]) -> None:
         if not ids:
             return
-        self._canceled.update(ids)
+        self.canceled.update(ids)
         for job_id in ids:  # canceljob takes one job
             result = await self.run(["canceljob", job_id], timeout=self.command_timeout,
                                     doing=f"canceljob {job_id}")

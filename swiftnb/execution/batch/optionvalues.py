@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 
 __all__ = ["whole_number_problem", "truth", "truth_problem", "quoted", "plain_name",
-           "line_breaking", "gone_only", "flag_words"]
+           "line_breaking", "gone_only", "flag_words", "given_flags", "prefixed_flags"]
 
 _UNSAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -60,6 +60,22 @@ def flag_words(option: str, value: object, *, sep: str = " ",
     if flag is False:
         return None
     return f"{option}{sep}{write(value)}"
+
+
+def given_flags(pairs: Iterable[tuple[str, object]],
+                write: Callable[[object], str] = quoted) -> list[str]:
+    """``flag + write(value)`` for each ``(flag, value)`` whose value is given: a job's
+    queue, project and paths, each written only when the site names one (``("-q ",
+    queue)``, ``("--partition=", queue)``)."""
+    return [flag + write(value) for flag, value in pairs if value]
+
+
+def prefixed_flags(options: Mapping[str, object], prefix: str, dash: str = "-", *,
+                   sep: str = " ", write: Callable[[object], str] = quoted) -> list[str]:
+    """The directives of the keys under ``prefix``, each the option its name gives
+    (``lsf.R: "x"`` -> ``-R x``, see :func:`flag_words`)."""
+    return [words for key, value in options.items() if key.startswith(prefix)
+            if (words := flag_words(f"{dash}{key[len(prefix):]}", value, sep=sep, write=write))]
 
 
 def plain_name(name: str, limit: int | None = None) -> str:

@@ -46,11 +46,10 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind
-from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, hms,
+from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, hms, qsub_flags,
                                          register_lrm)
-from swiftnb.execution.batch.optionvalues import (flag_words, gone_only, line_breaking,
-                                                  plain_name, quoted, truth, truth_problem,
-                                                  whole_number_problem)
+from swiftnb.execution.batch.optionvalues import (flag_words, gone_only, line_breaking, plain_name,
+                                                  truth, truth_problem)
 from swiftnb.execution.shell import CommandResult, Shell
 from swiftnb.scheduling.provider import ProviderError
 
@@ -152,12 +151,12 @@ class PBS(LRM):
     status_command: ClassVar[str] = "qstat"
     #: Torque's limit on a job name (PBS Pro takes 236)
     name_limit: ClassVar[int] = 15
-    command_timeout: float = 60.0
+    whole_number_keys: ClassVar[tuple[str, ...]] = ("ppn", "depth")
+    gone_words: ClassVar[tuple[str, ...]] = _GONE_WORDS
 
     def __init__(self, shell: Shell, *, site: str = "") -> None:
         super().__init__(shell, site=site)
         self._exit_files: dict[str, str] = {}   # job id -> its exit-code file
-        self._canceled: set[str] = set()
 
     @classmethod
     def ignored_options(cls, options: Mapping[str, object],
@@ -171,10 +170,6 @@ class PBS(LRM):
     @classmethod
     def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
         problems = super().check_options(options, where)
-        for key in ("ppn", "depth"):
-            problem = whole_number_problem(options, key, where)
-            if problem:
-                problems.append(problem)
         for key in ("pbs.aprun", "pbs.mpp"):
             problem = truth_problem(options, key, where)
             if problem:
@@ -200,18 +195,12 @@ class PBS(LRM):
 
     def directives(self, resources: Resources) -> list[str]:
         options = resources.options
-        problems = self.check_options(options)
-        bad = line_breaking([resources.queue, resources.project, resources.stdout,
-                             resources.stderr])
-        if bad is not None:
-            problems.append(f"{bad!r} holds quotes or line breaks, which a #PBS directive "
-                            "cannot carry")
         mpp = truth(options.get("pbs.mpp", False)) is True
-        if "pbs.properties" in options and mpp:
-            problems.append("jobOptions.pbs.properties go with nodes=N:ppn=P; a Cray request "
-                            "(pbs.mpp: true) has no place for node properties")
-        if problems:
-            raise ValueError("; ".join(problems))
+        clash = ("jobOptions.pbs.properties go with nodes=N:ppn=P; a Cray request "
+                 "(pbs.mpp: true) has no place for node properties")
+        self.refuse_problems(resources, [resources.queue, resources.project, resources.stdout,
+                                         resources.stderr], "a #PBS directive",
+                             *([clash] if "pbs.properties" in options and mpp else []))
         ppn = int(str(options.get("ppn", resources.tasks_per_node)))
         if mpp:
             size = f"mppwidth={resources.nodes * ppn},mppnppn={ppn}"
@@ -223,14 +212,7 @@ class PBS(LRM):
                 size += f":{options['pbs.properties']}"
         lines = ["-S /bin/sh", f"-N {plain_name(resources.name, self.name_limit)}", "-m n",
                  f"-l walltime={hms(resources.walltime)}", f"-l {size}"]
-        if resources.queue:
-            lines.append(f"-q {quoted(resources.queue)}")
-        if resources.project:
-            lines.append(f"-A {quoted(resources.project)}")
-        if resources.stdout:
-            lines.append(f"-o {quoted(resources.stdout)}")
-        if resources.stderr:
-            lines.append(f"-e {quoted(resources.stderr)}")
+        lines += qsub_flags(resources)
         if options.get("pbs.resource_list"):
             lines.append(f"-l {options['pbs.resource_list']}")
         for key, value in options.items():
@@ -259,10 +241,7 @@ class PBS(LRM):
 
     # -- commands ----------------------------------------------------------------------------
     async def submit(self, script: str, resources: Resources) -> str:
-        where = f"queue '{resources.queue}'" if resources.queue else "the default queue"
-        doing = f"qsub of job {resources.name} to {where}"
-        result = await self.run(["qsub"], input=script.encode(), timeout=self.command_timeout,
-                                doing=doing)
+        result, doing = await self.submit_stdin(["qsub"], script, resources)
         if result.returncode != 0:
             raise self.refused(result, doing)
         lines = result.stdout.strip().splitlines()
@@ -283,7 +262,8 @@ class PBS(LRM):
         shown = parse_full_status(result.stdout)
         if result.returncode != 0 and not shown and not gone_only(result.stderr, _GONE_WORDS):
             raise self._no_answer(result, "qstat -f")
-        finished, unknown = [], []
+        finished: list[str] = []
+        unknown: list[str] = []
         for line in result.stderr.splitlines():
             for job_id in ids:
                 if _mentions(line, job_id):
@@ -315,7 +295,7 @@ class PBS(LRM):
         for job_id, job in out.items():
             if job.state.terminal:
                 self._exit_files.pop(job_id, None)
-                self._canceled.discard(job_id)
+                self.canceled.discard(job_id)
         return out
 
     def _status_of(self, job_id: str, attrs: Mapping[str, str]) -> JobStatus:
@@ -336,7 +316,7 @@ class PBS(LRM):
                limit: int | None = None) -> JobStatus:
         shell_code = code - 128 if code is not None and code > 256 else code
         words = f"exit_status {code}" if code is not None else "no exit status"
-        if job_id in self._canceled:
+        if job_id in self.canceled:
             return JobStatus(JobState.CANCELED, shell_code, f"cancelled ({words})")
         if code in _WALLTIME_CODES:
             return JobStatus(JobState.TIMEOUT, None, f"killed at its walltime ({words}: "
@@ -370,9 +350,4 @@ class PBS(LRM):
         return out
 
     async def cancel(self, ids: Sequence[str]) -> None:
-        if not ids:
-            return
-        self._canceled.update(ids)
-        result = await self.run(["qdel", *ids], timeout=self.command_timeout, doing="qdel")
-        if result.returncode != 0 and not gone_only(result.stderr or result.stdout, _GONE_WORDS):
-            raise self.refused(result, "qdel")
+        await self.cancel_all("qdel", ids)

@@ -60,7 +60,7 @@ from typing import TYPE_CHECKING, Any
 from swiftnb.config.types import BadValue, time_to_seconds
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
-from swiftnb.execution import wrapper
+from swiftnb.remote import wrapper
 from swiftnb.execution.batch.lrm import (LRM, JobPoller, JobState, JobStatus, Resources, hms,
                                          lrm_class)
 from swiftnb.execution.batch.request import JobRequest, SiteJobs
@@ -69,10 +69,11 @@ from swiftnb.execution.shell import CommandResult, LocalShell, Shell, ShellError
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.execution.ssh import SSHOptions
 from swiftnb.execution.staging import Stager, shell_failure_kind
+from swiftnb.jsonobject import json_object
 from swiftnb.config.types import flatten_options
 from swiftnb.scheduling.background import internal_error, start_background
 from swiftnb.scheduling.options import option
-from swiftnb.scheduling.provider import (Provider, ProviderError, ProviderState,
+from swiftnb.scheduling.provider import (Job, Provider, ProviderError, ProviderState,
                                          StatusReporter, foreign_option, swift_job_dir)
 
 if TYPE_CHECKING:
@@ -229,8 +230,8 @@ class BatchProvider(Provider):
                 self._local_tmp = tempfile.mkdtemp(prefix="swiftnb-batch-")
             self.site_dir = self.stager.site_dir = site_dir
 
-    def job_dir(self, task: Task) -> str:
-        return swift_job_dir(self.site_run, task.jobid, task.attempt)
+    def prepare(self, task: Task) -> Job:
+        return Job(task, swift_job_dir(self.site_run, task.jobid, task.attempt))
 
     def state(self) -> ProviderState:
         c = self.counts
@@ -254,7 +255,8 @@ class BatchProvider(Provider):
         attempt.status(TaskStatus.FAILED, message=message)
         return TaskResult(ok=False, message=message, site=self.name, failure=kind)
 
-    async def execute(self, task: Task, attempt: StatusReporter) -> TaskResult:
+    async def execute(self, prepared: Job, attempt: StatusReporter) -> TaskResult:
+        task = prepared.task
         attempt.status(TaskStatus.SUBMITTING)
         self.counts["submitted"] += 1
         try:
@@ -414,13 +416,7 @@ class BatchProvider(Provider):
             text = await self._read(f"{job_dir}/result.json")
             if text is not None:
                 break
-        if text is None:
-            return None
-        try:
-            result = json.loads(text)
-        except ValueError:
-            return None
-        return result if isinstance(result, dict) else None
+        return None if text is None else json_object(text)
 
     async def _read(self, path: str) -> str | None:
         """A small file of the cluster, or None if it cannot be read."""
@@ -531,7 +527,7 @@ def _check(site: SiteConfig, ctx: BuildContext, jobs: SiteJobs) -> list[str]:
                     ctx.warn(f"{place + ': ' if place else ''}{path}.{part}{key} has no "
                              f"effect on site {site.name}: {foreign}; ignored")
                     continue
-                problem = jobs.check_option(key, value, f"{path}.{part}".rstrip("."))
+                problem = jobs.check_option(key, value, f"{path}.{part}".rstrip("."))  # type: ignore[assignment]  # str or None: checked below
                 if problem is None:
                     continue
                 problems.append(f"{place + ': ' if place else ''}{problem}")
@@ -548,7 +544,7 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> BatchProvider:
     lrm_type = lrm_class(site.type)
     url = site.execution.URL
     host = url or "localhost"
-    remote = bool(url) and url not in _THIS_MACHINE and url.split(":")[0] not in _THIS_MACHINE
+    remote = bool(url) and url not in _THIS_MACHINE and url.split(":")[0] not in _THIS_MACHINE  # type: ignore[union-attr]  # bool(url): a str
     shell: Shell
     if remote:
         assert url is not None

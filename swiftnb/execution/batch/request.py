@@ -7,7 +7,7 @@ batch system.  The job's shape comes from two places:
   ``tasksPerNode``, ``jobOptions`` (the batch system's own options), and the longest job
   the site takes (``maxJobTime``, ``maxWallTime`` or ``maxTime``: the shortest set);
 * the app's definition (``app.NAME { maxWallTime: ..., options { ... } }``), which reaches
-  the task as its profiles (``scheduling.build.app_resolver``), as do the script's
+  the task as its profiles (``scheduling.apps.AppCatalogue.resolve``), as do the script's
   ``profile`` lines (which win).
 
 What each app key does on a one-job-per-task site:
@@ -144,7 +144,8 @@ class SiteJobs:
             if mpi:
                 raise ValueError(f"site {self.site}: app {task.tr}'s {mpi[0]} needs "
                                  "jobType \"mpi\" (or \"multiple\")")
-            nodes, per_node, launch = self.nodes, count, ()
+            launch: tuple[str, ...] = ()
+            nodes, per_node = self.nodes, count
             if "count" not in profiles:
                 per_node = self.tasks_per_node or 1
         else:

@@ -155,7 +155,6 @@ class GridEngine(LRM):
     option_name_is = "a qsub option name"
     option_value_forbids = ""           # checked for every key below: line breaks
     status_command: ClassVar[str] = "qstat"
-    command_timeout: ClassVar[float] = 60.0
     #: how many cancelled job ids are remembered (asked again later, they stay CANCELED)
     remembered_cancels: ClassVar[int] = 10000
 

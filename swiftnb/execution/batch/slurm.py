@@ -38,7 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind
-from swiftnb.execution.batch.optionvalues import flag_words
+from swiftnb.execution.batch.optionvalues import given_flags, prefixed_flags
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, parse_table,
                                          register_lrm, whole_minutes)
 from swiftnb.execution.shell import CommandResult
@@ -116,20 +116,8 @@ class Slurm(LRM):
     option_name_is = "an sbatch option name"
     option_value_is = "an #SBATCH directive"
     status_command: ClassVar[str] = "squeue"
-
-    #: seconds one Slurm command may take (squeue takes 10-20 s to give up on a
-    #: slurmctld that does not answer)
-    command_timeout: float = 60.0
-
-    @classmethod
-    def check_options(cls, options: Mapping[str, object], where: str = "jobOptions") -> list[str]:
-        problems = super().check_options(options, where)
-        for key, value in options.items():
-            if key in ("ppn", "depth"):
-                if isinstance(value, bool) or not str(value).isdigit() or int(str(value)) < 1:
-                    problems.append(f"{where}.{key} must be a whole number of at least 1 "
-                                    f"(got {value!r})")
-        return problems
+    queue_is: ClassVar[str] = "partition"
+    whole_number_keys: ClassVar[tuple[str, ...]] = ("ppn", "depth")
 
     def directives(self, resources: Resources) -> list[str]:
         options: Mapping[str, object] = resources.options
@@ -141,28 +129,17 @@ class Slurm(LRM):
             if path is not None and any(c in path for c in '"\n\r'):
                 raise ValueError(f"the job's {what} {path!r} holds quotes or line breaks, "
                                  "which an #SBATCH directive cannot carry")
-        per_node = options.get("ppn", resources.tasks_per_node)
+        per_node = int(str(options.get("ppn", resources.tasks_per_node)))
         lines = [f"--job-name={_PLAIN_NAME.sub('_', resources.name) or 'swiftnb'}",
                  f"--time={whole_minutes(resources.walltime)}",
                  f"--nodes={resources.nodes}",
                  f"--ntasks-per-node={per_node}"]
         if "depth" in options:
-            lines.append(f"--cpus-per-task={options['depth']}")
-        if resources.queue:
-            lines.append(f"--partition={_value(resources.queue)}")
-        if resources.project:
-            lines.append(f"--account={_value(resources.project)}")
-        if resources.stdout:
-            lines.append(f"--output={_value(resources.stdout)}")
-        if resources.stderr:
-            lines.append(f"--error={_value(resources.stderr)}")
-        if resources.workdir:
-            lines.append(f"--chdir={_value(resources.workdir)}")
-        for key, value in options.items():
-            if not key.startswith("slurm."):
-                continue
-            if words := flag_words(f"--{key[len('slurm.'):]}", value, sep="=", write=_value):
-                lines.append(words)
+            lines.append(f"--cpus-per-task={int(str(options['depth']))}")
+        lines += given_flags([("--partition=", resources.queue), ("--account=", resources.project),
+                              ("--output=", resources.stdout), ("--error=", resources.stderr),
+                              ("--chdir=", resources.workdir)], write=_value)
+        lines += prefixed_flags(options, "slurm.", "--", sep="=", write=_value)
         return [f"{self.directive} {line}" for line in lines]
 
     # -- commands ----------------------------------------------------------------------------
@@ -183,10 +160,7 @@ class Slurm(LRM):
         return error
 
     async def submit(self, script: str, resources: Resources) -> str:
-        where = f"partition '{resources.queue}'" if resources.queue else "the default partition"
-        doing = f"sbatch of job {resources.name} to {where}"
-        result = await self.run(["sbatch", "--parsable"], input=script.encode(),
-                                timeout=self.command_timeout, doing=doing)
+        result, doing = await self.submit_stdin(["sbatch", "--parsable"], script, resources)
         if result.returncode != 0:
             raise await self._failed(result, doing)
         job_id = result.stdout.strip().split(";")[0]

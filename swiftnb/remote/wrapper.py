@@ -78,6 +78,7 @@ Blocking callers use :func:`run_job`; an asyncio caller uses :func:`prepare`, st
 from __future__ import annotations
 
 import errno
+import hashlib
 import itertools
 import json
 import os
@@ -163,6 +164,7 @@ def failure_result(kind: str, cause: str, *, site: str = "local") -> dict[str, A
         "canceled": kind == KIND_CANCELED,
         "kind": kind,
         "staged_out": [],
+        "output_digests": {},
         "cdm_actions": [],
     }
 
@@ -196,12 +198,17 @@ def format_arguments(args: list[str]) -> str:
     return "[" + ", ".join(str(a) for a in args) + "]"
 
 
+def job_dir(site_run: str, jobid: str, attempt: int = 0) -> str:
+    """The one layout of job directories (the wrapper makes them, providers name them):
+    relative to the site work directory, ``SITE_RUN/jobs/X/JOBID`` (X its first letter);
+    retries get ``JOBID-ATTEMPT`` so that every attempt has a workspace of its own."""
+    name = jobid if not attempt else f"{jobid}-{attempt}"
+    return f"{site_run}/jobs/{jobid[:1] or '_'}/{name}"
+
+
 def job_dir_relative(spec: dict[str, Any]) -> str:
-    """The job directory relative to the site work directory: ``SITE_RUN/jobs/X/JOBID``."""
-    jobid = spec["jobid"]
-    name = jobid if not spec.get("attempt") else f"{jobid}-{spec['attempt']}"
-    letter = jobid[:1] or "_"
-    return f"{spec['site_run']}/jobs/{letter}/{name}"
+    """The job directory of a spec (see :func:`job_dir`)."""
+    return job_dir(spec["site_run"], spec["jobid"], spec.get("attempt") or 0)
 
 
 def spec_from_task(
@@ -251,6 +258,7 @@ def spec_from_task(
         "scratch": scratch,
         "output_globs": list(task.output_globs),
         "cdm": {str(path): [str(a) for a in entry] for path, entry in (cdm or {}).items()},
+        "digest_outputs": bool(task.digest_outputs),
     }
     if task.more_commands:  # an app body of several commands: the ones after the first
         spec["commands"] = [{"tr": c.tr, "executable": c.executable or c.tr,
@@ -746,6 +754,36 @@ def _broadcast_copy(source: str, target: str) -> bool:
     return True
 
 
+_DIGEST_CHUNK = 1 << 20
+
+
+def file_digest(path: str) -> str:
+    """"sha256:<hex>" of a file's bytes, read in 1 MiB pieces (contract of
+    ``Task.digest_outputs``; ``swiftnb.store.digests`` computes the same on this side)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for piece in iter(lambda: fh.read(_DIGEST_CHUNK), b""):
+            h.update(piece)
+    return "sha256:" + h.hexdigest()
+
+
+def output_digest(path: str) -> str:
+    """A file's digest, or a directory's: sha256 over the sorted lines
+    "<relative path>\t<file digest>\n" of the regular files under it."""
+    if not os.path.isdir(path):
+        return file_digest(path)
+    lines = []
+    for top, dirs, names in os.walk(path):
+        dirs.sort()
+        for name in names:
+            full = os.path.join(top, name)
+            if stat.S_ISREG(os.lstat(full).st_mode):
+                rel = os.path.relpath(full, path).replace(os.sep, "/")
+                lines.append(f"{rel}\t{file_digest(full)}\n")
+    lines.sort()
+    return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
 class _Move(NamedTuple):
     """One output to move after a successful exit."""
 
@@ -896,6 +934,8 @@ class Job:
         self.mark = _new_mark()
         self._started = False
         self._pids_after = 0
+        self.app_pid: int | None = None  # set by started(pid)
+        self.alone = False  # the only job of this process (run_job in its own process)
         #: env.SWIFT_EXTRA_INFO's command and what it printed (Guide 11.4)
         self.extra_info_command = extra.get("SWIFT_EXTRA_INFO")
         self.extra_info: str | None = None
@@ -916,6 +956,7 @@ class Job:
         self._own_files: list[str] = []       # wrapper capture files on disk (no memfd)
         self._links: list[str] = []           # staged inputs (symlinks or copies)
         self._staged_out = False              # outputs (and captured streams) moved out
+        self._digests: dict[str, str] = {}     # output -> "sha256:..." once moved (if asked)
         self._moved_out: list[str] = []       # base_dir-relative paths moved there, in order
 
     # -- preparation ------------------------------------------------------------------
@@ -1548,15 +1589,25 @@ class Job:
 
     # -- ending -----------------------------------------------------------------------
 
+    def started(self, pid: int) -> None:
+        """The app runs as ``pid`` (its session's leader): its orphans are found by it."""
+        self.app_pid = pid
+        _APPS.add(pid)
+
     def kill(self, pid: int, sig: int = signal.SIGKILL) -> None:
         """Kill the app started as ``pid`` and every process it started, wherever."""
         kill_group(pid, sig)
         kill_marked(self.mark, sig, self._pids_after)
 
     def end_processes(self) -> None:
-        """Kill what the app left running (its background children): the call is over."""
+        """Kill what the app left running (its background children): the call is over.
+        Those that kept the mark are found anywhere; those that dropped it (``env -i``)
+        and outlived the app are children of this subreaper (``end_orphans``)."""
         if self._started:
             kill_marked(self.mark, after=self._pids_after)
+        if self.app_pid is not None:
+            _APPS.discard(self.app_pid)
+            end_orphans(self.app_pid, self.alone)
 
     def finish(self, returncode: int | None, *, timed_out: bool = False, canceled: bool = False,
                cleanup: bool = True) -> dict[str, Any]:
@@ -1605,6 +1656,7 @@ class Job:
                     if move.action is not None:
                         self.cdm_actions.append(f"{move.action} -> {dest}")
                 self._staged_out = True
+                self._digests = self._output_digests()
             except OSError as exc:
                 # never lose a finished app's outputs: keep its job directory out of the
                 # site directory (which the end of the run removes) and say where
@@ -1620,6 +1672,23 @@ class Job:
                 self.cleanup()
             else:
                 self.close_streams()
+
+    def _output_digests(self) -> dict[str, str]:
+        """The declared outputs' digests where they ended up (spec "digest_outputs"),
+        keyed by the path as the spec names it; empty when not asked."""
+        if not self.spec.get("digest_outputs"):
+            return {}
+        digests: dict[str, str] = {}
+        for path in dict.fromkeys(self.spec.get("outputs") or ()):
+            rule = self._cdm_dir(path, _CDM_OUTPUT)
+            if rule is not None:
+                where = self._cdm_target(rule[1], path)
+            elif os.path.isabs(path):
+                where = os.path.normpath(path)
+            else:
+                where = os.path.join(self.base_dir, path)
+            digests[path] = output_digest(where)
+        return digests
 
     def _vanished(self, code: int) -> dict[str, Any] | None:
         """The result when the run's directory or the job directory was removed while
@@ -1773,6 +1842,7 @@ class Job:
             "canceled": not ok and kind == KIND_CANCELED,
             "kind": None if ok else kind,
             "staged_out": list(self._moved_out) if ok else [],
+            "output_digests": dict(self._digests) if ok else {},
             "cdm_actions": list(self.cdm_actions),
             **({"extra_info": self.extra_info} if self.extra_info is not None else {}),
         }
@@ -1860,6 +1930,25 @@ class Job:
                     _unlink(captured)
 
 
+def copies_much(spec: dict[str, Any]) -> bool:
+    """Whether preparing the job may copy much data: a scratch or copy-inputs site, a
+    CDM rule (its tools copy), an input directory or a file over the copy limit (the
+    run's shared copy is made from it).  A caller with an event loop prepares such a
+    job on a thread: a few stats here against a copy that blocks for as long as the
+    file is big."""
+    if spec.get("scratch") or spec.get("copy_inputs") or spec.get("cdm"):
+        return True
+    base = spec["base_dir"]
+    for path in (*(spec.get("inputs") or ()), *((spec.get("stdin"),) if spec.get("stdin") else ())):
+        try:
+            st = os.stat(os.path.join(base, path))
+        except (OSError, ValueError):
+            continue  # prepare says what is wrong with it
+        if stat.S_ISDIR(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_size > _COPY_LIMIT):
+            return True
+    return False
+
+
 def prepare(spec: dict[str, Any], spares: SpareDirs | None = None) -> Job:
     """Create the job directory and stage inputs; check ``job.failure`` before running.
 
@@ -1936,7 +2025,8 @@ def kill_marked(mark: str, sig: int = signal.SIGKILL, after: int = 0) -> int:
     fork meanwhile; a killed one has no environment left to match); how many were found.
     ``after``: the last pid before the job started (``last_pid``), unless pids wrapped."""
     needle = (MARK_VAR + "=" + mark + "\0").encode()
-    own, seen = os.getpid(), set()
+    own = os.getpid()
+    seen: set[int] = set()
     for _ in range(_KILL_ROUNDS):
         last = last_pid()
         if after and last < after:  # pid numbers wrapped round: search them all
@@ -1956,12 +2046,16 @@ def kill_marked(mark: str, sig: int = signal.SIGKILL, after: int = 0) -> int:
 
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 _prctl: Any = None
+_subreaper = False
+#: pids of the apps started in this process and not yet ended (Job.started)
+_APPS: set[int] = set()
+_ORPHAN_ROUNDS = 50
 
 
-def _parent_death_kill() -> "Any":
-    """A ``preexec_fn`` that has the kernel SIGKILL the child when its parent (the wrapper)
-    dies, so that a killed wrapper takes its app along (Linux prctl); None elsewhere."""
+def _load_prctl() -> Any:
+    """libc's prctl (Linux), else False."""
     global _prctl
     if _prctl is None:
         try:
@@ -1970,9 +2064,94 @@ def _parent_death_kill() -> "Any":
             _prctl = ctypes.CDLL(None, use_errno=True).prctl
         except (OSError, AttributeError, ImportError):
             _prctl = False
-    if _prctl is False:
+    return _prctl
+
+
+def become_subreaper() -> None:
+    """Have the processes an app orphans reparent to this process rather than to init
+    (Linux PR_SET_CHILD_SUBREAPER), so that one which dropped the job's mark (``env -i``)
+    is still found, as a child of ours in the app's session, and ended with its call.
+    Once per process; nothing where prctl is missing."""
+    global _subreaper
+    if _subreaper:
+        return
+    _subreaper = True
+    prctl = _load_prctl()
+    if prctl:
+        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _children() -> list[int]:
+    """This process's children (its threads' /proc children lists)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children", "rb") as fh:
+                found.extend(int(p) for p in fh.read().split())
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def _session_of(pid: int) -> tuple[int, int, int] | None:
+    """(parent pid, process group, session) of ``pid``, None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+        return int(fields[1]), int(fields[2]), int(fields[3])
+    except (OSError, IndexError, ValueError):
         return None
-    prctl, parent = _prctl, os.getpid()
+
+
+def _reap(pid: int) -> None:
+    """Collect a killed orphan's exit (it is our child now), waiting a little for it."""
+    for _ in range(200):
+        try:
+            done, _status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            return
+        time.sleep(0.005)
+
+
+def end_orphans(app: int, alone: bool = False) -> int:
+    """Kill and reap the orphans of the app started as ``app`` that reparented to this
+    subreaper: children of ours in its session or process group that are no app of ours.
+    ``alone``: this process runs that one job only (the wrapper run as a batch job's
+    process), so every such child is the job's, whatever session it made.  How many."""
+    own, ended = os.getpid(), 0
+    for _ in range(_ORPHAN_ROUNDS):  # an orphan's own children reparent to us in turn
+        found = []
+        for pid in _children():
+            if pid in _APPS:
+                continue
+            where = _session_of(pid)
+            if where is not None and where[0] == own and (alone or app in where[1:]):
+                found.append(pid)
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _reap(pid)
+        ended += len(found)
+    return ended
+
+
+def _parent_death_kill() -> "Any":
+    """A ``preexec_fn`` that has the kernel SIGKILL the child when its parent (the wrapper)
+    dies, so that a killed wrapper takes its app along (Linux prctl); None elsewhere."""
+    prctl = _load_prctl()
+    if prctl is False:
+        return None
+    parent = os.getpid()
 
     def preexec() -> None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -1981,15 +2160,19 @@ def _parent_death_kill() -> "Any":
     return preexec
 
 
-def run_job(spec: dict[str, Any]) -> dict[str, Any]:
-    """Run one job to its end, blocking; the result dict (``ok``, ``exit_code``, ``message``...)."""
+def run_job(spec: dict[str, Any], alone: bool = False) -> dict[str, Any]:
+    """Run one job to its end, blocking; the result dict (``ok``, ``exit_code``, ``message``...).
+    ``alone``: this process exists for this job (any orphan it adopts is the job's)."""
+    become_subreaper()
     job = prepare(spec)
     if job.failure is not None:
         return job.failure
+    job.alone = alone
     try:
         proc = subprocess.Popen(job.argv, preexec_fn=_parent_death_kill(), **job.popen_kwargs())
     except OSError as exc:
         return job.start_failed(exc)
+    job.started(proc.pid)
     job.close_streams()
     walltime = spec.get("walltime")
     try:
@@ -2055,6 +2238,30 @@ def run_commands(plan: dict[str, Any]) -> int:
     return 0
 
 
+class _LinkedRedirect(Exception):
+    """A redirection's target (or a directory on its way inside the job directory) is a
+    symbolic link; its str is the path."""
+
+
+def _open_redirect(path: str) -> int:
+    """Open a later command's stdout or stderr for writing, never through a symbolic link
+    an earlier command left at the name or on its way inside the job directory (the
+    process's working directory): that would write over a file outside the job.
+    _LinkedRedirect then."""
+    here = os.getcwd()
+    parent = os.path.dirname(os.path.abspath(path))
+    if parent == here or parent.startswith(here + os.sep):
+        if os.path.realpath(parent) != os.path.normpath(
+                os.path.join(os.path.realpath(here), os.path.relpath(parent, here))):
+            raise _LinkedRedirect(path)
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _LinkedRedirect(path) from None
+        raise
+
+
 def _run_command(command: dict[str, Any], preexec: "Any" = None) -> int:
     """One command of several, its redirections opened here; a stream it does not
     redirect is this process's (the wrapper's capture).  Its exit code, negative for a
@@ -2064,14 +2271,20 @@ def _run_command(command: dict[str, Any], preexec: "Any" = None) -> int:
         stdin = os.open(command["stdin"] or os.devnull, os.O_RDONLY)
         opened.append(stdin)
         stdout = stderr = None
-        if command["stdout"]:
-            stdout = os.open(command["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-            opened.append(stdout)
-        if command["stderr"] and command["stderr"] == command["stdout"]:
-            stderr = stdout
-        elif command["stderr"]:
-            stderr = os.open(command["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-            opened.append(stderr)
+        try:
+            if command["stdout"]:
+                stdout = _open_redirect(command["stdout"])
+                opened.append(stdout)
+            if command["stderr"] and command["stderr"] == command["stdout"]:
+                stderr = stdout
+            elif command["stderr"]:
+                stderr = _open_redirect(command["stderr"])
+                opened.append(stderr)
+        except _LinkedRedirect as exc:
+            print(f"Cannot redirect the output of {command['argv'][0]} to {exc}: it is a "
+                  f"symbolic link (an earlier command made it), not followed out of the job "
+                  f"directory", file=sys.stderr)
+            return 1
         proc = subprocess.Popen(command["argv"], stdin=stdin, stdout=stdout, stderr=stderr,
                                 preexec_fn=preexec)
     except OSError as exc:
@@ -2099,5 +2312,5 @@ if __name__ == "__main__":  # a worker can run ``python wrapper.py < spec.json``
     if sys.argv[1:] == [_SEQUENCE_FLAG]:
         sys.exit(_sequence_main())
     _exit_on_signals()
-    print(json.dumps(run_job(json.load(sys.stdin))))
+    print(json.dumps(run_job(json.load(sys.stdin), alone=True)))
 

@@ -99,7 +99,7 @@ TRACE = 5
 _LEVELS = {"ERROR": logging.ERROR, "WARN": logging.WARNING, "INFO": logging.INFO,
            "DEBUG": logging.DEBUG, "TRACE": TRACE}
 _NAMES = {value: key for key, value in _LEVELS.items()}
-log = logging.getLogger("swiftnb.coasters.worker")
+log = logging.getLogger("swiftnb.remote.worker")
 log.addHandler(logging.NullHandler())
 log.propagate = False
 
@@ -154,7 +154,8 @@ def read_secret_file(path: str) -> str:
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
-        raise SecretFileError("cannot read the secret file %s: %s" % (path, exc.strerror or exc))
+        raise SecretFileError(  # noqa: B904  the message says why; the worker prints it
+            "cannot read the secret file %s: %s" % (path, exc.strerror or exc))
     try:
         mode = os.fstat(fd).st_mode & 0o777
         if mode & 0o077:
@@ -176,11 +177,11 @@ def load_wrapper(path: str | None = None) -> types.ModuleType:
     for candidate in candidates:
         if candidate and os.path.exists(candidate):
             spec = importlib.util.spec_from_file_location("swiftnb_coaster_wrapper", candidate)
+            assert spec is not None and spec.loader is not None
             module = importlib.util.module_from_spec(spec)
-            assert spec.loader is not None
             spec.loader.exec_module(module)
             return module
-    from swiftnb.execution import wrapper  # running inside a swiftnb installation
+    from swiftnb.remote import wrapper  # running inside a swiftnb installation
 
     return wrapper
 
@@ -461,6 +462,7 @@ class Worker:
             os.set_blocking(fd, False)
         # empty job directories reused by the next task (wrapper.py ships with this file)
         self._spares = wrapper.SpareDirs()
+        wrapper.become_subreaper()  # what an app orphans stays ours to end (Job.end_processes)
 
     def hello(self) -> dict[str, Any]:
         """The first message: who this worker is (the transport adds what it needs)."""
@@ -694,6 +696,7 @@ class Worker:
             self._done(task, job.start_failed(exc))
             return
         job.close_streams()
+        job.started(proc.pid)
         task.proc = proc
         walltime = task.spec.get("walltime")
         if walltime:

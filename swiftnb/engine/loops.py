@@ -1,0 +1,334 @@
+"""The loops: ``foreach`` (over an array as its elements arrive, or a range, at most
+``foreach.max.threads`` iterations at once) and ``iterate ... until``, each iteration
+a frame of its own.  Statements of the executable tree (see
+:mod:`swiftnb.engine.interp`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from swiftnb.engine import values as V
+from swiftnb.engine.runtime import Runtime
+from swiftnb.engine.interp import (
+    ITER,
+    BlockExec,
+    Done,
+    Exec,
+    frame_thread,
+    from_plain,
+    nested,
+)
+from swiftnb.engine.values import (
+    CLOSED,
+    FAILED,
+    ArrayNode,
+    Cell,
+    Failed,
+    Node,
+    NotReady,
+    SwiftError,
+)
+from swiftnb.lang import ast as A
+
+__all__ = ["ForeachExec", "IterateExec", "range_items"]
+
+
+class ForeachExec(Exec):
+    """``foreach v, k in e``: iterations start as keys arrive, at most
+    ``maxForeachThreads`` at a time; done when the array is closed and all are done."""
+
+    __slots__ = ("iterable", "rng", "body", "vslot", "kslot", "self_ref")
+
+    def __init__(self, rt: Runtime, pos: A.Pos, body: BlockExec, vslot: int, kslot: int,
+                 iterable: Callable | None, rng: tuple | None) -> None:
+        Exec.__init__(self, rt, pos)
+        self.iterable = iterable
+        self.rng = rng
+        self.body = body
+        self.vslot = vslot
+        self.kslot = kslot
+        self.self_ref = False
+
+    self_release = True
+
+    def run(self, f: list, done: Done) -> None:
+        try:
+            if self.rng is not None:
+                start, stop, step = (e(f) if e is not None else None for e in self.rng)
+                src: Any = range_items(start, stop, step)
+            else:
+                src = self.iterable(f)  # type: ignore[misc]  # no range: an iterable
+                if isinstance(src, dict):
+                    src = from_plain(src)
+                if not isinstance(src, ArrayNode):
+                    if isinstance(src, Node) and src.state == FAILED:
+                        raise Failed(src.error)  # type: ignore[arg-type]  # FAILED: its error is set
+                    raise SwiftError("foreach needs an array")
+        except NotReady as nr:
+            nr.wait(lambda: self.run(f, done))
+            return
+        except Failed as e:
+            self.rt.skip_block(self, f, e.error)
+            self.release(f)
+            done()
+            return
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            self.release(f)
+            done()
+            return
+        nested(_ForeachRun(self, f, src, done).start)
+
+
+def range_items(start: Any, stop: Any, step: Any):
+    if step is None:
+        step = 1
+    if step == 0:
+        raise SwiftError("range step is 0")
+    if all(isinstance(x, int) and not isinstance(x, bool) for x in (start, stop, step)):
+        return enumerate(range(start, stop + (1 if step > 0 else -1), step))
+    return _float_range(float(start), float(stop), float(step))
+
+
+def _float_range(start: float, stop: float, step: float):
+    i = 0
+    x = start
+    while (step > 0 and x <= stop) or (step < 0 and x >= stop):
+        yield i, x
+        i += 1
+        x = start + i * step
+
+
+_DRIVE_SLICE = 10000
+
+
+class _ForeachRun:
+    __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
+                 "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
+                 "released", "arr_held", "self_ref", "count", "thread")
+
+    def __init__(self, st: ForeachExec, f: list, src: Any, done: Done) -> None:
+        self.st = st
+        self.f = f
+        self.done = done
+        self.running = 0
+        self.driving = False
+        self.finished = False
+        self.max = st.rt.max_foreach_threads
+        self.vslot = st.vslot
+        self.kslot = st.kslot
+        self.body = st.body
+        self.count = 0
+        #: the enclosing thread name when iteration events are logged, else None
+        self.thread = f"{frame_thread(f)}-{st.pos.line}" if st.rt.unit_events else None
+        if isinstance(src, ArrayNode):
+            self.arr: ArrayNode | None = src
+            self.it = None
+            self.queue: deque = deque()
+            self.closed = False
+        else:
+            self.arr = None
+            self.it = src
+            self.queue = deque()
+            self.closed = True
+
+    def start(self) -> None:
+        arr = self.arr
+        held = [g(self.f) for g in self.st.holds]
+        # a foreach that writes the array it iterates holds that array only while it has
+        # keys not yet started (their iterations will hold it themselves)
+        self.self_ref = arr is not None and any(n is arr for n in held)
+        self.arr_held = self.self_ref
+        self.others = [n for n in held if n is not arr] if self.self_ref else held
+        self.released = False
+        if arr is not None:
+            arr.subscribe(self._key)
+            arr.when_keys_closed(self._closed)
+        self._drive()
+
+    def _key(self, k: Any, node: Node) -> None:
+        self.queue.append((k, node))
+        if self.self_ref and not self.arr_held and not self.finished:
+            self.arr.add_writer()  # type: ignore[union-attr]  # self_ref: arr is set
+            self.arr_held = True
+        if not self.driving:
+            V.schedule(self._drive)
+
+    def _closed(self) -> None:
+        self.closed = True
+        self._drive()
+
+    def _drive(self) -> None:
+        if self.finished or self.driving:
+            return
+        self.driving = True
+        try:
+            body = self.body
+            nslots = body.scope.nslots + 1
+            vslot = self.vslot
+            kslot = self.kslot
+            f = self.f
+            it = self.it
+            q = self.queue
+            budget = _DRIVE_SLICE
+            while self.running < self.max:
+                budget -= 1
+                if budget < 0:
+                    # a long synchronous stretch: let the event loop breathe (Jupyter,
+                    # app completions), then go on
+                    try:
+                        asyncio.get_running_loop().call_soon(self._resume)
+                        self.st.rt.busy += 1  # the hang detector must not count this idle
+                        return
+                    except RuntimeError:
+                        budget = _DRIVE_SLICE
+                if it is not None:
+                    nxt = next(it, None)
+                    if nxt is None:
+                        self.it = it = None
+                        break
+                    k, v = nxt
+                elif q:
+                    k, node = q.popleft()
+                    if node.__class__ is Cell and node.state == CLOSED:
+                        v = node.value
+                    else:
+                        v = node
+                else:
+                    break
+                fr: list[Any] = [None] * nslots
+                fr[0] = f
+                fr[vslot] = v
+                if kslot:
+                    fr[kslot] = k
+                self.running += 1
+                if self.thread is None:
+                    fr[-1] = (ITER, k)
+                    body.run_in(fr, self._it_done)
+                else:
+                    self._logged_iteration(fr, k)
+        finally:
+            self.driving = False
+        if self.finished:
+            return
+        if self.arr_held and not self.queue:
+            self.arr_held = False
+            self.arr.remove_writer()  # type: ignore[union-attr]  # self_ref: arr is set
+            if self.finished:
+                return
+        if self.it is None and not self.queue and self.closed:
+            if not self.released:
+                # every iteration has started and holds what it writes
+                self.released = True
+                for n in self.others:
+                    n.remove_writer()
+            if self.running == 0 and not self.finished:
+                self.finished = True
+                if self.arr is not None:
+                    self.arr.unsubscribe(self._key)
+                nested(self.done)
+
+    def _resume(self) -> None:
+        self.st.rt.busy -= 1
+        if self.st.rt.aborted:
+            return  # the run is over: start no more iterations
+        V.schedule(self._drive)  # from the run's queue: an exception reaches the run
+
+    def _it_done(self) -> None:
+        self.running -= 1
+        if not self.driving:
+            self._drive()
+
+    def _logged_iteration(self, fr: list, k: Any) -> None:
+        """One iteration with Swift's unit events around it (only when they are read)."""
+        thread = f"{self.thread}-{self.count}"
+        self.count += 1
+        fr[-1] = (ITER, k, thread)
+        emit = self.st.rt.bus.emit
+        line = self.st.pos.line
+        emit("FOREACH_IT_START", {"line": line, "thread": thread}, level="DEBUG")
+        emit("SCOPE", {"thread": thread}, level="DEBUG")
+
+        def it_done() -> None:
+            emit("FOREACH_IT_END", {"line": line, "thread": thread}, level="DEBUG")
+            self._it_done()
+
+        self.body.run_in(fr, it_done)
+
+
+class IterateExec(Exec):
+    """``iterate i { body } until (cond);`` - i from 0; cond sees i + 1."""
+
+    __slots__ = ("body", "until", "vslot")
+
+    self_release = True
+
+    def __init__(self, rt: Runtime, pos: A.Pos, body: BlockExec, until: Callable, vslot: int) -> None:
+        Exec.__init__(self, rt, pos)
+        self.body = body
+        self.until = until
+        self.vslot = vslot
+        body.defer_gc = True  # see run: after the body *and* the condition
+
+    def run(self, f: list, done: Done) -> None:
+        state = {"pending": 0, "stopped": False}
+        cleanups = self.body.cleanups if self.rt.file_gc else ()
+        clean_scope = self.rt.clean_scope
+
+        def body_done() -> None:
+            state["pending"] -= 1
+            if state["stopped"] and state["pending"] == 0:
+                nested(done)
+
+        def step(i: int) -> None:
+            fr: list[Any] = [None] * (self.body.scope.nslots + 1)
+            fr[0] = f
+            fr[-1] = (ITER, i)
+            fr[self.vslot] = i
+            state["pending"] += 1
+            gate = None
+            if cleanups:
+                # the iteration's files go once its body is done and the condition
+                # (which may read them) has been evaluated
+                gate = [2]
+
+                def it_done() -> None:
+                    gate[0] -= 1
+                    if gate[0] == 0:
+                        clean_scope(fr, cleanups)
+                    body_done()
+
+                self.body.run_in(fr, it_done)
+            else:
+                self.body.run_in(fr, body_done)
+            fu = fr[:]
+            fu[self.vslot] = i + 1
+            check(fu, i, gate, fr)
+
+        def check(fu: list, i: int, gate: list | None, fr: list) -> None:
+            try:
+                c = self.until(fu)
+            except NotReady as nr:
+                nr.wait(lambda: check(fu, i, gate, fr))
+                return
+            except Failed:
+                c = True
+            except SwiftError as e:
+                self.rt.runtime_error(e, self.pos)
+                c = True
+            if gate is not None:
+                gate[0] -= 1
+                if gate[0] == 0:
+                    clean_scope(fr, cleanups)
+            if c:
+                state["stopped"] = True
+                self.release(f)  # no more iterations: they hold what they write
+                if state["pending"] == 0:
+                    nested(done)
+            else:
+                V.schedule(lambda: step(i + 1))
+
+        nested(lambda: step(0))

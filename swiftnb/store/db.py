@@ -1,0 +1,275 @@
+"""RunStore: the record of runs and their app calls, in ``<dir>/store.sqlite``, with
+the digest cache and the content store beside it.
+
+Why batches: a workflow of 100,000 short calls records one row group per call; one
+transaction each would be bound by commits, so calls are buffered and written in one
+transaction per 256 calls or per second, whichever comes first, and on
+``end_run``/``flush``/``close``.  A call still in the buffer is already seen by
+:meth:`RunStore.lookup` of this process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from swiftnb.store import errors
+from swiftnb.store.digests import DigestCache
+from swiftnb.store.objects import DEFAULT_LIMIT, ContentStore
+from swiftnb.store.records import CallRecord, FileRecord, RunRecord
+from swiftnb.store.sqlite import DATABASE_NAME, Row, StoreDatabase
+
+if TYPE_CHECKING:  # pandas is imported only when a frame is asked for
+    import pandas as pd
+
+__all__ = ["RunStore", "DEFAULT_DIR", "BATCH_CALLS", "BATCH_SECONDS"]
+
+#: the store directory of a run, under its working directory
+DEFAULT_DIR = ".swiftnb"
+BATCH_CALLS = 256
+BATCH_SECONDS = 1.0
+
+_CALL_COLUMNS = ("id, run_id, jobid, key, app, command, site, started, ended, exit_code, "
+                 "decision, reason, key_parts, files")
+_SUCCESS = "('ran', 'cached')"
+_encode = json.JSONEncoder().encode
+_encode_sorted = json.JSONEncoder(sort_keys=True).encode
+#: the call columns as ``c.<name>``, for queries that join files (made once: the lookup
+#: of a memoized call is the hot path)
+_C_COLUMNS = ", ".join(f"c.{name.strip()}" for name in _CALL_COLUMNS.split(","))
+_LOOKUP = (f"SELECT {_CALL_COLUMNS} FROM calls WHERE key = ? AND decision IN {_SUCCESS} "
+           f"ORDER BY id DESC LIMIT 1")
+
+
+class RunStore:
+    """Open with :meth:`open`; a context manager that flushes and closes."""
+
+    def __init__(self, directory: str, db: StoreDatabase, object_limit: int):
+        self.directory = directory
+        self._db = db
+        self._lock = threading.Lock()
+        #: one flush at a time, so batches reach the file in the order they were recorded
+        self._flushing = threading.Lock()
+        self._buffer: list[CallRecord] = []
+        self._pending_keys: dict[str, CallRecord] = {}
+        self._oldest = 0.0  # when the oldest buffered call was recorded (monotonic)
+        self._closed = threading.Event()
+        self._flusher: threading.Thread | None = None
+        self.digests = DigestCache(db, self.flush)
+        self.objects = ContentStore(db, os.path.join(directory, "objects"), object_limit)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], object_limit: int = DEFAULT_LIMIT,
+             create: bool = True) -> RunStore:
+        """The store in directory ``path``, made (0700) if missing unless ``create`` is
+        False (then StoreError MISSING: reading a history never leaves a store behind)."""
+        directory = os.path.abspath(os.fspath(path))
+        if not create and not os.path.isfile(os.path.join(directory, DATABASE_NAME)):
+            raise errors.missing(directory)
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            os.makedirs(os.path.join(directory, "objects"), mode=0o700, exist_ok=True)
+        except OSError as exc:
+            raise errors.unwritable(directory, exc.strerror or str(exc)) from exc
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise errors.unwritable(directory, "no write permission on the directory")
+        return cls(directory, StoreDatabase(os.path.join(directory, DATABASE_NAME)),
+                   object_limit)
+
+    @property
+    def database(self) -> str:
+        return self._db.path
+
+    # ------------------------------------------------------------------ runs
+    def begin_run(self, run: RunRecord) -> None:
+        self._db.write(lambda conn: conn.execute(
+            "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run.run_id, run.script, json.dumps(run.args), run.config_digest, run.base_dir,
+             run.started, run.ended, run.status, json.dumps(run.counts))))
+
+    def end_run(self, run_id: str, status: str, ended: float, counts: dict[str, int]) -> None:
+        self.flush()
+        self._db.write(lambda conn: conn.execute(
+            "UPDATE runs SET status = ?, ended = ?, counts = ? WHERE run_id = ?",
+            (status, ended, json.dumps(counts), run_id)))
+
+    def run_records(self) -> list[RunRecord]:
+        self.flush()
+        return [RunRecord(run_id, script, json.loads(args), config, base, started, ended,
+                          status, json.loads(counts))
+                for run_id, script, args, config, base, started, ended, status, counts
+                in self._db.read("SELECT * FROM runs ORDER BY started, rowid")]
+
+    # ------------------------------------------------------------------ calls
+    def record_call(self, call: CallRecord) -> None:
+        with self._lock:
+            if not self._buffer:
+                self._oldest = time.monotonic()
+            self._buffer.append(call)
+            if call.decision != "failed":
+                self._pending_keys[call.key] = call
+            full = len(self._buffer) >= BATCH_CALLS
+            if self._flusher is None:
+                self._flusher = threading.Thread(target=self._flush_by_age, daemon=True,
+                                                 name="swiftnb-store-flush")
+                self._flusher.start()
+        if full:
+            self.flush()
+
+    def _flush_by_age(self) -> None:
+        """One thread a store: writes a batch once its oldest call is BATCH_SECONDS old
+        (a quiet run still gets its calls on disk).  An error here comes back at the
+        next flush, which keeps the calls."""
+        while not self._closed.wait(BATCH_SECONDS / 4):
+            if self._buffer and time.monotonic() - self._oldest >= BATCH_SECONDS:
+                try:
+                    self.flush()
+                except errors.StoreError:
+                    pass
+
+    def flush(self) -> None:
+        """Write the buffered calls and digests in one transaction."""
+        with self._flushing:
+            self._flush()
+
+    def _flush(self) -> None:
+        with self._lock:
+            batch, self._buffer = self._buffer, []
+        if not batch and not self.digests.has_pending():
+            return
+        try:
+            self._db.write(lambda conn: self._write(conn, batch))
+        except BaseException:
+            with self._lock:
+                self._buffer[:0] = batch  # kept for the next flush
+            raise
+        with self._lock:
+            for call in batch:
+                if self._pending_keys.get(call.key) is call:
+                    del self._pending_keys[call.key]
+
+    def _write(self, conn: sqlite3.Connection, batch: Sequence[CallRecord]) -> None:
+        # ids given here (the transaction holds the write lock), so that one executemany
+        # writes the whole batch
+        first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM calls").fetchone()[0]
+        calls: list[tuple[object, ...]] = []
+        files: list[tuple[int, str, str, str, int]] = []
+        for call_id, call in enumerate(batch, first):
+            records = [("in", f.path, f.digest, f.size) for f in call.inputs]
+            records += [("out", f.path, f.digest, f.size) for f in call.outputs]
+            calls.append((call_id, call.run_id, call.jobid, call.key, call.app,
+                          _encode(call.command), call.site, call.started, call.ended,
+                          call.exit_code, call.decision, call.reason,
+                          _encode_sorted(call.key_parts), _encode(records)))
+            files.extend((call_id, *record) for record in records)
+        conn.executemany(f"INSERT INTO calls ({_CALL_COLUMNS}) "
+                         f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
+        conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?)", files)
+        self.digests.write_pending(conn)
+
+    def lookup(self, key: str) -> CallRecord | None:
+        """The latest call with this key that ran or was reused (never a failed one)."""
+        pending = self._pending_keys.get(key)
+        if pending is not None:
+            return pending
+        return self._one(_LOOKUP, (key,))
+
+    def last_call(self, key: str) -> CallRecord | None:
+        """The latest call with this key whatever its decision (memoization says
+        "earlier call failed" when it is a failed one)."""
+        self.flush()
+        return self._one(f"SELECT {_CALL_COLUMNS} FROM calls WHERE key = ? "
+                         f"ORDER BY id DESC LIMIT 1", (key,))
+
+    def producer(self, path: str, digest: str | None = None) -> CallRecord | None:
+        """The latest successful call that produced ``path`` (with ``digest`` if given)."""
+        self.flush()
+        where = "f.path = ? AND f.role = 'out'" + (" AND f.digest = ?" if digest else "")
+        params: tuple[str, ...] = (path, digest) if digest else (path,)
+        return self._one(f"SELECT {_C_COLUMNS} FROM files f JOIN calls c "
+                         f"ON c.id = f.call_id WHERE {where} AND c.decision IN {_SUCCESS} "
+                         f"ORDER BY c.id DESC LIMIT 1", params)
+
+    def previous_call(self, outputs: list[str], before_run: str | None = None) -> CallRecord | None:
+        """The latest successful call (of a run before ``before_run`` when given) that
+        produced any of ``outputs``: what a new call is compared with to say what changed."""
+        self.flush()
+        if not outputs:
+            return None
+        marks = ", ".join("?" * len(outputs))
+        sql = (f"SELECT {_C_COLUMNS} FROM files f JOIN calls c ON c.id = f.call_id "
+               f"WHERE f.path IN ({marks}) AND f.role = 'out' AND c.decision IN {_SUCCESS}")
+        params: list[object] = list(outputs)
+        if before_run is not None:
+            sql += (" AND c.run_id != ? AND c.id < COALESCE((SELECT MIN(id) FROM calls "
+                    "WHERE run_id = ?), (SELECT MAX(id) + 1 FROM calls))")
+            params += [before_run, before_run]
+        return self._one(sql + " ORDER BY c.id DESC LIMIT 1", params)
+
+    def call_records(self, run_id: str | None = None) -> list[CallRecord]:
+        self.flush()
+        sql = f"SELECT {_CALL_COLUMNS} FROM calls"
+        rows = self._db.read(sql + (" WHERE run_id = ? ORDER BY id" if run_id else " ORDER BY id"),
+                             (run_id,) if run_id else ())
+        return [self._call(row) for row in rows]
+
+    def file_rows(self) -> list[Row]:
+        """(run_id, jobid, role, path, digest, size) of every file record."""
+        self.flush()
+        return self._db.read("SELECT c.run_id, c.jobid, f.role, f.path, f.digest, f.size "
+                             "FROM files f JOIN calls c ON c.id = f.call_id ORDER BY f.rowid")
+
+    def _one(self, sql: str, params: Sequence[object]) -> CallRecord | None:
+        rows = self._db.read(sql, params)
+        return self._call(rows[0]) if rows else None
+
+    def _call(self, row: Row) -> CallRecord:
+        (_, run_id, jobid, key, app, command, site, started, ended, exit_code,
+         decision, reason, key_parts, files) = row
+        inputs: list[FileRecord] = []
+        outputs: list[FileRecord] = []
+        for role, path, digest, size in json.loads(files):
+            (inputs if role == "in" else outputs).append(FileRecord(path, digest, size))
+        return CallRecord(run_id, jobid, key, app, json.loads(command), site, started, ended,
+                          exit_code, decision, reason, json.loads(key_parts), inputs, outputs)
+
+    # ------------------------------------------------------------------ frames
+    def runs(self) -> pd.DataFrame:
+        from swiftnb.store.frames import runs_frame
+
+        return runs_frame(self.run_records())
+
+    def calls(self, run_id: str | None = None) -> pd.DataFrame:
+        from swiftnb.store.frames import calls_frame
+
+        return calls_frame(self.call_records(run_id))
+
+    def files(self) -> pd.DataFrame:
+        from swiftnb.store.frames import files_frame
+
+        return files_frame(self.file_rows())
+
+    # ------------------------------------------------------------------ life
+    def close(self) -> None:
+        self._closed.set()
+        if self._flusher is not None:
+            self._flusher.join(timeout=BATCH_SECONDS)
+        try:
+            self.flush()
+        finally:
+            self._db.close()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+
+

@@ -1,0 +1,315 @@
+"""StoreMemo: memoized app calls kept in the run store (docs/memoization.md).
+
+A call is reused when an earlier call had the same *key* and every output that call
+made is in place with the content it made (or can be restored from the content store).
+The key is sha256 over a canonical JSON of its parts, each part a digest:
+
+* ``app``: each command's app name, the program the site catalogue gives for it, and
+  the content digest of that program when it is a file here (editing the program makes
+  its calls run again);
+* ``args``: the argument vectors; a mapped input's relative name stays (the app sees it),
+  an absolute one is the word ``<input>`` (its content and path are in its own part, so a
+  changed input is said once, as the input it is, not also as a changed argument);
+* ``input:<path>``: each input file's content digest;
+* ``stdio`` (redirections), ``outputs`` (the declared output paths), ``env`` (the app's
+  environment from the task and the site catalogue) and ``profiles`` (the profiles that
+  change what the app does: every one but :data:`SCHEDULING_PROFILES`).
+
+Why parts and not one digest: when a call runs, the reason given is the first part that
+differs from the earlier call that made the same outputs ("input changed: data/a.txt"),
+and ``swiftnb explain -why`` compares the same parts.
+
+Digests are read through the store's stat-keyed cache, in a worker thread, so the event
+loop is never blocked by file reads or SQLite.  A problem of the store itself (a full
+disk, a lock held too long) is said once; the run's later calls then run unmemoized.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from swiftnb.engine.memo import CallMemo, MemoDecision
+from swiftnb.engine.task import Task, TaskResult
+from swiftnb.store.db import RunStore
+from swiftnb.store.errors import StoreError
+from swiftnb.store.records import CallRecord, FileRecord
+
+__all__ = ["StoreMemo", "AppSettings", "SCHEDULING_PROFILES", "MEMOIZE_PROFILE"]
+
+#: the profile (script ``profile "memoize" = "false"``, or the key in swift.conf's app
+#: entry) that opts an app out: its calls always run
+MEMOIZE_PROFILE = "memoize"
+
+#: profiles that choose where, when or how long a call runs, not what it computes: left
+#: out of the key (lower case; compared without case)
+SCHEDULING_PROFILES = frozenset({
+    MEMOIZE_PROFILE, "maxwalltime", "maxtime", "walltime", "jobqueue", "queue",
+    "jobproject", "project", "priority", "retries", "executionretries", "throttle",
+    "site", "host", "exclusive", "slots", "nodegranularity", "maxnodes", "maxjobs",
+    "jobspernode", "tasksperworker", "lowoverallocation", "highoverallocation",
+    "reserve", "jobtime", "maxsubmitrate", "joboptions",
+})
+
+_encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+#: what a part is called in a reason (the args and its kin say it as one)
+_PART_REASONS = {"args": "argument changed", "outputs": "argument changed",
+                 "stdio": "argument changed", "env": "environment changed",
+                 "profiles": "profiles changed"}
+
+
+def _digest_text(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    """What a site catalogue's app entry adds to the app's job: its environment, and its
+    other keys and options as profiles (``memoize: false`` among them)."""
+
+    env: Mapping[str, str] = field(default_factory=dict)
+    profiles: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Pending:
+    """What decide() learnt of a call that runs, for remember()."""
+
+    key: str
+    parts: dict[str, str]
+    inputs: list[FileRecord]
+    command: list[str]
+
+
+class StoreMemo(CallMemo):
+    """Memoization on a :class:`RunStore` for one run (``run_id``).
+
+    ``app_executable``: the executor's program for an app (None: not listed; its name is
+    then looked up on PATH); ``app_settings``: the catalogue's entry; ``warn``: how a
+    problem of the store is said (once)."""
+
+    def __init__(self, store: RunStore, run_id: str, *,
+                 app_executable: Callable[[str], str | None],
+                 app_settings: Callable[[str], AppSettings] | None = None,
+                 warn: Callable[[str], None] | None = None):
+        self.store = store
+        self.run_id = run_id
+        self._app_executable = app_executable
+        self._app_settings = app_settings or (lambda tr: AppSettings())
+        self._warn = warn or (lambda message: None)
+        self._pending: dict[str, _Pending] = {}
+        self._apps: dict[str, list[str]] = {}   # tr -> [tr, program, program digest]
+        self._settings: dict[str, AppSettings] = {}
+        self._lock = threading.Lock()
+        self._broken = False
+        #: a store with no earlier call needs no look for what changed ("no earlier call")
+        self._history = any(run.run_id != run_id for run in store.run_records())
+        self.counts = {"ran": 0, "cached": 0, "failed": 0}
+
+    # ------------------------------------------------------------------ contract
+    async def decide(self, task: Task) -> MemoDecision:
+        if self._broken:
+            return MemoDecision(False, "run store unusable")
+        try:
+            return await asyncio.to_thread(self._decide, task)
+        except StoreError as exc:
+            return self._store_failed(exc)
+
+    async def remember(self, task: Task, result: TaskResult, decision: MemoDecision,
+                       started: float, ended: float) -> None:
+        if self._broken:
+            return
+        try:
+            await asyncio.to_thread(self._remember, task, result, decision, started, ended)
+        except StoreError as exc:
+            self._store_failed(exc)
+
+    def close(self) -> None:
+        """Flush the buffered calls (the store itself is closed by its opener)."""
+        if not self._broken:
+            try:
+                self.store.flush()
+            except StoreError as exc:
+                self._store_failed(exc)
+
+    # ------------------------------------------------------------------ deciding
+    def _decide(self, task: Task) -> MemoDecision:
+        pending = self._key(task)
+        settings = self._settings_of(task.tr)
+        opted_out = {**settings.profiles, **task.profiles}.get(MEMOIZE_PROFILE, "")
+        if opted_out.strip().lower() in ("false", "no", "off"):
+            return self._runs(task, pending, f"opted out ({MEMOIZE_PROFILE}: false)")
+        if task.output_globs:
+            return self._runs(task, pending, "dynamic outputs")
+        if "" in (pending.parts.get(f"input:{p}") for p in task.inputs):
+            return self._runs(task, pending, "input missing")
+        earlier = self.store.lookup(pending.key)
+        if earlier is None or len(earlier.outputs) != len(task.outputs):
+            return self._runs(task, pending, self._why_not(task, pending))
+        restored = False
+        outputs: list[FileRecord] = []
+        for path, record in zip(task.outputs, earlier.outputs):
+            full = self._local(task, path)
+            found = self._digest_or_none(full)
+            if found != record.digest:
+                if not self.store.objects.restore(record.digest, full):
+                    what = "missing" if found is None else "changed"
+                    return self._runs(task, pending, f"output {what}: {path}")
+                restored = True
+            outputs.append(FileRecord(os.path.abspath(full), record.digest, record.size))
+        reason = f"same as {earlier.jobid} of run {earlier.run_id}"
+        if restored:
+            reason += " (outputs restored)"
+        now = time.time()
+        self._record(task, pending, "cached", reason, outputs, earlier.exit_code, earlier.site,
+                     now, now)
+        return MemoDecision(True, reason, restored)
+
+    def _runs(self, task: Task, pending: _Pending, reason: str) -> MemoDecision:
+        with self._lock:
+            self._pending[task.jobid] = pending
+        return MemoDecision(False, reason)
+
+    def _why_not(self, task: Task, pending: _Pending) -> str:
+        """Why no earlier call is reused: what changed against the latest call that
+        made the same outputs, or that the same call failed before."""
+        if not self._history:
+            return "no earlier call"
+        last = self.store.last_call(pending.key)
+        if last is not None and last.decision == "failed":
+            return "earlier call failed"
+        outputs = [os.path.abspath(self._local(task, p)) for p in task.outputs]
+        previous = self.store.previous_call(outputs)
+        if previous is None:
+            return "no earlier call"
+        old, new = previous.key_parts, pending.parts
+        if old.get("app") != new.get("app"):
+            return f"app changed: {pending.command[0]}"
+        for name in sorted(set(old) | set(new)):
+            if name.startswith("input:") and old.get(name) != new.get(name):
+                return f"input changed: {name.removeprefix('input:')}"
+        for name, reason in _PART_REASONS.items():
+            if old.get(name) != new.get(name):
+                return reason
+        return "no earlier call"
+
+    # ------------------------------------------------------------------ the key
+    def _key(self, task: Task) -> _Pending:
+        digests: dict[str, str] = {}
+        inputs: list[FileRecord] = []
+        parts: dict[str, str] = {}
+        for path in dict.fromkeys(task.inputs):
+            full = self._local(task, path)
+            digest = self._digest_or_none(full) or ""
+            digests[path] = digest
+            parts[f"input:{path}"] = digest
+            inputs.append(FileRecord(os.path.abspath(full), digest, _size(full)))
+        commands = [(task.tr, task.args, task.stdin, task.stdout, task.stderr)]
+        commands += [(c.tr, c.args, c.stdin, c.stdout, c.stderr) for c in task.more_commands]
+        apps = [self._app(tr) for tr, *_ in commands]
+        parts["app"] = _digest_text(_encode(apps))
+        parts["args"] = _digest_text(_encode([[_arg(a, digests) for a in args]
+                                              for _, args, *_ in commands]))
+        parts["stdio"] = _digest_text(_encode([list(c[2:]) for c in commands]))
+        parts["outputs"] = _digest_text(_encode(task.outputs))
+        env: dict[str, str] = {}
+        profiles: dict[str, str] = {}
+        for tr in task.apps:
+            settings = self._settings_of(tr)
+            env.update(settings.env)
+            profiles.update(settings.profiles)
+        env.update(task.env)
+        profiles.update(task.profiles)
+        parts["env"] = _digest_text(_encode(env))
+        parts["profiles"] = _digest_text(_encode(
+            {k: v for k, v in profiles.items() if k.lower() not in SCHEDULING_PROFILES}))
+        key = _digest_text(_encode(parts))
+        return _Pending(key, parts, inputs, [apps[0][1], *task.args])
+
+    def _app(self, tr: str) -> list[str]:
+        """[tr, program, its digest ("" when it is not a file here)], once a run."""
+        known = self._apps.get(tr)
+        if known is not None:
+            return known
+        program = self._app_executable(tr) or tr
+        if not os.path.isabs(program):
+            program = shutil.which(program) or program
+        digest = self._digest_or_none(program) or "" if os.path.isabs(program) else ""
+        known = [tr, program, digest]
+        self._apps[tr] = known
+        return known
+
+    def _settings_of(self, tr: str) -> AppSettings:
+        known = self._settings.get(tr)
+        if known is None:
+            known = self._settings[tr] = self._app_settings(tr)
+        return known
+
+    def _digest_or_none(self, path: str) -> str | None:
+        try:
+            return self.store.digests.digest(path)
+        except OSError:
+            return None
+
+    @staticmethod
+    def _local(task: Task, path: str) -> str:
+        return path if os.path.isabs(path) else os.path.join(task.base_dir, path)
+
+    # ------------------------------------------------------------------ remembering
+    def _remember(self, task: Task, result: TaskResult, decision: MemoDecision,
+                  started: float, ended: float) -> None:
+        with self._lock:
+            pending = self._pending.pop(task.jobid, None)
+        if pending is None:
+            return
+        if not result.ok:
+            self._record(task, pending, "failed", result.message.splitlines()[0]
+                         if result.message else decision.reason, [], result.exit_code,
+                         result.site, started, ended)
+            return
+        outputs: list[FileRecord] = []
+        objects = self.store.objects
+        for path in task.outputs:
+            full = self._local(task, path)
+            digest = result.output_digests.get(path) or self._digest_or_none(full) or ""
+            outputs.append(FileRecord(os.path.abspath(full), digest, _size(full)))
+            if digest and objects.limit > 0 and os.path.lexists(full):
+                try:
+                    objects.keep(full, digest)
+                except OSError:
+                    pass  # no copy: a deleted output then makes the call run again
+        self._record(task, pending, "ran", decision.reason, outputs, result.exit_code,
+                     result.site, started, ended)
+
+    def _record(self, task: Task, pending: _Pending, decision: str, reason: str,
+                outputs: list[FileRecord], exit_code: int | None, site: str,
+                started: float, ended: float) -> None:
+        self.store.record_call(CallRecord(
+            self.run_id, task.jobid, pending.key, task.tr, pending.command, site, started,
+            ended, exit_code, decision, reason, pending.parts, pending.inputs, outputs))
+        with self._lock:
+            self.counts[decision] += 1
+
+    def _store_failed(self, exc: StoreError) -> MemoDecision:
+        if not self._broken:
+            self._broken = True
+            self._warn(f"{exc}; the rest of this run goes on without memoization")
+        return MemoDecision(False, "run store unusable")
+
+
+def _arg(word: str, digests: Mapping[str, str]) -> str:
+    return "<input>" if word in digests and os.path.isabs(word) else word
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
