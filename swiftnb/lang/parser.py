@@ -24,6 +24,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from swiftnb.errors import SwiftnbError
 from swiftnb.lang import ast
 from swiftnb.lang.lalr import accepts, parse_items
+from swiftnb.lang.recovery import MAX_SYNTAX_ERRORS as MAX_SYNTAX_ERRORS  # re-exported
 from swiftnb.lang.recovery import later_errors, offset_of
 from swiftnb.lang.errors import CompileError, Diagnostic, source_line
 
