@@ -89,7 +89,7 @@ import stat
 import subprocess
 import sys
 import time
-from typing import Any, Iterable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 __all__ = [
     "KIND_APP_EXIT",
@@ -768,10 +768,14 @@ def file_digest(path: str) -> str:
 
 
 def output_digest(path: str) -> str:
-    """A file's digest, or a directory's: sha256 over the sorted lines
-    "<relative path>\t<file digest>\n" of the regular files under it."""
-    if not os.path.isdir(path):
-        return file_digest(path)
+    """A file's digest, or a directory's (:func:`directory_digest`)."""
+    return directory_digest(path) if os.path.isdir(path) else file_digest(path)
+
+
+def directory_digest(path: str, digest: Callable[[str], str] = file_digest) -> str:
+    """sha256 over the sorted lines "<relative path>\t<file digest>\n" of the regular
+    files under a directory (relative paths with "/"); ``digest`` gives a file's digest
+    (the run store passes its cached one, so both sides agree by construction)."""
     lines = []
     for top, dirs, names in os.walk(path):
         dirs.sort()
@@ -779,7 +783,7 @@ def output_digest(path: str) -> str:
             full = os.path.join(top, name)
             if stat.S_ISREG(os.lstat(full).st_mode):
                 rel = os.path.relpath(full, path).replace(os.sep, "/")
-                lines.append(f"{rel}\t{file_digest(full)}\n")
+                lines.append(f"{rel}\t{digest(full)}\n")
     lines.sort()
     return "sha256:" + hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
 

@@ -21,6 +21,7 @@ import stat
 import threading
 from collections.abc import Callable
 
+from swiftnb.remote.wrapper import directory_digest
 from swiftnb.store.sqlite import StoreDatabase
 
 __all__ = ["DigestCache", "file_digest", "directory_digest", "PREFIX", "short"]
@@ -35,20 +36,6 @@ def file_digest(path: str) -> str:
     """"sha256:<hex>" of a file's bytes."""
     with open(path, "rb") as fh:
         return PREFIX + hashlib.file_digest(fh, "sha256").hexdigest()
-
-
-def directory_digest(path: str, digest: Callable[[str], str] = file_digest) -> str:
-    """"sha256:<hex>" of a directory tree's regular files (see the module's doc)."""
-    lines = []
-    for top, dirs, names in os.walk(path):
-        dirs.sort()
-        for name in names:
-            full = os.path.join(top, name)
-            if stat.S_ISREG(os.lstat(full).st_mode):
-                rel = os.path.relpath(full, path).replace(os.sep, "/")
-                lines.append(f"{rel}\t{digest(full)}\n")
-    lines.sort()
-    return PREFIX + hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def short(digest: str) -> str:
