@@ -69,7 +69,7 @@ import time
 import types
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 PROTOCOL_VERSION = 1
 #: the most slot threads a ``cores`` message may ask for (the widest throttle slider)
@@ -531,7 +531,7 @@ class Worker:
                     elif source is _WAKE:
                         self._take_posted()
                     else:
-                        self._exited(source)
+                        self._exited(cast(_Task, source))  # the other keys: tasks
                 self._check_running()
         except (OSError, ValueError) as exc:
             log.info("the connection ended: %s", exc)
@@ -765,8 +765,9 @@ class Worker:
             self._guarded(task, self._finished, returncode)
 
     def _finish(self, task: _Task, returncode: int, cleanup: bool) -> dict[str, Any]:
-        return task.job.finish(returncode, timed_out=task.timed_out, canceled=task.canceled,
-                               cleanup=cleanup)
+        result: dict[str, Any] = task.job.finish(
+            returncode, timed_out=task.timed_out, canceled=task.canceled, cleanup=cleanup)
+        return result
 
     def _finished(self, task: _Task, returncode: int) -> None:
         result = self._finish(task, returncode, False)
@@ -797,7 +798,8 @@ class Worker:
     def _failure(self, kind: str, cause: str, spec: Any) -> dict[str, Any]:
         """A result for a task the worker ended itself (never ran, or the worker failed)."""
         site = spec.get("site") if isinstance(spec, dict) else None
-        return self.wrapper.failure_result(kind, cause, site=str(site or "local"))
+        result: dict[str, Any] = self.wrapper.failure_result(kind, cause, site=str(site or "local"))
+        return result
 
 
 def main(argv: list[str] | None = None) -> int:

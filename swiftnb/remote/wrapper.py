@@ -459,7 +459,8 @@ def _anonymous_file(name: str) -> int | None:
     if memfd is None:
         return None
     try:
-        return memfd(name)
+        fd: int = memfd(name)
+        return fd
     except OSError:
         return None
 
@@ -1260,9 +1261,10 @@ class Job:
             import shlex
 
             lines = []
-            for command in self._plan or [{"argv": self.argv, "stdin": self.stdin_path,
-                                           "stdout": self.stdout_path,
-                                           "stderr": self.stderr_path}]:
+            plan: Iterable[dict[str, Any]] = self._plan or [
+                {"argv": self.argv, "stdin": self.stdin_path, "stdout": self.stdout_path,
+                 "stderr": self.stderr_path}]
+            for command in plan:
                 line = shlex.join(command["argv"])
                 for sign, key in (("<", "stdin"), (">", "stdout"), ("2>", "stderr")):
                     if command[key]:
@@ -1694,7 +1696,7 @@ class Job:
             digests[path] = output_digest(where)
         return digests
 
-    def _vanished(self, code: int) -> dict[str, Any] | None:
+    def _vanished(self, code: int | None) -> dict[str, Any] | None:
         """The result when the run's directory or the job directory was removed while
         the app ran (its failure then is the site's, not the app's), else None."""
         for what, path in (("base directory of the run", self.base_dir),
@@ -1863,11 +1865,11 @@ class Job:
         except OSError:
             self.keep = True
             return None
-        for path in (self.spec.get("stdout"), self.spec.get("stderr")):
-            captured = self._captured_as(path) if path else None
-            if captured and os.path.lexists(captured):  # not moved: keep it with the rest
+        for stream in (self.spec.get("stdout"), self.spec.get("stderr")):
+            captured = self._captured_as(stream) if stream else None
+            if stream and captured and os.path.lexists(captured):  # not moved: keep it
                 try:
-                    kept = os.path.join(target, job_name(path))
+                    kept = os.path.join(target, job_name(stream))
                     os.makedirs(os.path.dirname(kept), exist_ok=True)
                     shutil.move(captured, kept)
                 except OSError:
@@ -1928,10 +1930,10 @@ class Job:
             _unlink(path)
         self._own_files = []
         if not self._staged_out:  # the streams of a failed app are not outputs
-            for path in (self.spec.get("stdout"), self.spec.get("stderr")):
-                captured = self._captured_as(path) if path else None
-                if captured:
-                    _unlink(captured)
+            for named in (self.spec.get("stdout"), self.spec.get("stderr")):
+                left = self._captured_as(named) if named else None
+                if left:
+                    _unlink(left)
 
 
 def copies_much(spec: dict[str, Any]) -> bool:
