@@ -28,6 +28,7 @@ SHIPPED = {
     "05-analysing-a-swift-096-log.ipynb": (1, 1),
     "06-ssh-site.ipynb": (1, 1),
     "07-batch-and-coasters-on-slurm.ipynb": (2, 2),
+    "08-memoization.ipynb": (1, 0),
 }
 SSH_NOTEBOOK = "06-ssh-site.ipynb"
 SLURM_NOTEBOOK = "07-batch-and-coasters-on-slurm.ipynb"
