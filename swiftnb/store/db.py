@@ -22,7 +22,7 @@ from swiftnb.store import errors
 from swiftnb.store.digests import DigestCache
 from swiftnb.store.objects import DEFAULT_LIMIT, ContentStore
 from swiftnb.store.records import CallRecord, FileRecord, RunRecord
-from swiftnb.store.sqlite import DATABASE_NAME, Row, StoreDatabase
+from swiftnb.store.sqlite import DATABASE_NAME, Row, StoreDatabase, path_text
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for
     import pandas as pd
@@ -166,7 +166,8 @@ class RunStore:
                           _encode(call.command), call.site, call.started, call.ended,
                           call.exit_code, call.decision, call.reason,
                           _encode_sorted(call.key_parts), _encode(records)))
-            files.extend((call_id, *record) for record in records)
+            files.extend((call_id, role, path_text(path), digest, size)
+                         for role, path, digest, size in records)
         conn.executemany(f"INSERT INTO calls ({_CALL_COLUMNS}) "
                          f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
         conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?)", files)
@@ -190,7 +191,7 @@ class RunStore:
         """The latest successful call that produced ``path`` (with ``digest`` if given)."""
         self.flush()
         where = "f.path = ? AND f.role = 'out'" + (" AND f.digest = ?" if digest else "")
-        params: tuple[str, ...] = (path, digest) if digest else (path,)
+        params: tuple[str, ...] = (path_text(path), digest) if digest else (path_text(path),)
         return self._one(f"SELECT {_C_COLUMNS} FROM files f JOIN calls c "
                          f"ON c.id = f.call_id WHERE {where} AND c.decision IN {_SUCCESS} "
                          f"ORDER BY c.id DESC LIMIT 1", params)
@@ -204,7 +205,7 @@ class RunStore:
         marks = ", ".join("?" * len(outputs))
         sql = (f"SELECT {_C_COLUMNS} FROM files f JOIN calls c ON c.id = f.call_id "
                f"WHERE f.path IN ({marks}) AND f.role = 'out' AND c.decision IN {_SUCCESS}")
-        params: list[object] = list(outputs)
+        params: list[object] = [path_text(p) for p in outputs]
         if before_run is not None:
             sql += (" AND c.run_id != ? AND c.id < COALESCE((SELECT MIN(id) FROM calls "
                     "WHERE run_id = ?), (SELECT MAX(id) + 1 FROM calls))")

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 
 from swiftnb.remote.wrapper import directory_digest
-from swiftnb.store.sqlite import StoreDatabase
+from swiftnb.store.sqlite import StoreDatabase, path_text
 
 __all__ = ["DigestCache", "file_digest", "directory_digest", "PREFIX", "short"]
 
@@ -75,9 +75,10 @@ class DigestCache:
         rows = self._db.read("SELECT path, size, mtime_ns, digest FROM digests "
                              "WHERE dev = ? AND ino = ?", (st.st_dev, st.st_ino))
         real = key
-        if rows and rows[0][0] != key:
+        if rows and rows[0][0] != path_text(key):
             real = os.path.realpath(path)
-        if rows and (rows[0][0], rows[0][1], rows[0][2]) == (real, st.st_size, st.st_mtime_ns):
+        if rows and (rows[0][0], rows[0][1], rows[0][2]) == (path_text(real), st.st_size,
+                                                             st.st_mtime_ns):
             digest = str(rows[0][3])
         else:
             real = os.path.realpath(path)
@@ -102,5 +103,5 @@ class DigestCache:
         with self._lock:
             pending, self._pending = self._pending, {}
         conn.executemany("INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?)",
-                         [(dev, ino, path, size, mtime_ns, digest)
+                         [(dev, ino, path_text(path), size, mtime_ns, digest)
                           for path, ((dev, ino, size, mtime_ns), digest) in pending.items()])

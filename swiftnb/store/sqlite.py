@@ -184,3 +184,15 @@ def _check_header(path: str) -> None:
     change_counter = int.from_bytes(header[24:28], "big")
     if pages and valid_for == change_counter and size < pages * page_size:
         raise errors.corrupt(path, f"truncated: {size} bytes of {pages * page_size}")
+
+
+def path_text(path: str) -> str:
+    """A path as the database keeps it.  SQLite text is UTF-8, and a file name that is
+    not (carried as surrogates, as os does) would make the insert raise: its bytes that
+    are not UTF-8 are written as ``\\xff`` escapes, the same way on every write and query,
+    so such a file is still found (a real name of that spelling would share its rows)."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return path

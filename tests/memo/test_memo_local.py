@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 
@@ -150,3 +152,27 @@ def test_the_log_reader_reads_the_memo_lines_back(wf):
     assert len(cached) == 5
     assert set(cached["restored"]) == {"false"}
     assert all(str(r).startswith("same as ") for r in cached["reason"])
+
+
+def test_an_input_whose_name_is_not_utf8_is_remembered(tmp_path):
+    """SQLite keeps text as UTF-8: a file name that is not (os carries its bytes as
+    surrogates) once made the store's insert raise, ending the run as an internal
+    error.  It is now recorded, and the next run reuses the call."""
+    os.mkdir(tmp_path / "in")
+    with open(os.path.join(os.fsencode(tmp_path), b"in", b"x\xff.txt"), "wb") as fh:
+        fh.write(b"data\n")
+    (tmp_path / "w.swift").write_text(
+        'type file;\napp (file o) c(file i) { cat @i stdout=@o; }\n'
+        'file ins[] <filesys_mapper; location="in", pattern="*.txt">;\n'
+        'foreach f, k in ins { file o <single_file_mapper; file=strcat("o", k, ".txt")>;'
+        ' o = c(f); }\n')
+    swiftnb = os.path.join(os.path.dirname(sys.executable), "swiftnb")
+    finals = []
+    for _ in range(2):
+        done = subprocess.run([swiftnb, "run", "-memoize", "true", "w.swift"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        finals.append([line for line in (done.stdout + done.stderr).splitlines()
+                       if "Final status" in line])
+    assert "Finished successfully:1" in finals[0][0]
+    assert "Cached:1" in finals[1][0] and "Finished successfully" not in finals[1][0]
