@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -75,11 +76,28 @@ class StoreDatabase:
             self.conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False,
                                         timeout=BUSY_TIMEOUT_MS / 1000)
         try:
-            with self.guard():
-                self._prepare()
+            self._prepare_with_retries()
         except BaseException:
             self.conn.close()
             raise
+
+    def _prepare_with_retries(self) -> None:
+        """Some of sqlite's locks on a database being created or switched to WAL by
+        another process fail at once with BUSY, without the busy handler (the change of
+        journal mode, a read that must upgrade): those are retried here, for as long as
+        the busy timeout, so that two runs starting in one directory both open it."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        pause = 0.005
+        while True:
+            try:
+                with self.guard():
+                    self._prepare()
+                return
+            except StoreError as exc:
+                if exc.kind is not errors.StoreErrorKind.LOCKED or time.monotonic() > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.2)
 
     def _prepare(self) -> None:
         conn = self.conn

@@ -56,3 +56,22 @@ def test_a_killed_writer_leaves_every_committed_batch(tmp_path):
         assert store.lookup(f"sha256:rk-{committed - 1}") is not None
         [run] = store.run_records()
         assert run.status == "running"
+
+
+OPEN = ("import sys\n"
+        "from swiftnb.store import RunStore\n"
+        "with RunStore.open(sys.argv[1]) as store:\n"
+        "    print(len(store.run_records()))\n")
+
+
+def test_processes_that_create_one_store_at_once_all_open_it(tmp_path):
+    """Creating the database and switching it to WAL take locks sqlite does not wait
+    for: eight processes starting in one new directory must all open it."""
+    for round_ in range(6):
+        store_dir = tmp_path / f"st{round_}"
+        procs = [subprocess.Popen([sys.executable, "-c", OPEN, str(store_dir)], cwd=ROOT,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(8)]
+        results = [proc.communicate(timeout=60) for proc in procs]
+        assert [(proc.returncode, out.strip()) for proc, (out, _) in zip(procs, results)] \
+            == [(0, "0")] * 8, [err for _, err in results if err]
