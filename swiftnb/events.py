@@ -63,6 +63,11 @@ KINDS = frozenset(
         "BLOCK_REQUESTED", "BLOCK_ACTIVE", "BLOCK_SHUTDOWN", "BLOCK_DONE", "BLOCK_FAILED",
         "BLOCK_UTILIZATION", "WORKER_ACTIVE", "WORKER_LOST", "WORKER_SHUTDOWN",
         "PLANNER",
+        # something the run waits for, and why (docs/design.md, "Events"): subject=block|
+        # site|worker|task, id, site, reason (a short code such as Slurm's PartitionConfig),
+        # detail (one sentence for a person); the latest per (subject, id) holds until that
+        # subject starts or ends
+        "WAITING",
     }
 )
 

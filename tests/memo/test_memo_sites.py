@@ -91,3 +91,19 @@ site.cluster {{
 }}
 """)
     _three_runs(tmp_path, {})
+
+
+def test_memoized_calls_on_a_slurm_site(slurm, tmp_path):
+    """Each call a batch job of the real Slurm: the digests come back with the result."""
+    _prepare(tmp_path, f"""
+sites: [cluster]
+site.cluster {{
+    execution {{ type: "slurm", options {{ pollInterval: 0.5 }} }}
+    staging: "swift"
+    workDirectory: "{tmp_path / 'work'}"
+    maxParallelTasks: 4
+    initialParallelTasks: 4
+    app.ALL {{ executable: "*" }}
+}}
+""")
+    _three_runs(tmp_path, slurm.env())
