@@ -15,9 +15,9 @@ How a run uses the host (one SSH connection for everything, docs/design.md "Remo
 
 1. ``start``: connect (known_hosts checked, ``~/.ssh/config`` and ``~/.ssh/auth.defaults``
    honoured: :mod:`swiftnb.execution.sshshell`), check the remote Python 3, make the site
-   run directory ``WORKDIR/SCRIPT-RUNID/shared`` and copy there the job wrapper
-   (``_swiftwrap.py``) and the worker (``_swiftworker.py``), both stdlib-only, then start
-   the worker on one channel: ``python3 _swiftworker.py --stdio``.  It runs up to
+   run directory ``WORKDIR/SCRIPT-RUNID/shared`` and copy there the zipapp of the job
+   wrapper and the worker (``_swiftremote.pyz``, stdlib-only: ``remote/payload.py``), then
+   start the worker on one channel: ``python3 -I _swiftremote.pyz worker --stdio``.  It runs up to
    maxParallelTasks jobs at once and speaks JSON lines (``remote/worker.py``).
 2. ``execute``: stage the inputs in (by the staging mode, below), send the job spec
    to the worker, hear ``active`` and ``done``, stage the outputs back.
@@ -52,6 +52,7 @@ from swiftnb.remote import worker as worker_module
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.remote import wrapper
+from swiftnb.remote.payload import PAYLOAD_NAME, payload_file
 from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
@@ -304,15 +305,14 @@ class SSHProvider(Provider):
             work_dir = await remote_work_dir(self._session, python=python,
                                              work_dir=self.work_dir, where=self._where())
             site_dir = f"{work_dir}/{self.site_run}"
-            await prepare_site_dir(self.shell, site_dir, {
-                "_swiftwrap.py": wrapper.__file__, "_swiftworker.py": worker_module.__file__},
-                where=self._where())
+            await prepare_site_dir(self.shell, site_dir, {PAYLOAD_NAME: payload_file()},
+                                   where=self._where())
             self.site_dir = self.stager.site_dir = site_dir
         await self.limiter.wait()
         try:
             process = await self.shell.start(
-                [python, "shared/_swiftworker.py", "--stdio", "--cores", str(self.max_parallel),
-                 "--wrapper", "shared/_swiftwrap.py"], cwd=self.site_dir)
+                [python, "-I", f"shared/{PAYLOAD_NAME}", "worker", "--stdio",
+                 "--cores", str(self.max_parallel)], cwd=self.site_dir)
             hello = _json(await asyncio.wait_for(process.readline(), self.options.connectTimeout))
         except ShellError as exc:
             self.limiter.failed()
@@ -392,7 +392,7 @@ class SSHProvider(Provider):
         except (TimeoutError, ShellError, ProviderError, asyncio.CancelledError):
             pass
 
-    def _ended(self, task: Task, spec: dict[str, Any], result: dict[str, Any],
+    def _ended(self, task: Task, spec: wrapper.JobSpec, result: dict[str, Any],
                attempt: StatusReporter) -> TaskResult:
         return self._info.finish(task.run_dir, spec, result, attempt, site=self.name,
                                  counts=self.counts, always=self.always_info)

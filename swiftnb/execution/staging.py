@@ -158,7 +158,7 @@ class Stager:
         return os.path.abspath(task.base_dir)  # the shared file system's own path
 
     # -- the job's spec -----------------------------------------------------------------
-    def spec(self, task: Task, base: str) -> dict[str, Any]:
+    def spec(self, task: Task, base: str) -> wrapper.JobSpec:
         """The wrapper's job spec of ``task`` with its files under ``base`` on the host."""
         cdm = self.cdm.directives(task.inputs, task.outputs) if self.cdm is not None else None
         spec = wrapper.spec_from_task(
@@ -197,7 +197,7 @@ class Stager:
         return rule is not None and rule.kind.name in kinds
 
     # -- in -----------------------------------------------------------------------------
-    async def stage_in(self, task: Task, attempt: StatusReporter) -> tuple[dict[str, Any], str]:
+    async def stage_in(self, task: Task, attempt: StatusReporter) -> tuple[wrapper.JobSpec, str]:
         """Put the task's inputs in place on the host; returns the job's spec and its base
         directory there.  ProviderError(STAGE_IN, or the connection's kind) names the
         file, the site and the host."""
@@ -272,7 +272,7 @@ class Stager:
             done.set_result(None)
 
     # -- out ----------------------------------------------------------------------------
-    async def stage_out(self, task: Task, spec: dict[str, Any], base: str,
+    async def stage_out(self, task: Task, spec: wrapper.JobSpec, base: str,
                         result: dict[str, Any], attempt: StatusReporter) -> dict[str, Any]:
         """Bring a successful job's outputs back (the wrapper's ``staged_out`` list, the
         small ones from its ``inline`` field); returns the result, made a STAGE_OUT

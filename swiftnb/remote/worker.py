@@ -54,7 +54,6 @@ is and where it connects, DEBUG each task, TRACE each message (the secret left o
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import logging
 import os
@@ -171,17 +170,17 @@ def read_secret_file(path: str) -> str:
 
 
 def load_wrapper(path: str | None = None) -> types.ModuleType:
-    """The job wrapper module: ``path``, else ``wrapper.py`` beside this file, else swiftnb's.
-    Loaded from its file, not imported: a block's node has no swiftnb installed."""
-    candidates = [path] if path else [os.path.join(os.path.dirname(os.path.abspath(__file__)), "wrapper.py")]
-    for candidate in candidates:
-        if candidate and os.path.exists(candidate):
-            spec = importlib.util.spec_from_file_location("swiftnb_coaster_wrapper", candidate)
-            assert spec is not None and spec.loader is not None
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            return module
-    from swiftnb.remote import wrapper  # running inside a swiftnb installation
+    """The job wrapper, ``swiftnb.remote.wrapper``: a module of this worker's own package,
+    whether the worker runs from the shipped zipapp (``_swiftremote.pyz worker``) or from a
+    swiftnb installation.  ``path`` (``--wrapper``): where that package is to be imported
+    from first, a ``_swiftremote.pyz`` or the ``swiftnb/remote/wrapper.py`` of a tree."""
+    if path:
+        root = os.path.abspath(path)
+        if root.endswith(".py"):  # .../swiftnb/remote/wrapper.py: the tree holding swiftnb/
+            root = os.path.dirname(os.path.dirname(os.path.dirname(root)))
+        if root not in sys.path:
+            sys.path.insert(0, root)
+    from swiftnb.remote import wrapper
 
     return wrapper
 
@@ -813,7 +812,8 @@ def main(argv: list[str] | None = None) -> int:
                         + ", ".join(RANK_VARIABLES) + ", else 0) as 6 digits")
     parser.add_argument("--cores", type=int, default=1)
     parser.add_argument("--walltime", type=float, default=0)
-    parser.add_argument("--wrapper", default=None, help="path of wrapper.py (default: beside this file)")
+    parser.add_argument("--wrapper", default=None,
+                        help="a _swiftremote.pyz or wrapper.py whose package to use (default: this worker's own)")
     parser.add_argument("--secret-file", default=None,
                         help="read the service's secret from this file (mode 0600) instead "
                         "of $" + SECRET_ENV)

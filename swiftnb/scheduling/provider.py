@@ -44,12 +44,12 @@ import contextlib
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.errors import SwiftnbError
 from swiftnb.events import TaskStatus
-from swiftnb.remote.wrapper import job_dir
+from swiftnb.remote.wrapper import JobSpec, job_dir
 
 __all__ = ["Provider", "ProviderError", "StatusReporter", "RecordingReporter", "ProviderState",
            "BlockState", "Job", "swift_job_dir"]
@@ -154,7 +154,7 @@ class Job:
 
     task: Task
     dir: str
-    spec: dict[str, Any] | None = None
+    spec: JobSpec | None = None
 
 
 class Provider(abc.ABC):

@@ -351,22 +351,25 @@ def test_dispatch_takes_queued_first_then_the_longest_fitting(make_site):
 
 
 def test_shipped_worker_runs_from_a_plain_directory(make_site, tmp_path):
-    # what a remote block does: copy worker.py + wrapper.py to a node and run them with a
-    # Python that cannot see swiftnb (-I: isolated mode, no site-packages, no PYTHONPATH)
+    # what a remote block does: copy the far side's zipapp to a node and run its worker
+    # with a Python that cannot see swiftnb (-I -S: isolated, no site-packages at all)
     import shutil
     import sys
 
-    from swiftnb.coasters.blocks import LocalBlockProvider, worker_files
+    from swiftnb.coasters.blocks import LocalBlockProvider
+    from swiftnb.remote.payload import payload_file
 
     ship = tmp_path / "ship"
     ship.mkdir()
-    for path in worker_files():
-        shutil.copy(path, ship)
+    shipped = ship / "_swiftremote.pyz"
+    shutil.copy(payload_file(), shipped)
     python = tmp_path / "python-isolated"
-    python.write_text(f'#!/bin/sh\ncd /\nexec "{sys.executable}" -I "$@"\n')
+    # the provider runs `PYTHON WORKER_SCRIPT ARGS`: the script's place is the zipapp's
+    # `worker` command
+    python.write_text(f'#!/bin/sh\ncd /\nshift\nexec "{sys.executable}" -I -S "{shipped}" worker "$@"\n')
     python.chmod(0o755)
-    provider = LocalBlockProvider(python=str(python), worker_script=str(ship / "worker.py"),
-                                  wrapper_path=str(ship / "wrapper.py"))
+    provider = LocalBlockProvider(python=str(python), worker_script=str(shipped),
+                                  wrapper_path=str(shipped))
     site = make_site({"planInterval": 0.1}, block_provider=provider)
 
     async def main():

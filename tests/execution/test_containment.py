@@ -23,6 +23,8 @@ import pytest
 from swiftnb.engine.task import Command, Task
 from swiftnb.events import EventBus
 from swiftnb.remote import wrapper
+from swiftnb.remote.payload import payload_file
+from swiftnb.remote.wrap.sequence import SEQUENCE_FLAG
 from swiftnb.execution.local import LocalProvider
 from swiftnb.scheduling.single import SingleSiteExecutor
 
@@ -214,7 +216,7 @@ def test_run_job_success_and_walltime_end_everything(tmp_path, marker):
 
 
 def _standalone(tmp_path: Path, script: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-I", wrapper.__file__], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-I", payload_file(), "wrap"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdin.write(json.dumps(_spec(tmp_path, script)).encode())
     proc.stdin.close()
@@ -257,7 +259,7 @@ def test_a_killed_sequence_process_is_the_wrappers_failure_and_ends_the_app(tmp_
         app = running(marker)[0]
         with open(f"/proc/{app}/stat") as fh:
             sequence = int(fh.read().rsplit(")", 1)[1].split()[1])
-        assert wrapper._SEQUENCE_FLAG.encode() in _cmdline(str(sequence))
+        assert SEQUENCE_FLAG.encode() in _cmdline(str(sequence))
         os.kill(sequence, signal.SIGKILL)
         runner.join(LIMIT)
         assert not runner.is_alive()

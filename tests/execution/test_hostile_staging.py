@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from swiftnb.remote import wrapper
+from swiftnb.remote.wrap import files
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -227,7 +228,7 @@ def test_an_app_writing_to_its_stdin_leaves_the_original_as_it_was(tmp_path):
 def test_a_large_input_is_a_run_copy_made_again_after_an_app_wrote_to_it(tmp_path):
     (tmp_path / "run").mkdir()
     big = tmp_path / "run/big.dat"
-    data = b"x" * (wrapper._COPY_LIMIT + 1)
+    data = b"x" * (files._COPY_LIMIT + 1)
     big.write_bytes(data)
     first = sh(tmp_path, 'echo more >> "$1"; wc -c < "$1" > n1', "big.dat",
                inputs=["big.dat"], outputs=["n1"])
@@ -288,7 +289,7 @@ def test_a_run_whose_app_appends_to_its_inputs(tmp_path):
 
 @pytest.mark.parametrize("name", ["o" * 255, "é" * 127, "x"])
 def test_temporary_names_fit_name_max(tmp_path, name):
-    tmp = wrapper._temp_beside(str(tmp_path / name))
+    tmp = files._temp_beside(str(tmp_path / name))
     assert len(os.fsencode(os.path.basename(tmp))) <= 255
     assert os.path.dirname(tmp) == str(tmp_path)
     open(tmp, "w").close()  # a name the file system takes

@@ -358,16 +358,16 @@ def test_a_second_cancel_still_leaves_no_zombie(tmp_path, start_path):
 def test_the_loop_answers_while_a_large_input_is_copied(tmp_path, monkeypatch):
     """The run's shared copy of a large input is made on a runner thread: a timer on the
     loop keeps ticking while the copy (made slow here) goes on."""
-    from swiftnb.remote import wrapper
+    from swiftnb.remote.wrap import files
 
     (tmp_path / "big.dat").write_bytes(b"x" * ((1 << 20) + 1))
-    copy = wrapper._site_copy_of
+    copy = files._site_copy_of
 
     def slow_copy(source, target):
         time.sleep(1.0)
         copy(source, target)
 
-    monkeypatch.setattr(wrapper, "_site_copy_of", slow_copy)
+    monkeypatch.setattr(files, "_site_copy_of", slow_copy)
     ex = SingleSiteExecutor(LocalProvider(site_run="s-run001"), EventBus(), max_parallel=2)
 
     async def main():

@@ -105,7 +105,7 @@ def test_keep_site_dir_shows_swift_layout_on_the_host(sshd, tmp_path):
     shared = runs[0] / "shared"
     assert (shared / "in.txt").read_text() == "kept\n"           # staged in to shared/
     assert (shared / "out" / "result.txt").read_text() == "kept\n"  # moved to shared/
-    assert (shared / "_swiftwrap.py").exists() and (shared / "_swiftworker.py").exists()
+    assert (shared / "_swiftremote.pyz").exists()  # the far side's code, one zipapp
     # the host's copy belongs to the login user: the files really crossed SFTP
     assert (shared / "in.txt").stat().st_uid == pwd.getpwnam(sshd.user).pw_uid
 

@@ -1,6 +1,6 @@
-"""The coaster worker over stdin/stdout (``--stdio``), as ``ssh host python3 worker.py``
-would run it: a real subprocess of the system Python with only worker.py and wrapper.py
-beside each other (no swiftnb), driven through its pipes."""
+"""The coaster worker over stdin/stdout (``--stdio``), as ``ssh host python3 -I
+_swiftremote.pyz worker`` would run it: a real subprocess of the system Python with only
+the zipapp (no swiftnb), driven through its pipes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from swiftnb.remote import worker as worker_module
-from swiftnb.remote import wrapper
+from swiftnb.remote.payload import PAYLOAD_NAME, payload_file
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -30,13 +30,12 @@ LIMIT = 20.0
 
 @pytest.fixture
 def shipped(tmp_path: Path) -> Path:
-    """worker.py and wrapper.py copied side by side, as a remote site gets them."""
+    """The zipapp of worker and wrapper alone in a directory, as a remote site gets it."""
     if not os.access(SYSTEM_PYTHON, os.X_OK):
         pytest.skip(f"no {SYSTEM_PYTHON}")
     where = tmp_path / "ship"
     where.mkdir()
-    shutil.copy(worker_module.__file__, where / "worker.py")
-    shutil.copy(wrapper.__file__, where / "wrapper.py")
+    shutil.copy(payload_file(), where / PAYLOAD_NAME)
     return where
 
 
@@ -46,7 +45,8 @@ class Client:
     def __init__(self, shipped: Path, cores: int) -> None:
         # -I: isolated (no PYTHONPATH, no user site, no cwd on sys.path): the stdlib only
         self.proc = subprocess.Popen(
-            [SYSTEM_PYTHON, "-I", str(shipped / "worker.py"), "--stdio", "--cores", str(cores)],
+            [SYSTEM_PYTHON, "-I", str(shipped / PAYLOAD_NAME), "worker", "--stdio", "--cores",
+             str(cores)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         self.messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self.pending: list[dict[str, Any]] = []
