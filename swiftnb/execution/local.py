@@ -15,8 +15,10 @@ keeps 0.8 of xargs' speed instead of 0.25) and tries the loop again every
 scratch directory (a copy takes as long as the file is big) and systems without pidfds.
 
 Every child runs in its own session; cancelling ``execute`` kills its whole process
-group.  Status reports follow Swift's local provider: 8 (submitting), 1 (submitted),
-2 (active), then 7 (completed) or 5 (failed, with the message).
+group.  This process is the apps' subreaper: what an app leaves running ends with its
+call (the wrapper's marks and orphans; a daemon that escaped both: ``escapees.py``).
+Status reports follow Swift's local provider: 8 (submitting), 1 (submitted), 2 (active),
+then 7 (completed) or 5 (failed, with the message).
 """
 
 from __future__ import annotations
@@ -24,19 +26,20 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.remote import wrapper
+from swiftnb.execution import escapees
 from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.outcome import result_from_dict
 from swiftnb.execution.runners import Runners
+from swiftnb.execution.shell import remove_local_tree
 from swiftnb.scheduling.options import ProviderOptions
 from swiftnb.scheduling.provider import Job, Provider, ProviderState, StatusReporter
 
@@ -71,7 +74,7 @@ class _Process:
     def __init__(self, job: wrapper.Job, on_success: Callable[[], None] | None = None) -> None:
         self.job = job
         self.on_success = on_success  # after exit 0, before the stage-out
-        self.result: dict[str, Any] | None = None  # the job's end, left None when canceled
+        self.result: wrapper.JobResult | None = None  # the job's end, left None when canceled
         self.proc: subprocess.Popen[bytes] | None = None
         self.canceled = False
         self.timed_out = False
@@ -79,16 +82,27 @@ class _Process:
     def start(self) -> None:
         """Start the app.  OSError: it could not be started."""
         job = self.job
+        escapees.app_starting()
         try:
             self.proc = subprocess.Popen(job.argv, **job.popen_kwargs())
         finally:
             job.close_streams()
+            escapees.app_started(self.proc.pid if self.proc is not None else None)
         job.started(self.proc.pid)
         if self.canceled or self.timed_out:
             job.kill(self.proc.pid)
 
     def end(self, returncode: int) -> None:
-        """Stage out the ended app: the wrapper's result in ``result``."""
+        """Stage out the ended app: the wrapper's result in ``result``; then end the
+        daemons it (or an app before it) left where the wrapper cannot find them."""
+        if self.proc is not None:
+            escapees.app_ended(self.proc.pid)
+        try:
+            self._stage_out(returncode)
+        finally:
+            escapees.end_escaped()
+
+    def _stage_out(self, returncode: int) -> None:
         if returncode == 0 and self.on_success is not None and not self.canceled:
             self.on_success()
         if not self.canceled:
@@ -166,7 +180,7 @@ class LocalProvider(Provider):
     async def start(self) -> None:
         self._closing = False  # a provider started again after shutdown() runs tasks again
 
-    def spec(self, task: Task) -> dict[str, Any]:
+    def spec(self, task: Task) -> wrapper.JobSpec:
         """The wrapper's job spec for a task on this site."""
         return wrapper.spec_from_task(
             task,
@@ -203,8 +217,9 @@ class LocalProvider(Provider):
         task = prepared.task
         spec = prepared.spec if prepared.spec is not None else self.spec(task)
         self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
-        if spec.get("scratch"):
-            self._site_dirs.add(os.path.join(spec["scratch"], spec["site_run"]))
+        scratch = spec.get("scratch")
+        if scratch:
+            self._site_dirs.add(os.path.join(scratch, spec["site_run"]))
         loop = asyncio.get_running_loop()
         if wrapper.copies_much(spec):  # copies take as long as the files are big
             job = await self._runners.call(wrapper.prepare, spec, self._spares)
@@ -225,8 +240,9 @@ class LocalProvider(Provider):
         report.status(TaskStatus.SUBMITTED)
         report.status(TaskStatus.ACTIVE)
         timer: asyncio.TimerHandle | None = None
-        if spec.get("walltime"):
-            timer = loop.call_later(float(spec["walltime"]), lambda: process.kill(timed_out=True))
+        walltime = spec.get("walltime")
+        if walltime:
+            timer = loop.call_later(float(walltime), lambda: process.kill(timed_out=True))
         try:
             if spec.get("scratch") or not self._pidfds or self._threaded:
                 self._threaded = max(0, self._threaded - 1)
@@ -302,8 +318,8 @@ class LocalProvider(Provider):
         self._reaping.add(done)
         return done
 
-    def _ended(self, result: dict[str, Any], report: StatusReporter, task: Task,
-               spec: dict[str, Any]) -> TaskResult:
+    def _ended(self, result: wrapper.JobResult, report: StatusReporter, task: Task,
+               spec: wrapper.JobSpec) -> TaskResult:
         if result["ok"]:
             self.completed += 1
             report.status(TaskStatus.COMPLETED)
@@ -313,7 +329,7 @@ class LocalProvider(Provider):
             report.status(TaskStatus.FAILED, message=result.get("cause") or result.get("message"))
         return result_from_dict(result)
 
-    def _write_info(self, task: Task, spec: dict[str, Any], result: dict[str, Any]) -> None:
+    def _write_info(self, task: Task, spec: wrapper.JobSpec, result: Mapping[str, Any]) -> None:
         self._info.write(task.run_dir, spec, result)
 
     async def shutdown(self) -> None:
@@ -341,7 +357,10 @@ class LocalProvider(Provider):
         if self.keep:
             return
         for site_dir in self._site_dirs:
-            shutil.rmtree(site_dir, ignore_errors=True)
+            try:  # its shared/ may hold read-only copies of input directories
+                remove_local_tree(site_dir)
+            except OSError:
+                pass
             try:
                 os.rmdir(os.path.dirname(site_dir))  # the work dir, if nothing else is in it
             except OSError:

@@ -20,6 +20,7 @@ import errno
 import os
 import shutil
 import signal
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from swiftnb.atomicfile import replacing
 from swiftnb.errors import SwiftnbError
 
 __all__ = ["ShellFailure", "ShellError", "CommandResult", "Process", "Shell", "LocalShell",
-           "Tunnel", "LOCAL_HOST", "signal_number", "os_error"]
+           "Tunnel", "LOCAL_HOST", "signal_number", "os_error", "remove_local_tree"]
 
 #: How a ShellError names this machine.
 LOCAL_HOST = "this machine"
@@ -209,6 +210,34 @@ def signal_number(name: str) -> int:
         raise ValueError(f"unknown signal name {name!r}") from None
 
 
+def remove_local_tree(path: str) -> None:
+    """rm -rf of a tree that may hold read-only directories (the site run's shared copy
+    of an input directory is 0555, so that no app writes into it): a directory that
+    refuses the removal of an entry is made writable by its owner and tried again.
+    A missing path is no error; other OSErrors are raised."""
+    def writable_again(function: Callable[..., object], failed: str, info: object) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, FileNotFoundError):
+            return
+        parent = os.path.dirname(failed)
+        if not isinstance(exc, PermissionError) or not parent:
+            raise exc if exc is not None else OSError(f"cannot remove {failed}")
+        os.chmod(parent, os.stat(parent).st_mode | 0o700)
+        if os.path.isdir(failed) and not os.path.islink(failed):
+            os.chmod(failed, os.stat(failed).st_mode | 0o700)
+            shutil.rmtree(failed, onerror=writable_again)
+        else:
+            function(failed)
+
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, onerror=writable_again)
+    else:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
 def _status(code: int | None) -> int | None:
     """asyncio's returncode (-N when killed by signal N) as a shell reports it (128+N)."""
     return None if code is None else (128 - code if code < 0 else code)
@@ -352,16 +381,8 @@ class LocalShell(Shell):
             raise os_error(exc, "making a directory") from None
 
     async def remove_tree(self, path: str) -> None:
-        def remove() -> None:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path)
-            else:
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    pass
         try:
-            await asyncio.to_thread(remove)
+            await asyncio.to_thread(remove_local_tree, path)
         except FileNotFoundError:
             pass
         except OSError as exc:
