@@ -8,7 +8,7 @@ of every block job): the OSG Connect tutorial's ``condor.+AccountingGroup`` beca
 profiles in the pool's ``app.ALL.options``, so here:
 
 * ``mpi.processes``, ``mpi.ppn``, ``jobType`` (``single``, ``mpi``) and ``count`` belong to
-  the task (an MPI app holds several slots of a worker: :mod:`swiftnb.coasters.mpi`);
+  the task (an MPI app holds several worker slots at once: :mod:`swiftnb.coasters.mpi`);
   ``maxwalltime`` and the brokerage keys are read by other layers;
 * a key of ``app.ALL`` (the site's or the global one) that the site's batch system takes
   as a job option goes to every block job, under the site's own ``jobOptions``;
@@ -149,10 +149,10 @@ def app_options_of(apps: Iterable[tuple[str, Mapping[str, str]]],
             for path, flat in apps for key, value in flat.items()]
 
 
-def mpi_problems(options: Iterable[AppOption], *, site: str, per_worker: int | None,
+def mpi_problems(options: Iterable[AppOption], *, site: str, per_block: int | None,
                  warn: Callable[[str], None]) -> list[str]:
     """MPI keys of an app that cannot be read (problems, each with its line); an app
-    whose MPI tasks need more slots than a worker of ``per_worker`` has (None: the
+    whose MPI tasks need more slots than a block of ``per_block`` has (None: the
     workers say their own) is a warning: its tasks fail, the rest of the run goes on."""
     from swiftnb.coasters.mpi import mpi_shape, slots_problem
 
@@ -168,8 +168,8 @@ def mpi_problems(options: Iterable[AppOption], *, site: str, per_worker: int | N
         except ValueError as exc:
             problems.append(keys[0].said(f"{path}.options: {exc}"))
             continue
-        too_wide = (slots_problem(site, tr, shape, per_worker)
-                    if shape is not None and per_worker is not None else None)
+        too_wide = (slots_problem(site, tr, shape, per_block)
+                    if shape is not None and per_block is not None else None)
         if too_wide is not None:
             warn(keys[0].said(f"{too_wide}; its tasks will fail"))
     return problems

@@ -1,30 +1,34 @@
 """MPI apps on coaster workers (User Guide 19.3.2, "MPICH/Coasters").
 
 An app with ``mpi.processes`` (and ``mpi.ppn``, processes per slot, default 1; or
-``jobType: "MPI"`` with ``count``) runs as one task that holds ``ceil(processes / ppn)`` slots of one
-worker: the service gives it a worker with that many slots free, the worker counts them
-busy until it ends, and the app starts under MPICH's Hydra as ``mpiexec -launcher fork
--n PROCESSES APP ARGS``, so its ranks run on the worker's node (``fork``: never on other
-nodes of the block's allocation, which other tasks hold) and see ``PMI_RANK`` and
-``PMI_SIZE``.  ``mpiexec`` must be MPICH's, on the node's ``PATH`` (as in Swift).
+``jobType: "MPI"`` with ``count``) runs as one task that holds ``ceil(processes / ppn)``
+worker slots, all at once or not at all.  On one worker with that many slots free it
+starts under MPICH's Hydra as ``mpiexec -launcher fork -n PROCESSES APP ARGS`` (its ranks
+on the worker's node).  When no worker has room, the service may take free slots of
+several workers of one block (:func:`spread_spec`): ``mpiexec`` runs on the first of them
+with ``-hosts NODE:RANKS,...`` naming the nodes of all of them, as Swift 0.96's
+``Mpiexec2`` ran ``mpirun -hostfile`` on its first Cpu; with every part on one host (a
+``local:local`` block) Hydra forks the ranks there (``-launcher fork``), else Hydra
+reaches the other nodes its own way (ssh, or the batch system's launcher such as
+Slurm's ``srun`` inside the block's allocation).  Ranks see ``PMI_RANK`` and
+``PMI_SIZE``; ``mpiexec`` must be MPICH's, on the node's ``PATH`` (as in Swift).
 
-Swift 0.96 could also spread one MPI task over several workers (Hydra's manual launcher,
-one proxy per worker); here a task's slots are on one worker, so its ``mpi.ppn`` splits
-the processes into slots and a task asking for more slots than a worker has
-(``tasksPerNode``) fails at once, saying so.
+A task asking for more slots than a block can have (``maxNodesPerJob x tasksPerNode``)
+fails at once, saying so.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MpiShape", "mpi_shape", "launch_spec", "slots_problem"]
+__all__ = ["MpiShape", "mpi_shape", "launch_spec", "spread_spec", "slots_problem"]
 
-#: the launcher an MPI task's command starts under (MPICH's Hydra)
-MPIEXEC = ("mpiexec", "-launcher", "fork")
+#: MPICH's Hydra process manager, and its launcher for ranks on its own host
+MPIEXEC = "mpiexec"
+ON_THIS_HOST = ("-launcher", "fork")
 
 
 @dataclass(frozen=True)
@@ -63,19 +67,41 @@ def mpi_shape(profiles: Mapping[str, str], tr: str) -> MpiShape | None:
 
 
 def launch_spec(spec: dict[str, Any], shape: MpiShape) -> dict[str, Any]:
-    """The job spec that runs the app's ``shape.processes`` ranks under mpiexec, holding
-    ``shape.slots`` slots of its worker."""
-    return {**spec, "executable": MPIEXEC[0],
-            "args": [*MPIEXEC[1:], "-n", str(shape.processes), str(spec["executable"]),
-                     *spec.get("args", [])],
-            "slots": shape.slots}
+    """The job spec that runs the app's ``shape.processes`` ranks under mpiexec on one
+    worker, holding ``shape.slots`` of its slots (``mpi`` keeps the app's own command
+    line for :func:`spread_spec`)."""
+    app = [str(spec["executable"]), *spec.get("args", [])]
+    return {**spec, "executable": MPIEXEC,
+            "args": [*ON_THIS_HOST, "-n", str(shape.processes), *app],
+            "slots": shape.slots, "mpi": {"processes": shape.processes, "app": app}}
 
 
-def slots_problem(site: str, tr: str, shape: MpiShape, per_worker: int) -> str | None:
-    """Why a task of ``shape`` cannot run on workers of ``per_worker`` slots, or None."""
-    if shape.slots <= per_worker:
+def spread_spec(spec: dict[str, Any], parts: Sequence[tuple[str, int]]) -> dict[str, Any]:
+    """``spec`` (from :func:`launch_spec`) run over worker slots on several workers:
+    ``parts`` are (node, slots) of each, the first the worker that starts mpiexec.  Each
+    node gets ``ceil(processes / slots)`` ranks a slot, the last what is left."""
+    mpi = spec["mpi"]
+    processes = int(mpi["processes"])
+    per_slot = math.ceil(processes / sum(slots for _, slots in parts))
+    hosts: list[str] = []
+    left = processes
+    for node, slots in parts:
+        ranks = min(left, slots * per_slot)
+        if ranks > 0:
+            hosts.append(f"{node}:{ranks}")
+        left -= ranks
+    launcher = ON_THIS_HOST if len({node for node, _ in parts}) == 1 else ()
+    return {**spec, "slots": parts[0][1],
+            "args": [*launcher, "-hosts", ",".join(hosts), "-n", str(processes),
+                     *mpi["app"]]}
+
+
+def slots_problem(site: str, tr: str, shape: MpiShape, per_block: int) -> str | None:
+    """Why a task of ``shape`` cannot run on blocks of ``per_block`` slots, or None."""
+    if shape.slots <= per_block:
         return None
-    return (f"site {site}: app {tr} needs {shape.slots} slots of one worker "
+    return (f"site {site}: app {tr} needs {shape.slots} worker slots at once "
             f"({shape.processes} MPI processes, mpi.ppn "
-            f"{math.ceil(shape.processes / shape.slots)} per slot), and its workers have "
-            f"tasksPerNode {per_worker}: raise tasksPerNode or mpi.ppn")
+            f"{math.ceil(shape.processes / shape.slots)} per slot), and its blocks have "
+            f"{per_block} (maxNodesPerJob x tasksPerNode): raise maxNodesPerJob, "
+            "tasksPerNode or mpi.ppn")

@@ -165,8 +165,11 @@ def _prefix_sums(walltimes: Sequence[int], p: float) -> list[int]:
 
 
 def allocate_blocks(walltimes: Sequence[int], current_blocks: int, s: CoasterSettings,
-                    tsum: int | None = None) -> list[BlockPlan]:
+                    tsum: int | None = None, min_width: int = 1) -> list[BlockPlan]:
     """New blocks for the holding queue ``walltimes`` (ascending), given ``current_blocks``.
+
+    ``min_width``: slots every new block has at least (up to ``maxNodesPerJob x
+    tasksPerNode``): an MPI task of that many slots must find them in one block.
 
     Returns the blocks in order; their committed ranges are consecutive and start at 0.
     """
@@ -198,7 +201,8 @@ def allocate_blocks(walltimes: Sequence[int], current_blocks: int, s: CoasterSet
             h = min(max(h0, round_past(h0, lastwalltime)) if lastwalltime > 0 else h0, maxt)
             h = max(h, 1)
             raw_width = width_for(msz, h, p)
-            w = min(round_past(raw_width, granularity), s.max_width)
+            w = min(max(round_past(raw_width, granularity),
+                        -(-min_width // granularity) * granularity), s.max_width)
             r = (i - last) % w
             if r != 0:
                 h = min(h + lastwalltime, maxt)

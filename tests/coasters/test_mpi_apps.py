@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from swiftnb.coasters.mpi import MpiShape, launch_spec, mpi_shape
-from swiftnb.coasters.service import CoasterJob
+from swiftnb.coasters.servicerecords import CoasterJob
 from swiftnb.coasters.walltimes import WalltimeQueue
 
 pytestmark = pytest.mark.timeout(180)
@@ -103,16 +103,21 @@ def test_an_mpi_task_holds_its_slots_until_it_ends(tmp_path):
         assert _ranks(tmp_path / f"out{i:04d}.txt") == [f"rank {n} of 4" for n in range(4)]
 
 
-def test_an_mpi_task_wider_than_a_worker_fails_saying_so(tmp_path):
+#: blocks of one worker of 4 slots
+ONE_NODE = ("tasksPerNode: 4,", "tasksPerNode: 4, maxNodesPerJob: 1,")
+
+
+def test_an_mpi_task_wider_than_a_block_fails_saying_so(tmp_path):
     _need_mpich("mpiexec")
     app = tmp_path / "ranks.sh"
     app.write_text("#!/bin/sh\necho rank $PMI_RANK\n")
     app.chmod(0o755)
     conf = CONF.read_text().replace("mpi.processes: 4, mpi.ppn: 1",
-                                    "mpi.processes: 8")
+                                    "mpi.processes: 8").replace(*ONE_NODE)
     r = _run(tmp_path, app, tasks=1, conf=conf)
     assert r.returncode == 2, r.stderr
-    assert "needs 8 slots of one worker" in r.stderr and "tasksPerNode 4" in r.stderr, r.stderr
+    assert "needs 8 worker slots at once" in r.stderr and "its blocks have 4" in r.stderr, \
+        r.stderr
 
 
 def test_mpi_shape_from_the_profiles_of_the_guide_and_the_tutorial():
@@ -128,6 +133,7 @@ def test_mpi_shape_from_the_profiles_of_the_guide_and_the_tutorial():
     spec = launch_spec({"executable": "/bin/app", "args": ["a"]}, MpiShape(4, 2))
     assert spec["executable"] == "mpiexec" and spec["slots"] == 2
     assert spec["args"] == ["-launcher", "fork", "-n", "4", "/bin/app", "a"]
+    assert spec["mpi"] == {"processes": 4, "app": ["/bin/app", "a"]}
 
 
 def test_a_worker_with_fewer_free_slots_gets_a_task_that_fits():
@@ -157,13 +163,14 @@ def test_an_mpi_process_count_that_is_no_whole_number_is_refused_with_its_line(t
             "mpi.processes must be a whole number of at least 1") in r.stdout + r.stderr
 
 
-def test_an_app_wider_than_a_worker_is_a_warning_when_the_configuration_is_read(tmp_path):
-    text = CONF.read_text().replace("mpi.processes: 4, mpi.ppn: 1", "mpi.processes: 8")
+def test_an_app_wider_than_a_block_is_a_warning_when_the_configuration_is_read(tmp_path):
+    text = CONF.read_text().replace("mpi.processes: 4, mpi.ppn: 1",
+                                    "mpi.processes: 8").replace(*ONE_NODE)
     (tmp_path / "swift.conf").write_text(text.replace("WORKDIR", str(tmp_path)))
     r = subprocess.run([*SWIFTNB, "check-config", "-config", "swift.conf"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert ("swift.conf:19: site localhost: app mpi_hello needs 8 slots of one worker"
+    assert ("swift.conf:19: site localhost: app mpi_hello needs 8 worker slots at once"
             in r.stdout + r.stderr)
 
 

@@ -233,7 +233,7 @@ def test_suspension_properties(raw, needed, delay):
 @hsettings(max_examples=150, deadline=None)
 @given(st.lists(st.integers(1, 50), max_size=60), st.lists(st.integers(0, 60), max_size=30))
 def test_walltime_queue_pops_the_longest_task_that_fits(walltimes, limits):
-    from swiftnb.coasters.service import CoasterJob
+    from swiftnb.coasters.servicerecords import CoasterJob
     from swiftnb.coasters.walltimes import WalltimeQueue
 
     q = WalltimeQueue(0.01)
