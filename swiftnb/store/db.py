@@ -5,7 +5,8 @@ Why batches: a workflow of 100,000 short calls records one row group per call; o
 transaction each would be bound by commits, so calls are buffered and written in one
 transaction per 256 calls or per second, whichever comes first, and on
 ``end_run``/``flush``/``close``.  A call still in the buffer is already seen by
-:meth:`RunStore.lookup` of this process."""
+:meth:`RunStore.lookup` of this process.  Memoization looks keys up in batches
+(:meth:`RunStore.lookup_many`, one query for up to LOOKUP_CHUNK keys)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from swiftnb.store.sqlite import DATABASE_NAME, Row, StoreDatabase, path_text
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for
     import pandas as pd
 
-__all__ = ["RunStore", "DEFAULT_DIR", "BATCH_CALLS", "BATCH_SECONDS"]
+__all__ = ["RunStore", "DEFAULT_DIR", "BATCH_CALLS", "BATCH_SECONDS", "LOOKUP_CHUNK"]
 
 #: the store directory of a run, under its working directory
 DEFAULT_DIR = ".swiftnb"
@@ -42,8 +43,10 @@ _encode_sorted = json.JSONEncoder(sort_keys=True).encode
 #: the call columns as ``c.<name>``, for queries that join files (made once: the lookup
 #: of a memoized call is the hot path)
 _C_COLUMNS = ", ".join(f"c.{name.strip()}" for name in _CALL_COLUMNS.split(","))
-_LOOKUP = (f"SELECT {_CALL_COLUMNS} FROM calls WHERE key = ? AND decision IN {_SUCCESS} "
-           f"ORDER BY id DESC LIMIT 1")
+_LOOKUP = (f"SELECT {_CALL_COLUMNS} FROM calls WHERE key IN (?) AND decision IN {_SUCCESS} "
+           f"ORDER BY id")
+#: keys a lookup query asks for at once (SQLite allows 32,766 parameters)
+LOOKUP_CHUNK = 500
 
 
 class RunStore:
@@ -175,10 +178,27 @@ class RunStore:
 
     def lookup(self, key: str) -> CallRecord | None:
         """The latest call with this key that ran or was reused (never a failed one)."""
-        pending = self._pending_keys.get(key)
-        if pending is not None:
-            return pending
-        return self._one(_LOOKUP, (key,))
+        return self.lookup_many([key]).get(key)
+
+    def lookup_many(self, keys: Sequence[str]) -> dict[str, CallRecord]:
+        """:meth:`lookup` of many keys, one query a LOOKUP_CHUNK of them (what a
+        memoized re-run asks for its calls in batches); the keys not found are absent."""
+        found: dict[str, CallRecord] = {}
+        wanted: list[str] = []
+        for key in dict.fromkeys(keys):
+            pending = self._pending_keys.get(key)
+            if pending is not None:
+                found[key] = pending
+            else:
+                wanted.append(key)
+        for start in range(0, len(wanted), LOOKUP_CHUNK):
+            chunk = wanted[start:start + LOOKUP_CHUNK]
+            latest: dict[str, Row] = {}
+            for row in self._db.read(_LOOKUP.replace("?", ", ".join("?" * len(chunk))),
+                                     chunk):
+                latest[row[3]] = row  # ordered by id: the last one is the latest
+            found.update((key, self._call(row)) for key, row in latest.items())
+        return found
 
     def last_call(self, key: str) -> CallRecord | None:
         """The latest call with this key whatever its decision (memoization says

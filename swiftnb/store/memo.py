@@ -19,25 +19,31 @@ Why parts and not one digest: when a call runs, the reason given is the first pa
 differs from the earlier call that made the same outputs ("input changed: data/a.txt"),
 and ``swiftnb explain -why`` compares the same parts.
 
-Digests are read through the store's stat-keyed cache, in a worker thread, so the event
-loop is never blocked by file reads or SQLite.  A problem of the store itself (a full
+Digests are read through the store's stat-keyed cache, in one worker thread that takes
+the calls' requests in batches (:mod:`swiftnb.store.batches`: one SQL query for the keys
+of a batch, one thread hop for all its calls), so the event loop is never blocked by file
+reads or SQLite; the parts that depend only on the app (its program's digest, its
+environment and profiles) are made once a run; the content-store copies of the outputs
+are made after the calls are recorded, in batches (:mod:`swiftnb.store.copies`).  A problem of the store itself (a full
 disk, a lock held too long) is said once; the run's later calls then run unmemoized.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
+import itertools
 import json
 import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from swiftnb.engine.memo import CallMemo, MemoDecision
 from swiftnb.engine.task import Task, TaskResult
+from swiftnb.store.batches import BatchWorker
+from swiftnb.store.copies import OutputCopies
 from swiftnb.store.db import RunStore
 from swiftnb.store.errors import StoreError
 from swiftnb.store.records import CallRecord, FileRecord
@@ -88,6 +94,20 @@ class _Pending:
     command: list[str]
 
 
+@dataclass(frozen=True, slots=True)
+class _Decide:
+    task: Task
+
+
+@dataclass(frozen=True, slots=True)
+class _Remember:
+    task: Task
+    result: TaskResult
+    decision: MemoDecision
+    started: float
+    ended: float
+
+
 class StoreMemo(CallMemo):
     """Memoization on a :class:`RunStore` for one run (``run_id``).
 
@@ -105,8 +125,12 @@ class StoreMemo(CallMemo):
         self._app_settings = app_settings or (lambda tr: AppSettings())
         self._warn = warn or (lambda message: None)
         self._pending: dict[str, _Pending] = {}
+        self._copies = OutputCopies(store.objects)
+        self._worker: BatchWorker[_Decide | _Remember, MemoDecision | None] = BatchWorker(
+            self._handle, self._copies.keep, name="swiftnb-memo")
         self._apps: dict[str, list[str]] = {}   # tr -> [tr, program, program digest]
         self._settings: dict[str, AppSettings] = {}
+        self._app_parts_known: dict[tuple[object, ...], tuple[str, str, str, str]] = {}
         self._lock = threading.Lock()
         self._broken = False
         #: a store with no earlier call needs no look for what changed ("no earlier call")
@@ -118,30 +142,54 @@ class StoreMemo(CallMemo):
         if self._broken:
             return MemoDecision(False, "run store unusable")
         try:
-            return await asyncio.to_thread(self._decide, task)
+            decision = await self._worker.submit(_Decide(task))
         except StoreError as exc:
             return self._store_failed(exc)
+        assert decision is not None
+        return decision
 
     async def remember(self, task: Task, result: TaskResult, decision: MemoDecision,
                        started: float, ended: float) -> None:
         if self._broken:
             return
-        try:
-            await asyncio.to_thread(self._remember, task, result, decision, started, ended)
-        except StoreError as exc:
-            self._store_failed(exc)
+        # not waited for: the call's end needs nothing of its record; a problem of the
+        # store in writing it comes back with the next decision's batch, or at close
+        self._worker.post(_Remember(task, result, decision, started, ended))
 
     def close(self) -> None:
-        """Flush the buffered calls (the store itself is closed by its opener)."""
+        """Finish the queued requests and copies, and flush the buffered calls (the
+        store itself is closed by its opener)."""
+        self._worker.close()
+        self._copies.keep(everything=True)
         if not self._broken:
             try:
                 self.store.flush()
             except StoreError as exc:
                 self._store_failed(exc)
 
+    # ------------------------------------------------------------------ batches
+    def _handle(self, requests: Sequence[_Decide | _Remember]) -> list[MemoDecision | None]:
+        """In the worker thread, in the order asked: the calls that ended are recorded
+        before the decisions that follow them are looked up."""
+        results: list[MemoDecision | None] = []
+        for is_decide, group in itertools.groupby(requests, lambda r: isinstance(r, _Decide)):
+            if is_decide:
+                results += self._decide_all([r.task for r in group if isinstance(r, _Decide)])
+            else:
+                for r in group:
+                    assert isinstance(r, _Remember)
+                    self._remember(r.task, r.result, r.decision, r.started, r.ended)
+                    results.append(None)
+        return results
+
     # ------------------------------------------------------------------ deciding
-    def _decide(self, task: Task) -> MemoDecision:
-        pending = self._key(task)
+    def _decide_all(self, tasks: Sequence[Task]) -> list[MemoDecision]:
+        keyed = [(task, self._key(task)) for task in tasks]
+        earlier = self.store.lookup_many([pending.key for _, pending in keyed])
+        return [self._decide(task, pending, earlier.get(pending.key))
+                for task, pending in keyed]
+
+    def _decide(self, task: Task, pending: _Pending, earlier: CallRecord | None) -> MemoDecision:
         settings = self._settings_of(task.tr)
         opted_out = {**settings.profiles, **task.profiles}.get(MEMOIZE_PROFILE, "")
         if opted_out.strip().lower() in ("false", "no", "off"):
@@ -150,7 +198,6 @@ class StoreMemo(CallMemo):
             return self._runs(task, pending, "dynamic outputs")
         if "" in (pending.parts.get(f"input:{p}") for p in task.inputs):
             return self._runs(task, pending, "input missing")
-        earlier = self.store.lookup(pending.key)
         if earlier is None or len(earlier.outputs) != len(task.outputs):
             return self._runs(task, pending, self._why_not(task, pending))
         restored = False
@@ -207,18 +254,32 @@ class StoreMemo(CallMemo):
         parts: dict[str, str] = {}
         for path in dict.fromkeys(task.inputs):
             full = self._local(task, path)
-            digest = self._digest_or_none(full) or ""
+            digest, size = self._measure(full)
             digests[path] = digest
             parts[f"input:{path}"] = digest
-            inputs.append(FileRecord(os.path.abspath(full), digest, _size(full)))
+            inputs.append(FileRecord(os.path.abspath(full), digest, size))
         commands = [(task.tr, task.args, task.stdin, task.stdout, task.stderr)]
         commands += [(c.tr, c.args, c.stdin, c.stdout, c.stderr) for c in task.more_commands]
-        apps = [self._app(tr) for tr, *_ in commands]
-        parts["app"] = _digest_text(_encode(apps))
+        program, app, env, profiles = self._app_parts(task)
+        parts["app"] = app
         parts["args"] = _digest_text(_encode([[_arg(a, digests) for a in args]
                                               for _, args, *_ in commands]))
         parts["stdio"] = _digest_text(_encode([list(c[2:]) for c in commands]))
         parts["outputs"] = _digest_text(_encode(task.outputs))
+        parts["env"] = env
+        parts["profiles"] = profiles
+        key = _digest_text(_encode(parts))
+        return _Pending(key, parts, inputs, [program, *task.args])
+
+    def _app_parts(self, task: Task) -> tuple[str, str, str, str]:
+        """(the first command's program, the ``app``, ``env`` and ``profiles`` parts):
+        the same for every call of an app with the same environment and profiles, so
+        made once a run for each (a call's key is otherwise made afresh)."""
+        cache_key = (task.apps, tuple(task.env.items()), tuple(task.profiles.items()))
+        known = self._app_parts_known.get(cache_key)
+        if known is not None:
+            return known
+        apps = [self._app(tr) for tr in task.apps]
         env: dict[str, str] = {}
         profiles: dict[str, str] = {}
         for tr in task.apps:
@@ -227,11 +288,11 @@ class StoreMemo(CallMemo):
             profiles.update(settings.profiles)
         env.update(task.env)
         profiles.update(task.profiles)
-        parts["env"] = _digest_text(_encode(env))
-        parts["profiles"] = _digest_text(_encode(
-            {k: v for k, v in profiles.items() if k.lower() not in SCHEDULING_PROFILES}))
-        key = _digest_text(_encode(parts))
-        return _Pending(key, parts, inputs, [apps[0][1], *task.args])
+        known = (apps[0][1], _digest_text(_encode(apps)), _digest_text(_encode(env)),
+                 _digest_text(_encode({k: v for k, v in profiles.items()
+                                       if k.lower() not in SCHEDULING_PROFILES})))
+        self._app_parts_known[cache_key] = known
+        return known
 
     def _app(self, tr: str) -> list[str]:
         """[tr, program, its digest ("" when it is not a file here)], once a run."""
@@ -251,6 +312,13 @@ class StoreMemo(CallMemo):
         if known is None:
             known = self._settings[tr] = self._app_settings(tr)
         return known
+
+    def _measure(self, path: str) -> tuple[str, int]:
+        """(digest, size) of an input, ("", 0) when it is missing."""
+        try:
+            return self.store.digests.measure(path)
+        except OSError:
+            return "", 0
 
     def _digest_or_none(self, path: str) -> str | None:
         try:
@@ -275,16 +343,17 @@ class StoreMemo(CallMemo):
                          result.site, started, ended)
             return
         outputs: list[FileRecord] = []
-        objects = self.store.objects
         for path in task.outputs:
             full = self._local(task, path)
             digest = result.output_digests.get(path) or self._digest_or_none(full) or ""
-            outputs.append(FileRecord(os.path.abspath(full), digest, _size(full)))
-            if digest and objects.limit > 0 and os.path.lexists(full):
-                try:
-                    objects.keep(full, digest)
-                except OSError:
-                    pass  # no copy: a deleted output then makes the call run again
+            try:
+                st = os.stat(full)
+            except OSError:
+                outputs.append(FileRecord(os.path.abspath(full), digest, 0))
+                continue
+            outputs.append(FileRecord(os.path.abspath(full), digest, st.st_size))
+            if digest and self._copies.wanted:
+                self._copies.add(full, digest, st)
         self._record(task, pending, "ran", decision.reason, outputs, result.exit_code,
                      result.site, started, ended)
 
@@ -306,10 +375,3 @@ class StoreMemo(CallMemo):
 
 def _arg(word: str, digests: Mapping[str, str]) -> str:
     return "<input>" if word in digests and os.path.isabs(word) else word
-
-
-def _size(path: str) -> int:
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return 0

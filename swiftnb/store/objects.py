@@ -9,10 +9,14 @@ stays under ``limit`` bytes by evicting the least recently used copies (Swift's
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+import sqlite3
+import stat
 import time
 import uuid
+from collections.abc import Sequence
 
 from swiftnb.store.digests import PREFIX
 from swiftnb.store.sqlite import StoreDatabase
@@ -20,6 +24,8 @@ from swiftnb.store.sqlite import StoreDatabase
 __all__ = ["ContentStore", "DEFAULT_LIMIT"]
 
 DEFAULT_LIMIT = 1 << 30  # 1 GiB
+_CHUNK = 1 << 24
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
 
 
 class ContentStore:
@@ -27,6 +33,10 @@ class ContentStore:
         self._db = db
         self.root = root
         self.limit = limit
+        #: the bytes kept, as this process counts them: the database's sum is read only
+        #: when this count reaches the limit (another process's copies are seen then)
+        self._counted: int | None = None
+        self._made_dirs: set[str] = set()
 
     def path_of(self, digest: str) -> str:
         hexdigits = digest.removeprefix(PREFIX)
@@ -38,22 +48,59 @@ class ContentStore:
     def keep(self, path: str, digest: str) -> bool:
         """Keep a copy of ``path`` (a file or a directory tree) whose content has
         ``digest``; True if a copy is kept now (made or already there)."""
+        return self.keep_many([(path, digest)]) == [True]
+
+    def keep_many(self, outputs: Sequence[tuple[str, str]]) -> list[bool]:
+        """:meth:`keep` of many (path, digest) pairs with one transaction for their rows
+        and one eviction: memoization keeps its outputs a batch of calls at a time.  A
+        copy that fails (OSError) is False; the others are kept."""
         if self.limit <= 0:
-            return False
-        dest = self.path_of(digest)
-        if os.path.lexists(dest):
-            self._touch(digest)
-            return True
-        size = _size(path)
-        if size > self.limit:
-            return False
-        os.makedirs(os.path.dirname(dest), mode=0o700, exist_ok=True)
-        _copy_atomically(path, dest)
+            return [False] * len(outputs)
+        kept: list[bool] = []
+        made: dict[str, int] = {}
+        used: list[str] = []
+        for path, digest in outputs:
+            dest = self.path_of(digest)
+            if digest in made or os.path.lexists(dest):
+                used.append(digest)
+                kept.append(True)
+                continue
+            try:
+                st = os.stat(path)
+                size = _tree_size(path) if stat.S_ISDIR(st.st_mode) else st.st_size
+                if size > self.limit:
+                    kept.append(False)
+                    continue
+                parent = os.path.dirname(dest)
+                if parent not in self._made_dirs:
+                    os.makedirs(parent, mode=0o700, exist_ok=True)
+                    self._made_dirs.add(parent)
+                _copy_atomically(path, dest, st)
+            except OSError:
+                kept.append(False)
+                continue
+            made[digest] = size
+            kept.append(True)
+        if not made and not used:
+            return kept
         now = time.time()
-        self._db.write(lambda conn: conn.execute(
-            "INSERT OR REPLACE INTO objects VALUES (?, ?, ?)", (digest, size, now)))
-        self.evict()
-        return os.path.lexists(dest)
+
+        def rows(conn: sqlite3.Connection) -> None:
+            conn.executemany("INSERT OR REPLACE INTO objects VALUES (?, ?, ?)",
+                             [(digest, size, now) for digest, size in made.items()])
+            conn.executemany("UPDATE objects SET last_used = ? WHERE digest = ?",
+                             [(now, digest) for digest in dict.fromkeys(used)])
+
+        self._db.write(rows)
+        evicted: set[str] = set()
+        if made:
+            if self._counted is None:
+                self._counted = self.used()
+            else:
+                self._counted += sum(made.values())
+            if self._counted > self.limit:
+                evicted.update(self.evict())
+        return [ok and digest not in evicted for ok, (_, digest) in zip(kept, outputs)]
 
     def restore(self, digest: str, dest: str) -> bool:
         """Copy the kept content back to ``dest`` (replacing it whole); False if not kept."""
@@ -74,7 +121,7 @@ class ContentStore:
     def evict(self) -> list[str]:
         """Remove least recently used copies until the store is under ``limit``."""
         removed: list[str] = []
-        total = self.used()
+        total = self._counted = self.used()
         if total <= self.limit:
             return removed
         for digest, size in self._db.read("SELECT digest, size FROM objects "
@@ -89,6 +136,7 @@ class ContentStore:
             self._forget(digest)
             total -= size
             removed.append(digest)
+        self._counted = total
         return removed
 
     def _forget(self, digest: str) -> None:
@@ -101,24 +149,24 @@ class ContentStore:
             "UPDATE objects SET last_used = ? WHERE digest = ?", (now, digest)))
 
 
-def _size(path: str) -> int:
-    if not os.path.isdir(path):
-        return os.path.getsize(path)
+def _tree_size(path: str) -> int:
     return sum(os.path.getsize(os.path.join(top, name))
                for top, _, names in os.walk(path) for name in names)
 
 
-def _copy_atomically(source: str, dest: str) -> None:
+def _copy_atomically(source: str, dest: str, st: os.stat_result | None = None) -> None:
+    """``source`` (a file or a tree; ``st``: its stat when known) to ``dest`` by way of a
+    temporary name beside it."""
     temp = os.path.join(os.path.dirname(os.path.abspath(dest)),
                         f".{os.path.basename(dest)}.{uuid.uuid4().hex[:8]}.tmp")
+    st = os.stat(source) if st is None else st
     try:
-        if os.path.isdir(source):
+        if stat.S_ISDIR(st.st_mode):
             shutil.copytree(source, temp, symlinks=False)
+            if os.path.lexists(dest):
+                shutil.rmtree(dest) if os.path.isdir(dest) else os.unlink(dest)
         else:
-            shutil.copyfile(source, temp)
-            shutil.copymode(source, temp)
-        if os.path.isdir(temp) and os.path.lexists(dest):
-            shutil.rmtree(dest) if os.path.isdir(dest) else os.unlink(dest)
+            _copy_file(source, temp, stat.S_IMODE(st.st_mode))
         os.replace(temp, dest)
     except BaseException:
         if os.path.isdir(temp):
@@ -126,3 +174,18 @@ def _copy_atomically(source: str, dest: str) -> None:
         elif os.path.lexists(temp):
             os.unlink(temp)
         raise
+
+
+def _copy_file(source: str, temp: str, mode: int) -> None:
+    """A file's bytes and mode to the new file ``temp``, with as few system calls as a
+    copy takes (shutil.copyfile and copymode stat both files several times: most of the
+    cost of copying a small output)."""
+    with open(source, "rb") as src, open(os.open(temp, _NEW_FILE, 0o600), "wb") as dst:
+        os.fchmod(dst.fileno(), mode)
+        try:
+            while os.copy_file_range(src.fileno(), dst.fileno(), _CHUNK):
+                pass
+        except OSError as exc:  # another filesystem, or a kernel without it
+            if exc.errno not in (errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+            shutil.copyfileobj(src, dst, _CHUNK)
