@@ -33,7 +33,6 @@ __all__ = [
     "register_block_provider",
     "split_job_manager",
     "BOOTS",
-    "worker_files",
 ]
 
 
@@ -217,14 +216,6 @@ class LocalBlockProvider(BlockProvider):
             await asyncio.wait(watchers, timeout=5.0)
         for b in blocks:
             b._signal(signal.SIGKILL)
-
-
-def worker_files() -> list[str]:
-    """The files a remote block must ship to its nodes: ``worker.py`` and ``wrapper.py``
-    (put side by side; the worker loads the wrapper from its own directory)."""
-    from swiftnb.remote import wrapper as _wrapper
-
-    return [os.path.abspath(_worker_module.__file__), os.path.abspath(_wrapper.__file__)]
 
 
 _PROVIDERS: dict[str, Callable[..., BlockProvider]] = {"local": LocalBlockProvider}

@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.coasters import relay as relay_module
-from swiftnb.remote import worker as worker_module
 from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest, ExitCallback
 from swiftnb.engine.task import FailureKind
 from swiftnb.events import EventBus
-from swiftnb.remote import wrapper as wrapper_module
+from swiftnb.remote.payload import PAYLOAD_NAME, payload_file
 from swiftnb.execution.batch.launchers import Launcher, launcher_for
 from swiftnb.execution.batch.lrm import LRM, JobPoller, JobState, JobStatus, Resources
+from swiftnb.scheduling.waiting import emit_waiting
 from swiftnb.execution.shell import CommandResult, Process, Shell, ShellError, Tunnel
 from swiftnb.execution.sitedir import prepare_site_dir, remote_work_dir
 from swiftnb.jsonobject import json_object
@@ -191,9 +191,10 @@ class ClusterBlockProvider(BlockProvider):
 
     # -- set-up on the cluster --------------------------------------------------------------
     async def prepare(self) -> str:
-        """Check the cluster's Python, make the site run directory and put the worker,
-        wrapper and relay in its ``shared/`` (once); returns the site directory's absolute
-        path (the same steps, and messages, as an ssh site's: ``execution/sitedir.py``)."""
+        """Check the cluster's Python, make the site run directory and put the
+        zipapp of worker and wrapper and the relay in its ``shared/`` (once); returns the
+        site directory's absolute path (the same steps, and messages, as an ssh site's:
+        ``execution/sitedir.py``)."""
         if self._prepared is None:
             self._prepared = asyncio.Lock()
         async with self._prepared:
@@ -202,8 +203,7 @@ class ClusterBlockProvider(BlockProvider):
                                                  work_dir=self.work_dir, where=self.where())
                 site_dir = f"{work_dir}/{self.site_run}"
                 await prepare_site_dir(self.shell, site_dir, {
-                    "_swiftworker.py": worker_module.__file__,
-                    "_swiftwrap.py": wrapper_module.__file__,
+                    PAYLOAD_NAME: payload_file(),
                     "_swiftrelay.py": relay_module.__file__}, where=self.where())
                 try:
                     await self.shell.makedirs(f"{site_dir}/blocks")
@@ -288,10 +288,9 @@ class ClusterBlockProvider(BlockProvider):
     def worker_command(self, request: BlockRequest, host: str, port: int) -> str:
         assert self.site_dir is not None
         shared = f"{self.site_dir}/shared"
-        argv = [self.options.python, f"{shared}/_swiftworker.py", "--host", host,
+        argv = [self.options.python, "-I", f"{shared}/{PAYLOAD_NAME}", "worker", "--host", host,
                 "--port", str(port), "--block", request.id, "--id", "auto",
                 "--cores", str(request.cores), "--walltime", str(request.walltime),
-                "--wrapper", f"{shared}/_swiftwrap.py",
                 "--secret-file", f"{self.site_dir}/blocks/secret"]
         if self.log_level and self.log_level.upper() != "NONE":
             argv += ["--log-level", self.log_level.upper()]
@@ -340,18 +339,21 @@ class ClusterBlockProvider(BlockProvider):
         block = ClusterBlock(self, request, job_id, on_active, on_exit)
         self.blocks[job_id] = block
         self.bus.emit("PLANNER", {}, text=f"block {request.id} is {self.lrm.name} job {job_id}")
-        self.poller.watch(job_id, self._changed)
+        self.poller.watch(job_id, self._changed, self._waits)
         return block
+
+    def _waits(self, job_id: str, status: JobStatus) -> None:
+        """Why the block's job pends (one asking for more than the partition has waits
+        for ever): a WAITING event, once per reason."""
+        block = self.blocks.get(job_id)
+        if block is not None and not block.ended and status.waiting is not None:
+            emit_waiting(self.bus, "block", block.request.id, self.site, status.waiting,
+                         lrm=self.lrm.name, job=job_id)
 
     def _changed(self, job_id: str, status: JobStatus) -> None:
         block = self.blocks.get(job_id)
         if block is None or block.ended:
             return
-        if status.state is JobState.PENDING and status.reason:
-            # why it waits, in the batch system's words (a block asking for more nodes
-            # than the partition has waits for ever: PartitionNodeLimit)
-            self.bus.emit("PLANNER", {}, text=f"block {block.request.id} ({self.lrm.name} job "
-                                              f"{job_id}) waits: {status.reason}")
         if status.state in (JobState.RUNNING, JobState.SUSPENDED) and not block.active:
             block.active = True
             block.on_active()

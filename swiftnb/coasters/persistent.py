@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from swiftnb.coasters.listener import LINE_LIMIT
 from swiftnb.coasters.secretfile import default_secret_path, read_secret
-from swiftnb.coasters.service import StageOut, StatusSink
+from swiftnb.coasters.servicerecords import StageOut, StatusSink, stage_out_result
 from swiftnb.remote.worker import PROTOCOL_VERSION, encode
 from swiftnb.engine.task import FailureKind, TaskResult
 from swiftnb.events import TaskStatus
@@ -261,12 +261,7 @@ class ServiceClient:
 
     async def _staged_out(self, job: _Job, result: dict[str, Any]) -> None:
         assert job.stage_out is not None
-        try:
-            result = await job.stage_out(result)
-        except Exception as exc:  # a stager's bug: the task fails, saying so
-            result = {"ok": False, "kind": FailureKind.STAGE_OUT.value,
-                      "message": f"stage out failed: {type(exc).__name__}: {exc}"}
-        self._resolve(job, result)
+        self._resolve(job, await stage_out_result(job.stage_out, result))
 
     def _resolve(self, job: _Job, result: dict[str, Any]) -> None:
         if result.get("ok"):

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from swiftnb.coasters.appoptions import AppOption, block_job_options, mpi_problems
 from swiftnb.coasters.blocks import BOOTS, BlockProvider, block_provider_for, split_job_manager
 from swiftnb.coasters.cluster import CLUSTER_KEYS, ClusterBlockProvider, make_block_provider
-from swiftnb.coasters.service import StageOut
+from swiftnb.coasters.servicerecords import StageOut
 from swiftnb.execution.staging import Stager
 from swiftnb.coasters.mpi import MpiShape, launch_spec, mpi_shape, slots_problem
 from swiftnb.coasters.persistent import ServiceAddress, ServiceClient
@@ -49,6 +49,7 @@ from swiftnb.scheduling.provider import (BlockState, Job, Provider, ProviderErro
 if TYPE_CHECKING:
     from swiftnb.config.model import SiteConfig
     from swiftnb.execution.cdm import CdmPolicy
+    from swiftnb.remote.wrapper import JobSpec
 
 __all__ = ["CoasterProvider"]
 
@@ -189,7 +190,7 @@ class CoasterProvider(Provider):
             options["jobOptions"] = {**carried, **flatten_options(written or {})}
         own = {k: v for k, v in options.items() if k in CLUSTER_KEYS}
         _check_mpi(app_options, site.name,
-                   None if settings.passive else settings.jobs_per_node, warn)
+                   None if settings.passive else settings.max_width, warn)
         if (boot, lrm) == ("local", "local"):
             for key in sorted(own):  # Swift 0.96 took them and did nothing with them
                 place = origin(key) if origin is not None else ""
@@ -308,18 +309,22 @@ class CoasterProvider(Provider):
     def _announce_passive(self, service: CoasterService) -> None:
         """Tell the person how to start workers: on the console (as the engine's own
         warnings go there) and as a WARNING event (the log, the notebook's panels)."""
+        from swiftnb.remote.payload import payload_file
+
         path = service.write_secret_file()
         text = (f"coaster site {self.name} is passive (workerManager \"passive\"): it starts "
                 f"no workers; its tasks wait until one connects.  Start a worker with:\n"
                 f"    {service.worker_command()}\n"
-                f"(on another machine: copy worker.py and wrapper.py, and the secret file "
+                f"(on another machine: copy {payload_file()} and run it as "
+                f"`python3 _swiftremote.pyz worker` with the same options, without "
+                f"--wrapper; copy the secret file "
                 f"{path} with mode 0600; each worker runs tasksPerNode = "
                 f"{self.settings.jobs_per_node} task(s) at once)")
         sys.stderr.write(f"Warning: {text}\n")
         sys.stderr.flush()
         self.bus.emit("WARNING", {}, text=f"Warning: {text}", level="WARN")
 
-    def spec(self, task: Task) -> dict[str, Any]:
+    def spec(self, task: Task) -> JobSpec:
         from swiftnb.remote import wrapper
 
         return wrapper.spec_from_task(
@@ -367,9 +372,10 @@ class CoasterProvider(Provider):
         else:
             spec = job.spec if job.spec is not None else self.spec(task)
             self._site_dirs.add(os.path.join(spec["work_dir"], spec["site_run"]))
+        wire: dict[str, Any] = dict(spec)  # what the worker reads (MPI adds its keys)
         if shape is not None:
-            spec = launch_spec(spec, shape)
-        future = self.service.submit(task.jobid, walltime, spec, report, stage_out=stage_out)
+            wire = launch_spec(wire, shape)
+        future = self.service.submit(task.jobid, walltime, wire, report, stage_out=stage_out)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -382,15 +388,14 @@ class CoasterProvider(Provider):
                 await self.stager.forget(base)
 
     def _mpi_shape(self, task: Task) -> tuple[MpiShape | None, str | None]:
-        """(the task's MPI shape, or why it cannot run here): its slots must be on one
-        worker, of ``tasksPerNode`` slots (a passive or persistent service's workers say
-        their own)."""
+        """(the task's MPI shape, or why it cannot run here): its slots must fit one
+        block (a passive or persistent service's workers say their own)."""
         try:
             shape = mpi_shape(task.profiles, task.tr)
         except ValueError as exc:
             return None, f"site {self.name}: {exc}"
         if shape is not None and self.remote is None and not self.settings.passive:
-            problem = slots_problem(self.name, task.tr, shape, self.settings.jobs_per_node)
+            problem = slots_problem(self.name, task.tr, shape, self.settings.max_width)
             if problem is not None:
                 return None, problem
         return shape, None
@@ -451,10 +456,10 @@ def _blocks_options(app_options: Sequence[AppOption], site: str, blocks: str,
     return carried
 
 
-def _check_mpi(app_options: Sequence[AppOption], site: str, per_worker: int | None,
+def _check_mpi(app_options: Sequence[AppOption], site: str, per_block: int | None,
                warn: Callable[[str], None]) -> None:
     """CoasterConfigError for MPI keys that cannot be read (:func:`mpi_problems`)."""
-    problems = mpi_problems(app_options, site=site, per_worker=per_worker, warn=warn)
+    problems = mpi_problems(app_options, site=site, per_block=per_block, warn=warn)
     if problems:
         raise CoasterConfigError("; ".join(problems))
 

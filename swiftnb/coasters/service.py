@@ -12,6 +12,11 @@ Everything here runs on the caller's event loop: one coroutine per worker connec
 for the planner, one per block watcher.  Tasks themselves create no coroutines here; they
 are futures completed from the connection callbacks.
 
+An MPI task of several slots (:mod:`swiftnb.coasters.mpi`) goes to one worker with the
+slots free, or holds idle slots of several workers of one block at once, all or none:
+the first of them starts ``mpiexec`` over the others' nodes, the others are sent nothing
+on those slots until it ends (``WorkerConn.held``), and a lost one fails the task.
+
 Connections come through :class:`~swiftnb.coasters.listener.Listener`s, which admit only a
 hello carrying the service's secret (and keep what an unauthenticated peer can make the
 service hold small).  A hello ``{"op": "hello"}`` is a worker's; ``{"op": "client"}`` is a
@@ -36,14 +41,15 @@ import shlex
 import sys
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
 from swiftnb.coasters import planner
-from swiftnb.coasters.blocks import BlockHandle, BlockProvider, BlockRequest
+from swiftnb.coasters.blocks import BlockProvider, BlockRequest
 from swiftnb.coasters.listener import LINE_LIMIT, Handler, ListenError, Listener
 from swiftnb.coasters.secretfile import default_secret_path, write_secret
+from swiftnb.coasters.servicerecords import (Block, CoasterJob, StageOut, StatusSink, WorkerConn,
+                                             stage_out_result)
 from swiftnb.coasters.settings import CoasterSettings
 from swiftnb.coasters.walltimes import WalltimeQueue
 from swiftnb.remote.worker import PROTOCOL_VERSION, encode
@@ -52,21 +58,18 @@ from swiftnb.errors import SwiftnbError
 from swiftnb.execution.outcome import result_from_dict
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.scheduling.background import internal_error, start_background
+from swiftnb.scheduling.waiting import Waiting, emit_waiting
 
 __all__ = ["CoasterService", "CoasterJob", "StageOut", "StatusSink"]
 
 
 
-class StatusSink(Protocol):
-    """Where a task's status changes go: the scheduler's reporter of the attempt, or a
-    persistent service's client connection."""
-
-    def status(self, status: TaskStatus | int, *, message: str | None = None,
-               workerid: str | None = None) -> None: ...
-
-
 #: blocks in a row that end before any worker connects, before queued tasks are failed
 START_FAILURE_LIMIT = 3
+#: seconds a running block may have no worker before a WAITING no-worker says so (at most
+#: half of workerStartTimeout)
+NO_WORKER_NOTICE = 20.0
+NO_WORKER = "no-worker"
 
 #: bytes read from a worker's connection at once
 READ_SIZE = 1 << 16
@@ -78,123 +81,6 @@ AUTO_PREFETCH_BELOW = 0.5
 class CoasterStartError(SwiftnbError, RuntimeError):
     """The service could not start (e.g. listenAddress is not an address of this host);
     the message is for people and names the options to check."""
-
-#: a provider's stage-out of a finished task (its outputs brought back from the cluster):
-#: the worker's result dict in, the result once the outputs are in place out
-StageOut = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
-
-
-@dataclass(eq=False, slots=True)
-class CoasterJob:
-    """A task inside the service: its spec for the worker and how to report back."""
-
-    taskid: str
-    walltime: int
-    spec: dict[str, Any]
-    report: StatusSink
-    future: asyncio.Future[TaskResult]
-    n: int = 0
-    retries: int = 0
-    worker: WorkerConn | None = None
-    dispatched: float = 0.0
-    started: float | None = None   # when the worker began it (stage in)
-    size: float = 0.0
-    canceled: bool = False
-    stage_out: StageOut | None = None
-    slots: int = 1                 # worker slots it holds (an MPI task: several)
-
-
-@dataclass(eq=False)
-class WorkerConn:
-    """A connected worker: ``cores`` task slots on one node of a block."""
-
-    block: Block
-    id: str
-    node: str
-    cores: int
-    pid: int
-    writer: asyncio.StreamWriter
-    running: dict[int, CoasterJob] = field(default_factory=dict)
-    connected: float = 0.0
-    closing: bool = False
-    prefetch: int = 0
-
-    @property
-    def free(self) -> int:
-        return self.cores + self.prefetch - sum(j.slots for j in self.running.values())
-
-    def start_delay(self, now: float) -> float:
-        """How long a task sent now may wait in the worker before a slot takes it: 0 while
-        a slot is free, else the expected end of the running task it queues behind."""
-        waiting = len(self.running) - self.cores
-        if waiting < 0:
-            return 0.0
-        ends = sorted(max(0.0, j.walltime - (now - (j.started or now))) for j in self.running.values())
-        return ends[min(waiting, len(ends) - 1)]
-
-    @property
-    def workerid(self) -> str:
-        return f"{self.block.id}:{self.id}"
-
-    def send(self, message: dict[str, Any]) -> None:
-        if not self.writer.is_closing():
-            self.writer.write(encode(message))
-
-
-@dataclass(eq=False)
-class Block:
-    """A planned block: its shape, lifecycle and usage (the LRM side is ``handle``).
-
-    ``started`` is when its LRM job started; its usable time ends ``walltime`` s later and
-    the LRM kills it ``reserve`` s after that.
-    """
-
-    id: str
-    workers: int
-    walltime: int
-    requested: float
-    reason: str = ""
-    started: float | None = None
-    last_used: float = 0.0
-    state: str = "requested"   # requested, active, suspended, shutting down, done, failed
-    suspended: bool = False
-    shutdown: bool = False
-    handle: BlockHandle | None = None
-    conns: dict[str, WorkerConn] = field(default_factory=dict)
-    busy: float = 0.0          # core-seconds spent on tasks
-    ever_connected: bool = False
-    given_up: str = ""         # why it was given up before any worker came
-    ended: float | None = None
-    tasks_done: int = 0
-    passive: bool = False      # made for workers started by hand; no LRM job
-
-    @property
-    def live(self) -> bool:
-        return self.state not in ("done", "failed")
-
-    def running_count(self) -> int:
-        return sum(len(c.running) for c in self.conns.values())
-
-    def time_left(self, now: float) -> float:
-        """Usable time left for new tasks (the reserve already excluded)."""
-        if self.started is None:
-            return float(self.walltime)
-        return self.started + self.walltime - now
-
-    def size_left(self, now: float, p: float) -> float:
-        if self.state == "failed" or self.shutdown:
-            return 0.0
-        return planner.area(self.workers, int(max(0.0, self.time_left(now))), p)
-
-    def fits(self, walltime: int, now: float) -> bool:
-        return not self.suspended and not self.shutdown and walltime <= self.time_left(now)
-
-    def utilization(self, now: float) -> float:
-        if self.started is None:
-            return 0.0
-        span = ((self.ended or now) - self.started) * self.workers
-        return round(100.0 * self.busy / span, 2) if span > 0 else 0.0
-
 
 class CoasterService:
     """One coaster site: accepts tasks, plans blocks, dispatches to workers."""
@@ -213,6 +99,7 @@ class CoasterService:
         self.queued = WalltimeQueue[CoasterJob](p)
         self.running: dict[int, CoasterJob] = {}
         self._by_future: dict[asyncio.Future[TaskResult], CoasterJob] = {}
+        self._wide = 0   # unfinished tasks of several slots: dispatch looks across workers
         self.blocks: dict[str, Block] = {}
         self.finished_blocks: deque[Block] = deque(maxlen=50)
         self.decisions: deque[dict[str, Any]] = deque(maxlen=100)
@@ -336,6 +223,7 @@ class CoasterService:
                                              site=self.site, failure=FailureKind.CANCELED))
             return job.future
         self._by_future[job.future] = job
+        self._wide += job.slots > 1
         report.status(TaskStatus.SUBMITTED)
         self._enqueue(job)
         return job.future
@@ -345,6 +233,7 @@ class CoasterService:
         job = self._by_future.pop(future, None)
         if job is None:
             return
+        self._wide -= job.slots > 1
         job.canceled = True
         if job.n in self.running:
             if job.worker is not None:
@@ -381,21 +270,69 @@ class CoasterService:
             # without this such a task never fitted and its blocks came and went forever.
             limit = (block.time_left(now) - conn.start_delay(now)
                      + self.settings.reserve / 2)
-            job = (self.queued.pop_fitting(limit, conn.free)
-                   or self.holding.pop_fitting(limit, conn.free))
+            # one worker takes a task it has the slots for (now, or after a running one:
+            # prefetch); a wider one holds idle slots of several workers of the block
+            alone = min(conn.free, conn.cores)
+            room = max(alone, self._block_room(conn)) if self._wide else alone
+            job = (self.queued.pop_fitting(limit, room)
+                   or self.holding.pop_fitting(limit, room))
             if job is None:
                 break
             job.worker = conn
             job.dispatched = now
             job.started = None
+            job.lost_part = ""
+            spec = job.spec if job.slots <= alone else self._spread(job, conn)
             conn.running[job.n] = job
             self.running[job.n] = job
             block.last_used = now
-            conn.send({"op": "run", "n": job.n, "spec": job.spec})
+            conn.send({"op": "run", "n": job.n, "spec": spec})
         if conn.free > 0:
             self._idle[conn] = None
         else:
             self._idle.pop(conn, None)
+
+    def _block_room(self, conn: WorkerConn) -> int:
+        """Idle slots an MPI task started on ``conn`` may hold at once: ``conn``'s and
+        those of the other workers of its block (none unless ``conn`` has one idle)."""
+        if conn.idle == 0:
+            return 0
+        return sum(c.idle for c in conn.block.conns.values() if not c.closing)
+
+    def _spread(self, job: CoasterJob, conn: WorkerConn) -> dict[str, Any]:
+        """Hold ``job``'s slots on ``conn`` (which starts mpiexec) and on other workers of
+        its block, the idlest first; the spec names their nodes (coasters/mpi.py)."""
+        from swiftnb.coasters.mpi import spread_spec
+
+        parts = [(conn, min(conn.idle, job.slots))]
+        wanted = job.slots - parts[0][1]
+        others = sorted((c for c in conn.block.conns.values()
+                         if c is not conn and not c.closing and c.idle),
+                        key=lambda c: -c.idle)
+        for other in others:
+            if wanted == 0:
+                break
+            take = min(other.idle, wanted)
+            parts.append((other, take))
+            wanted -= take
+        assert wanted == 0, "_block_room promised the slots"
+        for other, take in parts[1:]:
+            job.helpers[other] = take
+            other.held[job.n] = take
+            if other.free == 0:
+                self._idle.pop(other, None)
+        self._note(f"MPI task {job.taskid} spans "
+                   + ", ".join(f"{c.workerid} ({k} slot(s))" for c, k in parts))
+        return spread_spec(job.spec, [(c.node or "localhost", k) for c, k in parts])
+
+    def _release(self, job: CoasterJob) -> None:
+        """Give back the slots an MPI task held on other workers, and use them."""
+        helpers, job.helpers = job.helpers, {}
+        for other in helpers:
+            other.held.pop(job.n, None)
+        for other in helpers:
+            if not other.closing:
+                self._dispatch(other)
 
     def prefetch(self) -> int:
         """Tasks a worker may hold ahead: the ``prefetch`` option, or (auto) one while tasks
@@ -405,7 +342,8 @@ class CoasterService:
         return 1 if self._run_time is not None and self._run_time < AUTO_PREFETCH_BELOW else 0
 
     def _finish(self, job: CoasterJob, result: TaskResult) -> None:
-        self._by_future.pop(job.future, None)
+        if self._by_future.pop(job.future, None) is not None and job.slots > 1:
+            self._wide -= 1
         if not job.future.done():
             job.future.set_result(result)
 
@@ -496,6 +434,7 @@ class CoasterService:
             block.workers = sum(c.cores for c in block.conns.values())
         block.ever_connected = True
         self._start_failures = 0
+        self._withdraw_no_worker(block)
         conn.send({"op": "welcome", "id": conn.id})
         if block.started is None:
             # a worker is the surest sign its job runs: the LRM's poll may come later
@@ -531,6 +470,7 @@ class CoasterService:
             now = self.clock()
             del conn.running[job.n]
             self.running.pop(job.n, None)
+            self._release(job)
             block = conn.block
             block.busy += (now - (job.started or now)) * job.slots
             block.last_used = now
@@ -539,6 +479,9 @@ class CoasterService:
                 took = now - job.started
                 self._run_time = took if self._run_time is None else 0.9 * self._run_time + 0.1 * took
             result = message.get("result") or {}
+            if job.lost_part:  # the worker ended it when a helper's slots were lost
+                result = {"ok": False, "kind": FailureKind.CONNECTION_LOST.value,
+                          "message": job.lost_part}
             if job.canceled:  # the provider has reported it canceled already
                 self._finish(job, TaskResult(ok=False, message="Canceled", site=self.site,
                                              failure=FailureKind.CANCELED))
@@ -561,12 +504,7 @@ class CoasterService:
 
     async def _staged_out(self, job: CoasterJob, result: dict[str, Any]) -> None:
         assert job.stage_out is not None
-        try:
-            result = await job.stage_out(result)
-        except Exception as exc:  # a stager's bug: the task fails, saying so
-            result = {"ok": False, "kind": FailureKind.STAGE_OUT.value,
-                      "message": f"stage out failed: {type(exc).__name__}: {exc}"}
-        self._complete(job, result)
+        self._complete(job, await stage_out_result(job.stage_out, result))
 
     def _complete(self, job: CoasterJob, result: dict[str, Any]) -> None:
         """Report a finished task's end (7, or 5 with the cause) and resolve it."""
@@ -598,8 +536,10 @@ class CoasterService:
         else:
             why = "worker connection lost"
         self.bus.emit("WORKER_LOST", {"blockid": block.id, "id": conn.id})
+        self._lost_parts(conn, why)
         for job in list(conn.running.values()):
             self.running.pop(job.n, None)
+            self._release(job)
             block.busy += now - (job.started or now)
             if job.canceled:
                 self._finish(job, TaskResult(ok=False, message="Canceled", site=self.site,
@@ -628,6 +568,19 @@ class CoasterService:
                                              failure=FailureKind.CONNECTION_LOST))
         conn.running.clear()
         conn.closing = True
+
+    def _lost_parts(self, conn: WorkerConn, why: str) -> None:
+        """``conn`` held slots of MPI tasks other workers run: their ranks there are gone,
+        so each such task is ended and fails, saying so."""
+        held, conn.held = conn.held, {}
+        for n in held:
+            job = self.running.get(n)
+            if job is None or job.worker is None:
+                continue
+            job.helpers.pop(conn, None)
+            job.lost_part = (f"Worker lost: {conn.workerid} on {conn.node or 'unknown node'} "
+                             f"({why}), which held {held[n]} slot(s) of the MPI task")
+            job.worker.send({"op": "cancel", "n": n})
 
     # -- blocks -----------------------------------------------------------------------------
 
@@ -693,8 +646,31 @@ class CoasterService:
         block.last_used = block.started
         self.bus.emit("BLOCK_ACTIVE", {"id": block.id})
         if not block.ever_connected:
-            asyncio.get_running_loop().call_later(self.settings.worker_start_timeout,
-                                                  self._check_started, block)
+            loop = asyncio.get_running_loop()
+            timeout = self.settings.worker_start_timeout
+            loop.call_later(min(NO_WORKER_NOTICE, timeout / 2), self._say_no_worker, block)
+            loop.call_later(timeout, self._check_started, block)
+
+    def _say_no_worker(self, block: Block) -> None:
+        """A block whose job runs with no worker yet says so (WAITING no-worker) well
+        before workerStartTimeout gives it up: the commonest cause is a node that cannot
+        reach the service."""
+        if self._closing or block.ever_connected or block.shutdown or not block.live:
+            return
+        block.said_no_worker = True
+        waited = self.clock() - (block.started or self.clock())
+        emit_waiting(self.bus, "worker", block.id, self.site, Waiting(
+            NO_WORKER,
+            f"block {block.id}'s job runs since {waited:.0f} s but none of its workers has "
+            f"connected to the service at {self.host}:{self.port}: check that its nodes "
+            f"reach that address (listenAddress, a firewall, the ssh-cl relay) and the "
+            f"block's stderr; it is given up after workerStartTimeout "
+            f"({self.settings.worker_start_timeout:g} s)"))
+
+    def _withdraw_no_worker(self, block: Block) -> None:
+        if block.said_no_worker:
+            block.said_no_worker = False
+            emit_waiting(self.bus, "worker", block.id, self.site, Waiting("", ""))
 
     def _check_started(self, block: Block) -> None:
         """A block whose job runs but whose workers never came (a firewall, a node that
@@ -711,6 +687,7 @@ class CoasterService:
     def _block_ended(self, block: Block, reason: str, detail: str = "") -> None:
         now = self.clock()
         block.ended = now
+        self._withdraw_no_worker(block)
         if (block.shutdown or reason == "stopped") and not block.given_up:
             block.state = "done"
             self.bus.emit("BLOCK_DONE", {"id": block.id})
@@ -762,6 +739,7 @@ class CoasterService:
             self.bus.emit("WORKER_SHUTDOWN", {"blockid": block.id, "id": conn.id})
             for job in list(conn.running.values()):
                 self.running.pop(job.n, None)
+                self._release(job)
                 self._finish(job, TaskResult(ok=False, message=f"Block {block.id} shut down: {reason}",
                                              site=self.site, failure=FailureKind.CANCELED))
             conn.running.clear()
@@ -868,7 +846,12 @@ class CoasterService:
                     self._shutdown_block(b, "suspended and idle")
         elif chunk > 0:
             walltimes = self.holding.walltimes()
-            plans = planner.allocate_blocks(walltimes, len(self.blocks), s, tsum)
+            # a block at least as wide as the widest waiting MPI task, which can only run
+            # with all its slots in one block
+            widest = max((j.slots for j in self._by_future.values() if j.worker is None),
+                         default=1) if self._wide else 1
+            plans = planner.allocate_blocks(walltimes, len(self.blocks), s, tsum,
+                                            min_width=widest)
             for plan in plans:
                 block = self._start_block(plan, now)
                 for _ in range(plan.count):

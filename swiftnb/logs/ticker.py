@@ -8,6 +8,11 @@ JOB_RESTARTED (and JOB_CACHED: a call memoization reused is ``Cached``, after
 summary changed or 30 s passed since the last line, zero counts omitted, states in
 Swift's order, ``Final status:`` always printed at the end.  The summary also goes to the
 log as a PROGRESS event.  The periodic check is one ``call_later`` handle, not a task.
+
+A WAITING event (a block, site, worker or task that waits, and why) is printed under the
+ticker at once, once per change of its reason or detail (one with an empty reason, the
+wait over, prints nothing): a run that shows ``Submitted:32``
+for minutes says why (``Waiting: block 1 (slurm job 2) pending: PartitionConfig - ...``).
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from swiftnb.events import Event, EventBus
+from swiftnb.scheduling.waiting import THROTTLE_FULL
 
-__all__ = ["ProgressTicker", "STATE_ORDER", "ticker_date"]
+__all__ = ["ProgressTicker", "STATE_ORDER", "ticker_date", "waiting_line"]
 
 #: Swift's printed order; other states follow in first-seen order.
 STATE_ORDER = (
@@ -100,6 +106,16 @@ def ticker_date(t: float | None = None) -> str:
     return time.strftime("%a, %d %b %Y %H:%M:%S%z", time.localtime(time.time() if t is None else t))
 
 
+def waiting_line(fields: dict[str, str]) -> str:
+    """``block 1 (slurm job 2) pending: PartitionConfig - the job asks ...``, for people."""
+    what = f"{fields.get('subject', '?')} {fields.get('id', '')}".rstrip()
+    if fields.get("lrm") and fields.get("job"):
+        what += f" ({fields['lrm']} job {fields['job']}) pending"
+    else:
+        what += " waits"
+    return f"{what}: {fields.get('reason', '')} - {fields.get('detail', '')}"
+
+
 class ProgressTicker:
     """Counts app invocations per state from a bus and prints Swift's ticker lines."""
 
@@ -133,6 +149,10 @@ class ProgressTicker:
         self._handle: asyncio.TimerHandle | None = None
         self._unsubscribe = bus.subscribe(self.on_event)
         self.lines: list[str] = []
+        #: (subject, id) -> the last WAITING line printed for it
+        self._waits: dict[tuple[str, str], str] = {}
+        #: (subject, id) -> (since, line) of throttle waits not printed yet
+        self._held_waits: dict[tuple[str, str], tuple[float, str]] = {}
 
     # -- state tracking ----------------------------------------------------------------
 
@@ -200,8 +220,38 @@ class ProgressTicker:
                     iter(failing), None)
             if jobid is not None and self.states.get(jobid) != "Canceled":
                 self._set(jobid, "Failed")
+        elif kind == "WAITING":
+            self._waiting(f)
         elif kind == "JOB_CANCELED":
             pass
+
+    def _waiting(self, fields: dict[str, Any]) -> None:
+        """Print why something waits, once per change.  A site whose own throttle holds
+        the queued calls is the normal state of any run of more calls than its limit:
+        that is printed only once it has lasted ``force_every`` seconds (a long run, where
+        a person wonders why only N calls run), by :meth:`tick`."""
+        key = (str(fields.get("subject")), str(fields.get("id")))
+        if not fields.get("reason"):  # it no longer waits: its line, if said, stays said
+            self._held_waits.pop(key, None)
+            return
+        line = waiting_line({k: str(v) for k, v in fields.items()})
+        if self._waits.get(key) == line:
+            return
+        if fields.get("reason") == THROTTLE_FULL:
+            self._held_waits.setdefault(key, (time.monotonic(), line))
+            return
+        self._say_waiting(key, line)
+
+    def _say_waiting(self, key: tuple[str, str], line: str) -> None:
+        self._waits[key] = line
+        self._print(f"Waiting: {line}")
+
+    def _lasting_waits(self, now: float) -> None:
+        for key, (since, line) in list(self._held_waits.items()):
+            if now - since >= self.force_every:
+                del self._held_waits[key]
+                if self._waits.get(key) != line:
+                    self._say_waiting(key, line)
 
     # -- output ------------------------------------------------------------------------
 
@@ -211,20 +261,24 @@ class ProgressTicker:
         parts += [f"  {s}:{n}" for s, n in self.counts.items() if s not in STATE_ORDER and n]
         return "".join(parts)
 
-    def _write(self, prefix: str, summary: str) -> None:
-        line = f"{prefix}{self.date()}{summary}"
+    def _print(self, line: str) -> None:
         self.lines.append(line)
         try:
             self.stream.write(line + "\n")
             self.stream.flush()
         except (OSError, ValueError):
             pass
+
+    def _write(self, prefix: str, summary: str) -> None:
+        self._print(f"{prefix}{self.date()}{summary}")
         if self.log:
             self.bus.emit("PROGRESS", {}, text=summary)
 
     def tick(self, now: float | None = None) -> bool:
         """Print a line if the summary changed or ``force_every`` passed; True if printed."""
         now = time.monotonic() if now is None else now
+        if self._held_waits:
+            self._lasting_waits(now)
         summary = self.summary()
         if summary != self._last_summary or now - self._last_print >= self.force_every:
             self._last_summary = summary

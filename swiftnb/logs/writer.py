@@ -89,6 +89,9 @@ LINE_SPEC: dict[str, tuple[str, str, str]] = {
     "WORKER_LOST": ("INFO", "RemoteLogHandler", "kv"),
     "WORKER_SHUTDOWN": ("INFO", "RemoteLogHandler", "kv"),
     "PLANNER": ("INFO", "BlockQueueProcessor", "text"),
+    # why a block, site, worker or task waits: detail last (it has spaces), so the
+    # reader takes the rest of the line
+    "WAITING": ("INFO", "swift", "kv"),
 }
 
 #: how far back from its end a log that could not be written is searched for a whole line

@@ -54,6 +54,7 @@ from swiftnb.scheduling.sites import MINWEIGHT, ScoreFactors, Site
 from swiftnb.scheduling.throttles import (THROTTLE_ALIASES, THROTTLE_NAMES, Throttle,
                                           ThrottleControl, parse_throttle, shown_limit,
                                           throttle_name)
+from swiftnb.scheduling.waiting import SiteWaits
 from swiftnb.nearest import close_matches
 
 __all__ = ["Scheduler", "THROTTLE_NAMES", "THROTTLE_ALIASES", "SchedulerError"]
@@ -152,6 +153,8 @@ class Scheduler(ThrottleControl):
         self._seq = itertools.count()
         self._queues: dict[Hashable, deque[_Waiter]] = {}
         self._waiting = 0
+        #: says (WAITING) which sites' limits hold the queued calls
+        self.waits = SiteWaits(bus)
         self._pumping = False
         self._pump_again = False
         self._wakeup: TimerHandle | None = None
@@ -256,7 +259,7 @@ class Scheduler(ThrottleControl):
                     self.bus.emit("WARNING", text=f"site {site.name}: shutdown failed: {exc}")
 
     # ================================================================ public controls
-    def set_throttle(self, name: str, value: Any, site: str | None = None) -> None:
+    def set_throttle(self, name: str, value: object, site: str | None = None) -> None:
         """Change a throttle while the run goes (notebook sliders call this).
 
         Site-level names (hostJobSubmitThrottle, maxParallelTasks, initialParallelTasks,
@@ -276,7 +279,7 @@ class Scheduler(ThrottleControl):
             raise SchedulerError(str(exc)) from None
         self._pump()
 
-    def _set_throttle(self, name: str, value: Any, site: str | None, targets: list[Site]) -> None:
+    def _set_throttle(self, name: str, value: object, site: str | None, targets: list[Site]) -> None:
         emit = self.bus.emit
         if name in ("jobSubmitThrottle", "fileTransfersThrottle", "fileOperationsThrottle"):
             throttle = {"jobSubmitThrottle": self.job_submit,
@@ -527,6 +530,10 @@ class Scheduler(ThrottleControl):
         self._enqueue(_Waiter(next(self._seq), task, exclude, avoid, future))
         self._waiting += 1
         self._pump()
+        if not future.done():
+            for site in self._sites_for(task):
+                if site.load >= site.limit and site not in exclude:
+                    self.waits.full(site.name, site.limit)
         try:
             return await future
         except asyncio.CancelledError:
@@ -564,6 +571,8 @@ class Scheduler(ThrottleControl):
         site.load -= 1
         self.adjust_score(site, self.factors.success)  # Swift's delayedDelta, on release
         self._pump()
+        if not self._waiting:
+            self.waits.clear_all()
 
     def _pump(self) -> None:
         """Offer waiting jobs to sites, oldest first, until nothing more fits."""

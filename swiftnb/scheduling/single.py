@@ -43,6 +43,7 @@ from swiftnb.scheduling.errors import SchedulerError
 from swiftnb.scheduling.sites import SATURATED, tscore
 from swiftnb.scheduling.throttles import (Throttle, ThrottleControl, parse_throttle,
                                           shown_limit, throttle_name)
+from swiftnb.scheduling.waiting import SiteWaits
 
 __all__ = ["SingleSiteExecutor", "DryRunExecutor"]
 
@@ -85,6 +86,8 @@ class SingleSiteExecutor(ThrottleControl):
                                           self.file_operations)
         self.task_ids = TaskIds(time.time())
         self.closed = False
+        #: says (WAITING) when calls queue behind maxParallelTasks
+        self.waits = SiteWaits(bus)
 
     async def _ensure_started(self) -> None:
         if self._started:
@@ -110,6 +113,7 @@ class SingleSiteExecutor(ThrottleControl):
             task = self.apps.resolve(self.name, task)
         await self._ensure_started()
         if not self.parallel.try_acquire():
+            self.waits.full(self.name, self.parallel.limit)
             await self.parallel.acquire()
         try:
             if self.closed:  # the run stopped while this call waited for a slot
@@ -128,6 +132,8 @@ class SingleSiteExecutor(ThrottleControl):
             attempt.finish(result)
         finally:
             self.parallel.release()
+            if not self.parallel.waiting:
+                self.waits.clear(self.name)
         self._count(result)
         return result
 

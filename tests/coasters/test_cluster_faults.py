@@ -129,7 +129,7 @@ def test_slurm_ending_a_block_at_its_walltime_is_reported_as_walltime(tmp_path, 
     """The one Slurm walltime test (Slurm takes whole minutes and checks every 30 s: 60 to
     90 s).  The block's "worker" sleeps, so only Slurm ends the job."""
     fake_python = tmp_path / "python3"
-    fake_python.write_text('#!/bin/sh\ncase "$1" in *_swiftworker.py) exec sleep 600;; esac\n'
+    fake_python.write_text('#!/bin/sh\ncase "$*" in *_swiftremote.pyz\\ worker*) exec sleep 600;; esac\n'
                            f'exec {sys.executable} "$@"\n')
     fake_python.chmod(fake_python.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     os.chmod(tmp_path, 0o755)
@@ -237,7 +237,7 @@ def test_a_block_whose_worker_never_connects_is_given_up_and_its_job_cancelled(t
     and its job cancelled; after three such blocks the waiting tasks fail, saying why."""
     marker = "617.25"  # the hanging worker's sleep: found in /proc afterwards, or not
     fake_python = tmp_path / "python3"
-    fake_python.write_text(f'#!/bin/sh\ncase "$1" in *_swiftworker.py) exec sleep {marker};; '
+    fake_python.write_text(f'#!/bin/sh\ncase "$*" in *_swiftremote.pyz\\ worker*) exec sleep {marker};; '
                            f'esac\nexec {sys.executable} "$@"\n')
     fake_python.chmod(0o755)
     conf = _conf('type: "coaster", jobManager: "local:fork", options { maxJobs: 1, '
@@ -251,4 +251,13 @@ def test_a_block_whose_worker_never_connects_is_given_up_and_its_job_cancelled(t
     log = _log(tmp_path)
     assert len(re.findall(r"BLOCK_FAILED id=", log)) >= 3
     assert "BLOCK_DONE" not in log
+    # before it was given up, each block said why it waited (WAITING no-worker), on the
+    # console too, and the wait was withdrawn when the block ended
+    said = re.findall(r"WAITING subject=worker id=(\S+) site=cluster reason=(\S*)", log)
+    blocks = sorted({block for block, _ in said})
+    assert len(blocks) >= 3, said
+    assert all(said.count((b, "no-worker")) == 1 and said.count((b, "")) == 1 for b in blocks)
+    assert re.search(r"Waiting: worker \S+ waits: no-worker - block \S+'s job runs since "
+                     r"\d+ s but none of its workers has connected to the service at "
+                     r"\S+:\d+", err), err
     _wait_for(lambda: not _processes_with(f"sleep {marker}"), 10, "the hung workers to go")

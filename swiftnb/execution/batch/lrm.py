@@ -42,6 +42,7 @@ from swiftnb.engine.task import FailureKind
 from swiftnb.events import TaskStatus
 from swiftnb.execution.batch.optionvalues import (given_flags, gone_only, line_breaking,
                                                   whole_number_problem)
+from swiftnb.scheduling.waiting import Waiting
 from swiftnb.execution.shell import CommandResult, Shell, ShellError, ShellFailure
 from swiftnb.nearest import close_matches
 from swiftnb.scheduling.background import internal_error, start_background
@@ -90,11 +91,13 @@ _TASK_STATUS = {
 @dataclass(frozen=True, slots=True)
 class JobStatus:
     """One job's state as the batch system reported it; ``reason`` is its own words
-    (``TIMEOUT``, ``NODE_FAIL``, ``failed 37 : qmaster enforced h_rt``) for messages."""
+    (``TIMEOUT``, ``NODE_FAIL``, ``failed 37 : qmaster enforced h_rt``) for messages;
+    ``waiting``, of a pending job, why the batch system keeps it waiting, when it says."""
 
     state: JobState
     exit_code: int | None = None
     reason: str = ""
+    waiting: Waiting | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -420,7 +423,9 @@ StateCallback = Callable[[str, JobStatus], None]
 class JobPoller:
     """Polls one LRM for every job it watches with one status query per round.
 
-    A callback hears each change of a job's state (``RUNNING`` once, then its end).  The
+    A callback hears each change of a job's state (``RUNNING`` once, then its end); a
+    ``waiting`` callback, each new reason a pending job waits for
+    (:attr:`JobStatus.waiting`), once per change.  The
     interval starts at ``interval`` and grows by half (to ``max_interval``) while nothing
     changes or while the batch system does not answer; a change brings it back.  A job
     missing from ``missing_limit`` answers in a row after it was seen is LOST (the batch
@@ -438,6 +443,8 @@ class JobPoller:
         self.on_error = on_error
         self._watched: dict[str, StateCallback] = {}
         self._last: dict[str, JobState] = {}
+        self._waiting: dict[str, StateCallback] = {}
+        self._told: dict[str, Waiting | None] = {}  # the last waiting told, per job
         self._missing: dict[str, int] = {}
         self._task: asyncio.Task[None] | None = None
         self._held: set[asyncio.Task[None]] = set()
@@ -446,8 +453,11 @@ class JobPoller:
         self.polls = 0
         self.last_poll: float | None = None
 
-    def watch(self, job_id: str, callback: StateCallback) -> None:
+    def watch(self, job_id: str, callback: StateCallback,
+              waiting: StateCallback | None = None) -> None:
         self._watched[job_id] = callback
+        if waiting is not None:
+            self._waiting[job_id] = waiting
         self._missing[job_id] = 0
         self.interval = self.min_interval
         self._wake.set()
@@ -456,6 +466,8 @@ class JobPoller:
 
     def forget(self, job_id: str) -> None:
         self._watched.pop(job_id, None)
+        self._waiting.pop(job_id, None)
+        self._told.pop(job_id, None)
         self._last.pop(job_id, None)
         self._missing.pop(job_id, None)
 
@@ -526,6 +538,7 @@ class JobPoller:
                     f"{self.lrm.name} no longer knows job {job_id}"))
             else:
                 self._missing[job_id] = 0
+            self._tell_waiting(job_id, status)
             if self._last.get(job_id) is status.state:
                 continue
             self._last[job_id] = status.state
@@ -537,6 +550,17 @@ class JobPoller:
                 callback(job_id, status)
         self.interval = (self.min_interval if changed
                          else min(self.max_interval, self.interval * 1.5))
+
+
+    def _tell_waiting(self, job_id: str, status: JobStatus) -> None:
+        """A pending job's new reason to wait goes to its ``waiting`` callback, once."""
+        told = self._waiting.get(job_id)
+        if told is None or status.state is not JobState.PENDING or status.waiting is None:
+            return
+        if self._told.get(job_id) == status.waiting:
+            return
+        self._told[job_id] = status.waiting
+        told(job_id, status)
 
 
 def parse_table(text: str, width: int) -> Iterable[list[str]]:

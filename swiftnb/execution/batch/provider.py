@@ -26,8 +26,8 @@ How a run uses the cluster:
    (:mod:`swiftnb.execution.sitedir`, as an ssh site does).
 2. ``execute``: stage the inputs in (:class:`~swiftnb.execution.staging.Stager`), write the
    job's spec to ``batch/JOBID/spec.json`` and submit a job script (the LRM adapter's,
-   :mod:`swiftnb.execution.batch.lrm`) that runs ``python3 shared/_swiftwrap.py <
-   spec.json > result.json``; its shape (walltime, queue, nodes...) is
+   :mod:`swiftnb.execution.batch.lrm`) that runs ``python3 -I
+   shared/_swiftremote.pyz wrap < spec.json > result.json``; its shape (walltime, queue, nodes...) is
    :mod:`swiftnb.execution.batch.request`'s.  One :class:`JobPoller` per site follows
    every job in one status query per round: pending is SUBMITTED, running ACTIVE (the
    log's TASK_STATUS_CHANGE lines: a job's wait in the batch system's queue is part of
@@ -61,6 +61,8 @@ from swiftnb.config.types import BadValue, time_to_seconds
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.remote import wrapper
+from swiftnb.remote.payload import PAYLOAD_NAME, payload_file
+from swiftnb.scheduling.waiting import emit_waiting
 from swiftnb.execution.batch.lrm import (LRM, JobPoller, JobState, JobStatus, Resources, hms,
                                          lrm_class)
 from swiftnb.execution.batch.request import JobRequest, SiteJobs
@@ -157,6 +159,7 @@ class _Job:
     attempt: StatusReporter
     ended: asyncio.Future[JobStatus]
     shown: TaskStatus = TaskStatus.SUBMITTED   # the last status the attempt reported
+    task_id: str = ""                          # the task's jobid (WAITING id=)
 
 
 class BatchProvider(Provider):
@@ -224,7 +227,7 @@ class BatchProvider(Provider):
             work_dir = await remote_work_dir(self._run, python=self.options.python,
                                              work_dir=self.work_dir, where=where)
             site_dir = f"{work_dir}/{self.site_run}"
-            await prepare_site_dir(self.shell, site_dir, {"_swiftwrap.py": wrapper.__file__},
+            await prepare_site_dir(self.shell, site_dir, {PAYLOAD_NAME: payload_file()},
                                    where=where)
             if self._local_tmp is None:
                 self._local_tmp = tempfile.mkdtemp(prefix="swiftnb-batch-")
@@ -272,7 +275,7 @@ class BatchProvider(Provider):
             job_dir = await self._write_spec(task, spec, attempt)
             resources = self._resources(request, job_dir)
             script = self.lrm.script(self._command(job_dir), resources)
-            job = await self._submit(script, resources, attempt)
+            job = await self._submit(script, resources, attempt, task.jobid)
         except ProviderError as exc:
             return self._failed(attempt, exc.kind, self._refusal(exc, request))
         except ValueError as exc:   # an adapter refusing what it was asked to write
@@ -320,8 +323,8 @@ class BatchProvider(Provider):
         which appears whole (renamed) or not at all."""
         assert self.site_dir is not None
         q = shlex.quote
-        wrap = q(f"{self.site_dir}/shared/_swiftwrap.py")
-        return (f"{q(self.options.python)} {wrap} < spec.json > result.tmp && "
+        payload = q(f"{self.site_dir}/shared/{PAYLOAD_NAME}")
+        return (f"{q(self.options.python)} -I {payload} wrap < spec.json > result.tmp && "
                 f"mv result.tmp result.json")
 
     def _resources(self, request: JobRequest, job_dir: str) -> Resources:
@@ -331,7 +334,7 @@ class BatchProvider(Provider):
             project=request.project, workdir=job_dir, stdout=f"{job_dir}/job.stdout",
             stderr=f"{job_dir}/job.stderr", options=request.options)
 
-    async def _write_spec(self, task: Task, spec: dict[str, Any],
+    async def _write_spec(self, task: Task, spec: wrapper.JobSpec,
                           attempt: StatusReporter) -> str:
         """Make the attempt's batch directory (``batch/JOBID[-ATTEMPT]``) and put its spec
         there; returns the directory."""
@@ -353,7 +356,7 @@ class BatchProvider(Provider):
         return job_dir
 
     async def _submit(self, script: str, resources: Resources,
-                      attempt: StatusReporter) -> _Job:
+                      attempt: StatusReporter, task_id: str = "") -> _Job:
         """Submit and start following the job.  A submission under way when the attempt
         is withdrawn is let finish and its job cancelled."""
         submitting = asyncio.ensure_future(self.lrm.submit(script, resources))
@@ -362,11 +365,19 @@ class BatchProvider(Provider):
         except asyncio.CancelledError:
             submitting.add_done_callback(self._cancel_late)
             raise
-        job = _Job(job_id, attempt, asyncio.get_running_loop().create_future())
+        job = _Job(job_id, attempt, asyncio.get_running_loop().create_future(),
+                   task_id=task_id)
         self._in_lrm[job_id] = job
         attempt.status(TaskStatus.SUBMITTED)
-        self.poller.watch(job_id, lambda _id, status: self._changed(job, status))
+        self.poller.watch(job_id, lambda _id, status: self._changed(job, status),
+                          lambda _id, status: self._waits(job, status))
         return job
+
+    def _waits(self, job: _Job, status: JobStatus) -> None:
+        """The batch system keeps the job pending for a new reason: WAITING says why."""
+        assert status.waiting is not None
+        emit_waiting(self.bus, "task", job.task_id, self.name, status.waiting,
+                     lrm=self.lrm.name, job=job.job_id)
 
     def _changed(self, job: _Job, status: JobStatus) -> None:
         """The poller saw the job's state change."""
@@ -461,7 +472,7 @@ class BatchProvider(Provider):
         with contextlib.suppress(ShellError):
             await self.shell.remove_tree(job_dir)
 
-    def _ended(self, task: Task, spec: dict[str, Any], result: dict[str, Any],
+    def _ended(self, task: Task, spec: wrapper.JobSpec, result: dict[str, Any],
                attempt: StatusReporter) -> TaskResult:
         return self._info.finish(task.run_dir, spec, result, attempt, site=self.name,
                                  counts=self.counts, always=self.always_info)
@@ -487,10 +498,12 @@ class BatchProvider(Provider):
         await self.shell.close()
 
 
-def _launched(spec: dict[str, Any], launch: tuple[str, ...]) -> dict[str, Any]:
+def _launched(spec: wrapper.JobSpec, launch: tuple[str, ...]) -> wrapper.JobSpec:
     """The spec with the app run under a launcher (``srun --ntasks=4 APP ARGS``)."""
-    return {**spec, "executable": launch[0],
-            "args": [*launch[1:], spec["executable"], *spec["args"]]}
+    launched = spec.copy()
+    launched["executable"] = launch[0]
+    launched["args"] = [*launch[1:], spec.get("executable") or spec["tr"], *spec.get("args", [])]
+    return launched
 
 
 # -- construction ----------------------------------------------------------------------------

@@ -33,6 +33,11 @@ running one ends as ``failed 100``, like a job killed by a signal).
 
 Facts from Son of Grid Engine 8.1.9 as run here (/work/shared/reference/test-clusters.md)
 and its man pages (qsub(1), qstat(1), accounting(5), sge_types(1)).
+
+A pending job's ``qstat -j`` scheduling info (``cannot run in PE "smp" because it only
+offers 8 slots``) becomes its ``JobStatus.waiting`` (waiting.py), asked each poll while
+jobs pend; a cluster whose scheduler does not collect it (``schedd_job_info false``)
+leaves it empty.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from typing import ClassVar
 from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, hms,
                                          register_lrm)
+from swiftnb.execution.batch.waiting import sge_scheduling_info, sge_waiting
 from swiftnb.execution.shell import CommandResult, Shell
 from swiftnb.scheduling.provider import ProviderError
 
@@ -273,6 +279,9 @@ class GridEngine(LRM):
             out[job_id] = JobStatus(state, reason=reason)
         if errored:
             out.update(await self._errors(errored))
+        pending = [i for i, status in out.items() if status.state is JobState.PENDING]
+        if pending:
+            out.update(await self._pending(pending, out))
         missing = [i for i in ids if i not in listed]
         if missing:
             out.update(await self._ended(missing, now))
@@ -282,6 +291,21 @@ class GridEngine(LRM):
             else:
                 self._last[job_id] = status
         self._expire(now)
+        return out
+
+    async def _pending(self, ids: Sequence[str],
+                       statuses: Mapping[str, JobStatus]) -> dict[str, JobStatus]:
+        """Pending jobs with why the scheduler keeps them waiting (``qstat -j``'s
+        scheduling info, when ``schedd_job_info`` is on); as they were if it says nothing."""
+        result = await self.run(["qstat", "-j", ",".join(ids)], timeout=self.command_timeout,
+                                doing="qstat -j")
+        info = sge_scheduling_info(result.stdout) if result.returncode == 0 else {}
+        out: dict[str, JobStatus] = {}
+        for job_id in ids:
+            waiting = sge_waiting(info.get(job_id, []))
+            if waiting is not None:
+                status = statuses[job_id]
+                out[job_id] = JobStatus(status.state, status.exit_code, status.reason, waiting)
         return out
 
     async def _errors(self, ids: Sequence[str]) -> dict[str, JobStatus]:

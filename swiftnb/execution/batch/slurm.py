@@ -28,7 +28,10 @@ off and keeps polling; up means the ids are unknown.  Ids squeue does not list a
 up once in accounting (``sacct``, one call; a cluster without accounting says so and the
 ids stay missing, so the poller calls them lost after a few polls).  The exit code of a
 job that just ended comes from ``scontrol -o show job`` (``ExitCode=3:0``), all such jobs
-in one round trip.
+in one round trip.  A pending job's reason (``%r``: ``PartitionConfig``, ``Resources``...)
+becomes its ``JobStatus.waiting``, explained once per reason (waiting.py); a reason about
+its size is told with what the job asks (``scontrol show job``) and what the partition's
+nodes have (``sinfo``).
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ from swiftnb.engine.task import FailureKind
 from swiftnb.execution.batch.optionvalues import given_flags, prefixed_flags
 from swiftnb.execution.batch.lrm import (LRM, JobState, JobStatus, Resources, parse_table,
                                          register_lrm, whole_minutes)
-from swiftnb.execution.shell import CommandResult
+from swiftnb.execution.batch.waiting import slurm_waiting
+from swiftnb.execution.shell import CommandResult, Shell
 from swiftnb.scheduling.provider import ProviderError
+from swiftnb.scheduling.waiting import Waiting
 
 __all__ = ["Slurm", "SLURM_STATES"]
 
@@ -76,6 +81,10 @@ SLURM_STATES: dict[str, JobState] = {
 
 _STATUS_FORMAT = "%i %T %r"
 _EXIT_CODE = re.compile(r"(?:^|\s)ExitCode=(\d+):(\d+)")
+_FIELD = re.compile(r"(?:^|\s)(NumNodes|NumCPUs|NumTasks|Partition|TimeLimit)=(\S+)")
+#: reasons whose sentence is worth what the job asks and the partition has
+_SIZE_REASONS = frozenset({"PartitionConfig", "PartitionNodeLimit", "PartitionTimeLimit",
+                           "Resources"})
 _JOB_ID = re.compile(r"(?:^|\s)JobId=(\S+)")
 _OPTION_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 _PLAIN_NAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -118,6 +127,11 @@ class Slurm(LRM):
     status_command: ClassVar[str] = "squeue"
     queue_is: ClassVar[str] = "partition"
     whole_number_keys: ClassVar[tuple[str, ...]] = ("ppn", "depth")
+
+    def __init__(self, shell: Shell, *, site: str = "") -> None:
+        super().__init__(shell, site=site)
+        #: job id -> (squeue's last reason, its Waiting): a reason is explained once
+        self._reasons: dict[str, tuple[str, Waiting | None]] = {}
 
     def directives(self, resources: Resources) -> list[str]:
         options: Mapping[str, object] = resources.options
@@ -191,10 +205,52 @@ class Slurm(LRM):
         for job_id, (state, reason) in found.items():
             if job_id in wanted:
                 out[job_id] = _status(state, reason, codes.get(job_id))
+        for job_id, status in list(out.items()):
+            if status.state is JobState.PENDING:
+                waiting = await self._waiting(job_id, found[job_id][1])
+                if waiting is not None:
+                    out[job_id] = JobStatus(status.state, status.exit_code, status.reason,
+                                            waiting)
+            else:
+                self._reasons.pop(job_id, None)
         missing = [i for i in ids if i not in out]
         if missing:
             out.update(await self._accounting(missing))
         return out
+
+    async def _waiting(self, job_id: str, reason: str) -> Waiting | None:
+        """Why a pending job waits; for a reason about its size, with what it asks and
+        what the partition's nodes have (asked again only when the reason changes)."""
+        known = self._reasons.get(job_id)
+        if known is not None and known[0] == reason:
+            return known[1]
+        facts = await self._size_facts(job_id) if reason in _SIZE_REASONS else ""
+        waiting = slurm_waiting(reason, facts)
+        self._reasons[job_id] = (reason, waiting)
+        return waiting
+
+    async def _size_facts(self, job_id: str) -> str:
+        """``16 CPUs on 1 node, partition debug's nodes have 8 CPUs`` (what is known)."""
+        result = await self.run(["scontrol", "-o", "show", "job", job_id],
+                                timeout=self.command_timeout, doing="scontrol show job")
+        asked = dict(_FIELD.findall(result.stdout)) if result.returncode == 0 else {}
+        if not asked:
+            return ""
+        low, _, high = asked.get("NumNodes", "?").partition("-")
+        nodes = low if high in ("", low) else f"{low}-{high}"  # sbatch's 1-1 is 1
+        facts = (f"it asks for {asked.get('NumCPUs', '?')} CPUs ({asked.get('NumTasks', '?')} "
+                 f"tasks) on {nodes} node(s) for {asked.get('TimeLimit', '?')}")
+        partition = asked.get("Partition")
+        if partition:
+            sinfo = await self.run(["sinfo", "-h", "-p", partition, "-o", "%c %D %l"],
+                                   timeout=self.command_timeout, doing="sinfo")
+            rows = [line.split() for line in sinfo.stdout.splitlines() if line.split()]
+            if sinfo.returncode == 0 and rows and len(rows[0]) == 3:
+                cpus = "/".join(sorted({row[0] for row in rows}))
+                count = sum(int(row[1]) for row in rows if row[1].isdigit())
+                facts += (f"; partition {partition} has {count} node(s) of {cpus} CPUs, "
+                          f"time limit {rows[0][2]}")
+        return facts
 
     async def _exit_codes(self, ids: Sequence[str]) -> dict[str, int]:
         """Exit codes of ended jobs from ``scontrol -o show job``, one round trip."""
