@@ -22,15 +22,23 @@ import dataclasses
 import inspect
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Generator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from swiftnb.errors import SwiftnbError
-from swiftnb.runoptions import RunOptions
+from swiftnb.runoptions import RunOptions, ScriptArgs
 
 if TYPE_CHECKING:  # imported where used at run time: `import swiftnb.runner` stays light
-    from swiftnb.attempts import FailureLog
+    import pandas as pd
+
+    from swiftnb.attempts import Failure, FailureLog
     from swiftnb.config.model import Config
+    from swiftnb.engine.task import Executor, TaskResult
+    from swiftnb.execution.cdm import CdmPolicy
+    from swiftnb.logs.frame import LogFrame
+    from swiftnb.logs.ticker import ProgressTicker
+    from swiftnb.logs.writer import LogWriter
+    from swiftnb.rundir import RunDir
     from swiftnb.runmemo import RunMemo
     from swiftnb.store import Explanation
     from swiftnb.engine.restart import RestartLog
@@ -40,6 +48,8 @@ if TYPE_CHECKING:  # imported where used at run time: `import swiftnb.runner` st
     from swiftnb.lang.checked import CheckedProgram
 
 __all__ = ["RunSetupError", "RunHandle", "prepare_run", "start_run", "load_run_config"]
+
+_Settings = TypeVar("_Settings")
 
 
 class RunSetupError(SwiftnbError):
@@ -73,7 +83,7 @@ def load_run_config(config_file: str | None = None, *, properties: Mapping[str, 
         raise RunSetupError(str(exc)) from None
 
 
-def load_cdm_policy(config: Any, base_dir: str = ".") -> Any:
+def load_cdm_policy(config: Config, base_dir: str = ".") -> CdmPolicy | None:
     """The run's CDM policy (``-cdm.file F`` / ``CDMFile``), or None when none was
     given: Swift applied CDM only to a policy file named on the command line or in the
     configuration, never to a stray ``fs.data``."""
@@ -90,8 +100,8 @@ def load_cdm_policy(config: Any, base_dir: str = ".") -> Any:
         raise RunSetupError(str(exc)) from None
 
 
-def build_run_executor(config: Any, bus: Any, *, site_run: str, keep: bool = False,
-                       dryrun: bool = False, cdm: Any = None) -> Any:
+def build_run_executor(config: Config, bus: EventBus, *, site_run: str, keep: bool = False,
+                       dryrun: bool = False, cdm: CdmPolicy | None = None) -> Executor:
     """The executor of a run (scheduling.build_executor, the one builder), with its
     refusals as :class:`RunSetupError`; ``cdm`` is the run's CDM policy, if any."""
     from swiftnb.scheduling.build import build_executor
@@ -104,7 +114,7 @@ def build_run_executor(config: Any, bus: Any, *, site_run: str, keep: bool = Fal
         raise RunSetupError(str(exc)) from None
 
 
-def _make_settings(settings_cls: Any, values: dict) -> Any:
+def _make_settings(settings_cls: type[_Settings], values: dict[str, Any]) -> _Settings:
     """RunSettings from the values it knows (its fields are the engine's choice)."""
     if dataclasses.is_dataclass(settings_cls):
         names = {f.name for f in dataclasses.fields(settings_cls)}
@@ -127,7 +137,7 @@ def raise_open_file_limit() -> None:
         pass
 
 
-def _args_list(args: Any) -> list[str]:
+def _args_list(args: ScriptArgs) -> list[str]:
     """Script arguments: ``{"n": 3}`` or ``["-n=3"]`` -> ``["-n=3"]``."""
     if args is None:
         return []
@@ -143,8 +153,10 @@ class RunHandle:
     """A run in progress or finished.  Awaitable: ``outcome = await handle``."""
 
     def __init__(self, *, program: CheckedProgram | A.Program, config: Config, bus: EventBus,
-                 run_dir: Any, executor: Any, engine_run: Run, restart: RestartLog,
-                 writer: Any = None, detach_log: Any = None, ticker: Any = None,
+                 run_dir: RunDir, executor: Executor, engine_run: Run, restart: RestartLog,
+                 writer: LogWriter | None = None,
+                 detach_log: Callable[[], None] | None = None,
+                 ticker: ProgressTicker | None = None,
                  base_dir: str = ".", failure_log: FailureLog | None = None,
                  keep_events: bool = True, memo: RunMemo | None = None) -> None:
         """``keep_events=False``: do not keep the event stream in memory (``event_list``,
@@ -165,12 +177,12 @@ class RunHandle:
         self._writer = writer
         self._detach_log = detach_log
         self._ticker = ticker
-        self._events: list[Any] = []
+        self._events: list[Event] = []
         self._unsubscribe = bus.subscribe(self._events.append) if keep_events else (
             lambda: None)
         self.outcome: RunOutcome | None = None
         self.interrupted = False
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[RunOutcome] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._done_callbacks: list[Callable[[RunHandle], None]] = []
         # filled by the RecordingExecutor the engine submits through (prepare_run)
@@ -190,7 +202,7 @@ class RunHandle:
         return self.run_dir.log_file if self._writer is not None else None
 
     @property
-    def scheduler(self) -> Any:
+    def scheduler(self) -> Executor:
         """The live scheduler (``set_throttle``, ``throttles()``, ``state()``), or the
         executor when the run has a single local site."""
         return self.executor
@@ -275,7 +287,7 @@ class RunHandle:
             except (OSError, AttributeError):
                 pass
 
-    def _finished(self, task: asyncio.Task) -> None:
+    def _finished(self, task: asyncio.Task[RunOutcome]) -> None:
         for cb in list(self._done_callbacks):
             try:
                 cb(self)
@@ -289,10 +301,10 @@ class RunHandle:
         else:
             self._done_callbacks.append(callback)
 
-    def __await__(self):
+    def __await__(self) -> Generator[Any, None, RunOutcome | None]:
         return self._wait().__await__()
 
-    async def _wait(self) -> Any:
+    async def _wait(self) -> RunOutcome | None:
         if self._discarded:
             return None
         if self._task is None:
@@ -309,7 +321,7 @@ class RunHandle:
                 self.cancel("Execution interrupted by the user")
             raise
 
-    def wait(self, timeout: float | None = None) -> Any:
+    def wait(self, timeout: float | None = None) -> RunOutcome | None:
         """Block until the run ends (scripts, not notebooks: there use ``await run``)."""
         if self._discarded:
             return None
@@ -363,21 +375,21 @@ class RunHandle:
 
     # ---------------------------------------------------------------- failures
     @property
-    def failures(self) -> list[Any]:
+    def failures(self) -> list[Failure]:
         """The failed app attempts so far (:class:`swiftnb.attempts.Failure`), oldest
         first: task, result, site, time and Swift source position of each."""
         return list(self._failures.items)
 
-    def failure(self, failure_id: int) -> Any:
+    def failure(self, failure_id: int) -> Failure:
         """The failure numbered ``failure_id`` (``Failure.id``, from 1)."""
         return self._failures.get(failure_id)
 
-    def on_failure(self, callback: Callable[[Any], None]) -> Callable[[], None]:
+    def on_failure(self, callback: Callable[[Failure], None]) -> Callable[[], None]:
         """Call ``callback(failure)`` for each new failed attempt, from the event loop, as
         it is recorded (keep it cheap).  Returns the function that unsubscribes."""
         return self._failures.subscribe(callback)
 
-    async def retry(self, failure: Any) -> Any:
+    async def retry(self, failure: Failure | int) -> TaskResult:
         """Submit a failed call again, as a new attempt; its TaskResult.
 
         ``failure``: a :class:`~swiftnb.attempts.Failure` of this run or its id.  While
@@ -486,23 +498,23 @@ class RunHandle:
         return out
 
     @property
-    def event_list(self) -> list[Any]:
+    def event_list(self) -> list[Event]:
         """The events so far (swiftnb.events.Event), in emission order."""
         return self._events
 
     @property
-    def events(self) -> Any:
+    def events(self) -> pd.DataFrame:
         """The event stream as a pandas DataFrame (the schema of swiftnb.logs)."""
         from swiftnb.logs.frame import events_frame
 
         return events_frame(list(self._events))
 
-    def log_frame(self) -> Any:
+    def log_frame(self) -> LogFrame:
         from swiftnb.logs.frame import LogFrame
 
         return LogFrame.from_events(list(self._events), name=self.runid)
 
-    def timings(self, names: Sequence[str] | None = None) -> Any:
+    def timings(self, names: Sequence[str] | None = None) -> pd.DataFrame:
         """The AIMES timings (TTC, Tss, Tse, Tw, Te, ...) of this run, a DataFrame."""
         return self.log_frame().timings(names)
 
@@ -524,6 +536,14 @@ class RunHandle:
         directory = os.path.join(self.base_dir, self.config.memoize_store)
         with RunStore.open(directory, create=False) as store:
             return explain(store, os.path.join(self.base_dir, path), why)
+
+    def serve(self, *, port: int = 0, address: str | None = None) -> Any:
+        """Show this run's panels in a browser: a token-guarded web monitor on this
+        loop (docs/monitors.md); prints its URL and returns it (``.url``, ``.stop()``).
+        ``address`` defaults to the configuration's ``monitorListenAddress``."""
+        from swiftnb.monitor.web import serve_run
+
+        return serve_run(self, port=port, address=address)
 
     def status(self) -> str:
         if not self.done:
@@ -718,7 +738,8 @@ def _records_lost(engine_run: Run, event: Event) -> None:
         engine_run.records_lost(event.text)
 
 
-def start_run(source: Any, **kwargs: Any) -> RunHandle:
+def start_run(source: str | os.PathLike[str] | CheckedProgram | A.Program,
+              **kwargs: Any) -> RunHandle:
     """Compile, configure and start a run on the current event loop; the handle at once.
 
     ``source``: a CheckedProgram, Swift source text, or the path of a ``.swift`` file.

@@ -247,6 +247,7 @@ def build(raw: dict[str, Any], origins: Origins, files: list[tuple[str, str]],
     config.memoize = value("memoize")
     config.memoize_store = value("memoizeStore")
     config.memoize_cache_size = value("memoizeCacheSize")
+    config.monitor_listen_address = value("monitorListenAddress")
 
     errors: list[str] = []
     policy = config.site_selection_policy

@@ -190,6 +190,7 @@ class Config:
     memoize: bool = False
     memoize_store: str = ".swiftnb"
     memoize_cache_size: int = 1 << 30
+    monitor_listen_address: str = "127.0.0.1"
     files: list[tuple[str, str]] = field(default_factory=list)  # (tag, path) loaded
     warnings: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict, repr=False)

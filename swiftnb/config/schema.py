@@ -143,6 +143,8 @@ GLOBAL: dict[str, Any] = {
     "memoize": T("bool"),
     "memoizeStore": T("string"),
     "memoizeCacheSize": T("size"),
+    # the web monitor's interface (docs/monitors.md): 127.0.0.1 unless set
+    "monitorListenAddress": T("string"),
     "site": {"*": SITE},
     "app": {"*": APP},
 }
@@ -192,6 +194,7 @@ GLOBAL_DEFAULTS: dict[str, Any] = {
     "memoize": False,
     "memoizeStore": ".swiftnb",
     "memoizeCacheSize": 1 << 30,
+    "monitorListenAddress": "127.0.0.1",
 }
 
 SITE_DEFAULTS: dict[str, Any] = {

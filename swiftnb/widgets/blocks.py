@@ -8,13 +8,17 @@ Swift/K coaster log shows the same panel as a live run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as W
 
 from swiftnb.events import Event
 from swiftnb.scheduling.provider import Provider
-from swiftnb.widgets._util import num, table
+from swiftnb.display import num
+from swiftnb.widgets._util import table
+
+if TYPE_CHECKING:  # bokeh is imported when a chart is first drawn
+    from swiftnb.widgets.chart import BlockTimeline
 
 __all__ = ["BlocksPanel"]
 
@@ -27,7 +31,7 @@ class _Block:
         self.id = bid
         self.cores: int | None = None
         self.per_worker: int | None = None
-        self.walltime: Any = None
+        self.walltime: object = None  # as BLOCK_REQUESTED gave it
         self.state = "requested"
         self.workers: set[str] = set()
         self.running = 0
@@ -61,7 +65,7 @@ class BlocksPanel:
         self.t0: float | None = None
         self.now: float | None = None
         self.table = W.HTML(value=table(self.HEADERS, [], cls="blocks"))
-        self.timeline = None
+        self.timeline: BlockTimeline | None = None
         self._chart = chart
         self.widget = W.VBox([self.table])
 
@@ -85,15 +89,17 @@ class BlocksPanel:
                 status = f.get("status")
                 wid = f.get("workerid")
                 tid = f.get("taskid")
+                if tid is None:  # (a status line always names its task: log and run)
+                    continue
                 if wid:
                     bid = str(wid).split(":", 1)[0]
                     if tid not in self.task_block and bid in self.blocks:
                         self.task_block[tid] = bid
                         self.blocks[bid].running += 1
                 elif str(status) in ("7", "5", "6"):
-                    bid = self.task_block.pop(tid, None)
-                    if bid is not None:
-                        b = self.blocks[bid]
+                    ran_in = self.task_block.pop(tid, None)
+                    if ran_in is not None:
+                        b = self.blocks[ran_in]
                         b.running -= 1
                         if str(status) == "7":
                             b.done += 1
@@ -118,9 +124,9 @@ class BlocksPanel:
                     b.started = t
                     b.state = "active"
             elif kind in ("WORKER_LOST", "WORKER_SHUTDOWN"):
-                b = self.blocks.get(str(f.get("blockid")))
-                if b is not None:
-                    b.workers.discard(str(f.get("id")))
+                known = self.blocks.get(str(f.get("blockid")))
+                if known is not None:
+                    known.workers.discard(str(f.get("id")))
             elif kind in ("BLOCK_SHUTDOWN", "BLOCK_DONE", "BLOCK_FAILED"):
                 b = self._block(str(f.get("id")), t)
                 b.state = {"BLOCK_SHUTDOWN": "shutdown", "BLOCK_DONE": "done",
@@ -129,9 +135,9 @@ class BlocksPanel:
                     b.ended = t
                 b.workers.clear()
             elif kind == "BLOCK_UTILIZATION":
-                b = self.blocks.get(str(f.get("id")))
-                if b is not None:
-                    b.utilization = num(f.get("u"))
+                known = self.blocks.get(str(f.get("id")))
+                if known is not None:
+                    known.utilization = num(f.get("u"))
 
     def rows(self) -> list[tuple]:
         left = self.time_left

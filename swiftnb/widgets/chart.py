@@ -111,7 +111,7 @@ class BlockTimeline:
         self.figure.hbar(y="y", left="left", right="right", height=0.6,
                          source=self.source, color="color")
         self.widget = bokeh_widget(self.figure)
-        self.last: Any = None
+        self.last: tuple | None = None
         self.updates = 0
 
     def update(self, rows: list[dict[str, Any]]) -> bool:

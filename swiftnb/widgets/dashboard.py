@@ -23,19 +23,19 @@ from __future__ import annotations
 import asyncio
 import html
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import ipywidgets as W
 
 from swiftnb.bokehjs import load_once
-from swiftnb.events import EventBus
+from swiftnb.events import Event, EventBus
 from swiftnb.lang.checked import CheckedProgram
 from swiftnb.runner import RunHandle
 from swiftnb.scheduling.throttles import ThrottleControl
-from swiftnb.widgets._util import when
+from swiftnb.display import when
 from swiftnb.widgets.blocks import BlocksPanel
 from swiftnb.widgets.failures import FailuresPanel
-from swiftnb.widgets.feed import DEFAULT_INTERVAL, Feed
+from swiftnb.widgets.feed import DEFAULT_INTERVAL, Feed, Panel
 from swiftnb.widgets.graph import GraphPanel
 from swiftnb.widgets.history import HistoryPanel, report_link
 from swiftnb.widgets.progress import ProgressPanel
@@ -47,6 +47,16 @@ if TYPE_CHECKING:
     from sidecar import Sidecar
 
 __all__ = ["Dashboard"]
+
+
+class _Tab(Protocol):
+    """What a tab needs of its panel."""
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def widget(self) -> W.Widget: ...
 
 
 def _steering(run: RunHandle | None) -> ThrottleControl | None:
@@ -78,27 +88,27 @@ class Dashboard:
         self.blocks = BlocksPanel(self.scheduler.providers() if self.scheduler else [],
                                   chart=charts)
         self.throttles = ThrottlesPanel(self.scheduler)
-        sources = run.program.sources if live and isinstance(run.program, CheckedProgram) \
-            else {}
+        sources = run.program.sources if run is not None \
+            and isinstance(run.program, CheckedProgram) else {}
         self.failures = FailuresPanel(run, sources=sources)
-        self.graph = GraphPanel(run.run.pgraph if live else None)
+        self.graph = GraphPanel(run.run.pgraph if run is not None else None)
         directory = history if history is not None else (
-            os.path.dirname(run.run_dir.path) if live else os.getcwd())
+            os.path.dirname(run.run_dir.path) if run is not None else os.getcwd())
         self.history = HistoryPanel(directory, store=os.path.join(
-            run.base_dir, run.config.memoize_store) if live else None)
-        self.panels = [self.progress, self.stream, self.sites, self.blocks, self.throttles,
-                       self.failures, self.graph]
-        self.label = f"run {run.runid}" if live else "run"
+            run.base_dir, run.config.memoize_store) if run is not None else None)
+        self.panels: list[Panel] = [self.progress, self.stream, self.sites, self.blocks,
+                                    self.throttles, self.failures, self.graph]
+        self.label = f"run {run.runid}" if run is not None else "run"
         self.started: float | None = None
         self.log: str | None = None        # the log file a dashboard from_log follows
         self.tail_error: str | None = None  # why following that log stopped early
         self._build(live)
         self.feed = Feed(self.bus, [*self.panels, self], interval=interval,
                          on_end=self._ended)
-        if live and run.event_list:   # everything emitted before the dashboard opened
+        if run is not None and run.event_list:  # all emitted before the dashboard opened
             self.feed.prime(run.event_list)
-        self._tail_task: asyncio.Task | None = None
-        if live:
+        self._tail_task: asyncio.Task[None] | None = None
+        if run is not None:
             self.feed.stop_on_end = False   # the handle says when it has ended
             run.add_done_callback(lambda _h: self._run_done())
         self.sidecar: Sidecar | None = None
@@ -129,8 +139,8 @@ class Dashboard:
                                self._boxed(self.stream.widget)],
                               layout=W.Layout(grid_template_columns="repeat(auto-fit, "
                                               "minmax(420px, 1fr))", grid_gap="8px"))
-        tabbed = [self.failures, self.sites, self.blocks, self.throttles, self.graph,
-                  self.history]
+        tabbed: list[_Tab] = [self.failures, self.sites, self.blocks, self.throttles,
+                              self.graph, self.history]
         self.tabbed = tabbed
         self.tabs = W.Tab(children=[p.widget for p in tabbed],
                           titles=tuple(p.title for p in tabbed))
@@ -187,7 +197,7 @@ class Dashboard:
         """Header and tab titles (the feed renders the panels before them)."""
         return self._header()
 
-    def apply(self, events: list) -> None:
+    def apply(self, events: list[Event]) -> None:
         """The header reads the panels' state; it folds no events itself."""
 
     # ------------------------------------------------------------ lifecycle

@@ -40,7 +40,7 @@ from swiftnb.engine.task import TaskResult
 from swiftnb.events import Event
 from swiftnb.runner import RunHandle
 from swiftnb.store import StoreError
-from swiftnb.widgets._util import when
+from swiftnb.display import when
 
 __all__ = ["FailuresPanel", "PanelFailure", "FailureRow", "info_path"]
 

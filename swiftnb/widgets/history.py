@@ -24,7 +24,8 @@ import re
 import ipywidgets as W
 
 from swiftnb.store import DEFAULT_DIR, RunRecord, RunStore, StoreError, StoreErrorKind
-from swiftnb.widgets._util import duration, table, when
+from swiftnb.display import duration, when
+from swiftnb.widgets._util import table
 
 __all__ = ["PastRun", "past_runs", "read_past_run", "store_runs", "merge_store",
            "HistoryPanel", "report_link"]

@@ -20,7 +20,8 @@ from collections.abc import Callable
 import ipywidgets as W
 
 from swiftnb.events import Event
-from swiftnb.widgets._util import duration, table
+from swiftnb.display import duration, progress_parts, rate_eta, run_time
+from swiftnb.widgets._util import table
 from swiftnb.widgets.taskstates import TaskStates
 
 __all__ = ["ProgressPanel", "STATES", "AppCount", "CACHED_COLOR"]
@@ -56,15 +57,6 @@ class AppCount:
     @property
     def done(self) -> int:
         return self.ok + self.failed
-
-
-def _rate_eta(done: int, known: int, elapsed: float) -> tuple[float | None, float | None]:
-    """Calls per second and seconds left (None when there is nothing to tell yet)."""
-    if elapsed <= 0 or done <= 0:
-        return None, None
-    rate = done / elapsed
-    left = known - done
-    return rate, (left / rate if left > 0 else 0.0)
 
 
 class ProgressPanel:
@@ -158,44 +150,26 @@ class ProgressPanel:
 
     def elapsed(self) -> float:
         """Run time so far (to the run's end once it ended)."""
-        if self.t0 is None:
-            return 0.0
-        if self.ended_at is not None:
-            end = self.ended_at
-        elif self.clock is not None:
-            end = self.clock()
-        else:
-            end = self.last if self.last is not None else self.t0
-        return max(0.0, end - self.t0)
+        return run_time(self.t0, self.last, self.ended_at, self.clock)
 
     def rate_eta(self) -> tuple[float | None, float | None]:
-        return _rate_eta(self.done - self.jobs_cached, self.jobs - self.jobs_cached,
+        return rate_eta(self.done - self.jobs_cached, self.jobs - self.jobs_cached,
                          self.elapsed())
 
     def headline_text(self) -> str:
         """``37 of 120 done (5 cached, 2 failed) · elapsed 1 min 05 s · 0.57/s · ETA 2 min
         25 s``."""
         rate, eta = self.rate_eta()
-        notes = [f"{n} {what}" for n, what in ((self.jobs_cached, "cached"),
-                                                (self.jobs_failed, "failed")) if n]
-        parts = [f"<b>{self.done} of {self.jobs} done</b>"
-                 + (f" ({', '.join(notes)})" if notes else ""),
-                 f"elapsed {duration(self.elapsed())}"]
-        if rate is not None:
-            parts.append(f"{rate:.3g}/s")
-        if self.ended_at is not None:
-            parts.append("finished")
-        elif eta is not None:
-            parts.append(f"ETA {duration(eta)}")
-        else:
-            parts.append("ETA unknown")
-        return " &middot; ".join(parts)
+        count, notes, rest = progress_parts(self.done, self.jobs, self.jobs_cached,
+                                            self.jobs_failed, self.elapsed(), rate, eta,
+                                            self.ended_at is not None)
+        return " &middot; ".join([f"<b>{count}</b>{notes}", *rest])
 
     def app_rows(self) -> list[tuple]:
         elapsed = self.elapsed()
         rows = []
         for name, app in sorted(self.apps.items()):
-            rate, eta = _rate_eta(app.done - app.cached, app.known - app.cached, elapsed)
+            rate, eta = rate_eta(app.done - app.cached, app.known - app.cached, elapsed)
             rows.append((name, app.done, app.known, app.failed, app.cached,
                          "" if rate is None else f"{rate:.3g}",
                          "" if eta is None or self.ended_at is not None else duration(eta)))

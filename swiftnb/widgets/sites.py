@@ -23,7 +23,8 @@ import ipywidgets as W
 from swiftnb.events import Event
 from swiftnb.scheduling.sites import SATURATED
 from swiftnb.scheduling.throttles import ThrottleControl
-from swiftnb.widgets._util import num, table
+from swiftnb.display import num
+from swiftnb.widgets._util import table
 from swiftnb.widgets.taskstates import TaskStates
 
 __all__ = ["SitesPanel"]
@@ -47,7 +48,7 @@ class _Site:
         self.name = name
         self.score: float | str | None = None
         self.tscore: float | None = None
-        self.limit: Any = None
+        self.limit: object = None  # as THROTTLE or the snapshot gave it
         self.queued = 0
         self.running = 0
         self.completed = 0
@@ -103,14 +104,13 @@ class SitesPanel:
             kind = e.kind
             f = e.fields
             if kind == "TASK_STATUS_CHANGE":
-                tid = f.get("taskid")
-                host = task_host.get(tid)
+                host = task_host.get(f.get("taskid", ""))
                 if host is None:
                     continue
                 change = tasks.change(e)
                 if change is None:
                     continue
-                _, old, new = change
+                tid, old, new = change
                 s = self._site(host)
                 if old in _QUEUED:
                     s.queued -= 1
@@ -131,13 +131,15 @@ class SitesPanel:
                     tasks.forget(tid)
             elif kind == "JOB_START":
                 host = f.get("host")
-                if host:
-                    job_host[f.get("jobid")] = host
+                jobid = f.get("jobid")
+                if host and jobid is not None:  # (JOB_START names its job: log and run)
+                    job_host[jobid] = host
                     self._site(host)
             elif kind == "JOB_TASK":
-                host = job_host.get(f.get("jobid"))
-                if host is not None:
-                    task_host[f.get("taskid")] = host
+                host = job_host.get(f.get("jobid", ""))
+                taskid = f.get("taskid")
+                if host is not None and taskid is not None:
+                    task_host[taskid] = host
             elif kind == "CONTACT_SELECTED":
                 host = f.get("host")
                 if host:

@@ -32,11 +32,16 @@ class TaskStates:
     def change(self, event: Event) -> StatusChange | None:
         """The change a TASK_STATUS_CHANGE event makes, now recorded; None if none."""
         fields = event.fields
+        status = fields.get("status")
+        if status is None:
+            return None
         try:
-            new = int(fields.get("status"))
+            new = int(status)
         except (TypeError, ValueError):
             return None
         taskid = fields.get("taskid")
+        if taskid is None:  # (a status line always names its task: a log's and a run's)
+            return None
         old = self.latest.get(taskid)
         if old == new:
             return None

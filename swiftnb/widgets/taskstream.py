@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as W
 
 from swiftnb.events import Event
-from swiftnb.widgets._util import EPOCH_2001
+from swiftnb.display import EPOCH_2001
 from swiftnb.widgets.progress import CACHED_COLOR
 from swiftnb.widgets.taskstates import TaskStates
 

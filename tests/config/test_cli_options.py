@@ -60,6 +60,7 @@ KEYS: dict[str, tuple[str, str, object]] = {
     "memoize": ("memoize", "true", True),
     "memoizeStore": ("memoize_store", "/tmp/store", "/tmp/store"),
     "memoizeCacheSize": ("memoize_cache_size", "2 MB", 2 << 20),
+    "monitorListenAddress": ("monitor_listen_address", "0.0.0.0", "0.0.0.0"),
 }
 
 #: names that do not set their key's value as given
