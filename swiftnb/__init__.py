@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -31,6 +31,14 @@ def explain(path: str, why: bool = False, store: RunStore | str | None = None) -
         return explain_in(store, path, why)
     with RunStore.open(DEFAULT_DIR if store is None else store, create=False) as opened:
         return explain_in(opened, path, why)
+
+
+def whatif(script: str, model: Any, **keywords: Any) -> Any:
+    """The predicted timings of ``script`` on sites that behave as ``model`` (a
+    ``swiftnb calibrate`` file or a Model) says: a DataFrame (docs/whatif.md)."""
+    from swiftnb.forecast.prediction import whatif as predict_timings
+
+    return predict_timings(script, model, **keywords)
 
 
 def load_ipython_extension(ipython):  # noqa: ANN001  (IPython's hook)

@@ -282,7 +282,8 @@ def port_range(value: Any) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class Distribution:
-    """A random duration for sim sites: constant, exp:MEAN, uniform:A:B, normal:MEAN:SD."""
+    """A random duration for sim sites: constant, exp:MEAN, uniform:A:B, normal:MEAN:SD,
+    or empirical:X,Y,... (one of the observed samples, resampled: what-if models)."""
 
     kind: str
     params: tuple[float, ...]
@@ -291,6 +292,8 @@ class Distribution:
     def mean(self) -> float:
         if self.kind == "uniform":
             return (self.params[0] + self.params[1]) / 2
+        if self.kind == "empirical":
+            return sum(self.params) / len(self.params)
         return self.params[0]
 
     def sample(self, rng) -> float:
@@ -301,6 +304,8 @@ class Distribution:
             return rng.expovariate(1.0 / self.params[0]) if self.params[0] > 0 else 0.0
         if self.kind == "uniform":
             return rng.uniform(self.params[0], self.params[1])
+        if self.kind == "empirical":
+            return float(rng.choice(self.params))
         return max(0.0, rng.gauss(self.params[0], self.params[1]))
 
 
@@ -318,6 +323,8 @@ def parse_distribution(value: Any) -> Distribution:
             raise BadValue(expected + _too_long(value))
         return Distribution("const", (float(value),))
     parts = [p.strip() for p in str(value).split(":")]
+    if parts[0] == "empirical" and len(parts) == 2:  # samples: X,Y,...
+        parts = ["empirical", *parts[1].split(",")]
     try:
         numbers = tuple(float(p) for p in parts[1:])
         if len(parts) == 1:
@@ -328,6 +335,8 @@ def parse_distribution(value: Any) -> Distribution:
     except ValueError:
         raise BadValue(expected) from None
     arity = {"exp": 1, "uniform": 2, "normal": 2}.get(parts[0])
+    if parts[0] == "empirical" and numbers:
+        arity = len(numbers)
     if arity is None or len(numbers) != arity or any(math.isnan(n) or n < 0 for n in numbers):
         raise BadValue(expected)
     if any(n > MAX_SIM_SECONDS for n in numbers):

@@ -18,9 +18,16 @@ scores punish hard) and kills the jobs running when it begins.  It reports the s
 a real site would: 1 (submitted), 16 (stage-in, only with ``stageInTime``), 2 (active),
 then 7 (completed) or 5 (failed, with a message).
 
-Durations are seconds: a plain number, ``exp:MEAN``, ``uniform:A:B`` or
-``normal:MEAN:SD``; ``taskDuration`` may also map app names to durations
-(``{ALL: 10, blast: "uniform:60:120"}``).
+Durations are seconds: a plain number, ``exp:MEAN``, ``uniform:A:B``,
+``normal:MEAN:SD`` or ``empirical:X,Y,...`` (resampled); ``taskDuration`` may also map
+app names to durations (``{ALL: 10, blast: "uniform:60:120"}``), and
+``durationArgument: {sleep: 0}`` makes a ``sleep`` task's drawn duration a factor of its
+first argument (a what-if model of ``sleep 900`` predicts ``sleep 60`` too).
+
+With ``blockSlots`` set, the site is a coaster site: tasks run on the slots of simulated
+blocks that queue, start and end (swiftnb.execution.simblocks: ``maxBlocks``,
+``blockWalltime``, ``blockQueueTime``, ``blockStartup``, ``blockSubmitTime``,
+``serviceStartTime``, ``blockIdleTime``), and ``slots`` no longer applies.
 
 Time comes from the clock given (the scheduler's VirtualClock on a simulated grid, so a
 run of hours takes seconds), or real time.  Every random draw for a task is made when it
@@ -39,7 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 from swiftnb.config.types import BadValue, Distribution, parse_distribution, parse_outages
 from swiftnb.engine.task import FailureKind, Task, TaskResult
-from swiftnb.events import TaskStatus
+from swiftnb.events import EventBus, TaskStatus
+from swiftnb.execution.simblocks import BlockTimes, SimBlock, SimBlocks
 from swiftnb.scheduling.clock import Clock, RealClock, VirtualClock
 from swiftnb.scheduling.options import ProviderOptions, option
 from swiftnb.scheduling.provider import Job, Provider, ProviderState, StatusReporter, swift_job_dir
@@ -86,6 +94,20 @@ def _outages(value: Any) -> tuple[tuple[float, float], ...]:
 _NONE = Distribution("const", (0.0,))
 
 
+def _argument_indexes(value: Any) -> tuple[tuple[str, int], ...]:
+    """``durationArgument``: app name -> index of the argument durations scale with."""
+    if isinstance(value, tuple):
+        return value
+    if not isinstance(value, Mapping):
+        raise ValueError(f"invalid value {_shown(value)}, expected a map of app names to "
+                         "argument indexes ({sleep: 0})")
+    try:
+        return tuple((str(app), int(index)) for app, index in value.items())
+    except (TypeError, ValueError):
+        raise ValueError(f"invalid value {_shown(value)}, expected argument indexes "
+                         "(numbers)") from None
+
+
 @dataclass(frozen=True)
 class SimOptions(ProviderOptions):
     """``execution.options`` of a simulated site (the one declaration of them)."""
@@ -102,6 +124,15 @@ class SimOptions(ProviderOptions):
     stageInTime: Distribution = option(_NONE, convert=_distribution)
     writeOutputs: bool = True
     failureMessage: str = "Application {tr} failed with an exit code of 1 (simulated failure)"
+    durationArgument: tuple[tuple[str, int], ...] = option((), convert=_argument_indexes)
+    blockSlots: int = 0
+    maxBlocks: int = 1
+    blockWalltime: float = 0.0
+    blockQueueTime: Distribution = option(_NONE, convert=_distribution)
+    blockStartup: Distribution = option(_NONE, convert=_distribution)
+    blockSubmitTime: Distribution = option(_NONE, convert=_distribution)
+    serviceStartTime: Distribution = option(_NONE, convert=_distribution)
+    blockIdleTime: Distribution = option(_NONE, convert=_distribution)
 
     def check(self) -> Iterator[tuple[str, str]]:
         if self.slots < 1:
@@ -111,6 +142,10 @@ class SimOptions(ProviderOptions):
                    "expected a number between 0 and 1")
         if self.speed <= 0:
             yield "speed", f"invalid value {self.speed:g}, expected a number greater than 0"
+        if self.blockSlots < 0:
+            yield "blockSlots", f"invalid value {self.blockSlots}, expected 0 (no blocks) or more"
+        if self.maxBlocks < 1:
+            yield "maxBlocks", f"invalid value {self.maxBlocks}, expected a number of at least 1"
 
 
 class SimProvider(Provider):
@@ -125,6 +160,7 @@ class SimProvider(Provider):
         *,
         clock: Clock | None = None,
         site_run: str = "run",
+        bus: EventBus | None = None,
     ) -> None:
         self.name = name
         self.site_run = site_run
@@ -150,6 +186,19 @@ class SimProvider(Provider):
         #: the site's slots: a job holds one while it runs (first come, first served)
         self._slots = Throttle("slots", self.slots, host=name)
         self._made_dirs: set[str] = set()
+        self.duration_argument = dict(options.durationArgument)
+        #: the coaster blocks (None: tasks take the site's ``slots``)
+        self.blocks: SimBlocks | None = None
+        if options.blockSlots > 0:
+            times = BlockTimes(options.blockQueueTime, options.blockStartup,
+                               options.blockSubmitTime, options.serviceStartTime,
+                               options.blockIdleTime)
+            self.blocks = SimBlocks(
+                name, slots=options.blockSlots, max_blocks=options.maxBlocks,
+                walltime=options.blockWalltime, times=times, clock=self.clock,
+                rng=random.Random(f"{self.seed}:{name}:blocks"),
+                emit=(lambda kind, fields: bus.emit(kind, fields, logger="RemoteLogHandler"))
+                if bus is not None else (lambda kind, fields: None))
         self.counts = {"submitted": 0, "queued": 0, "running": 0, "completed": 0,
                        "failed": 0, "canceled": 0, "refused": 0}
 
@@ -159,6 +208,8 @@ class SimProvider(Provider):
 
     async def shutdown(self) -> None:
         self._slots.cancel_waiters()
+        if self.blocks is not None:
+            self.blocks.close()
 
     def state(self) -> ProviderState:
         c = self.counts
@@ -190,23 +241,29 @@ class SimProvider(Provider):
         counts["queued"] += 1
         holding = False
         running = False
+        pool = self.blocks
+        block: SimBlock | None = None
         try:
             try:
                 if draw["queue"] > 0:
                     await clock.sleep(draw["queue"])
-                await self._slots.acquire()
-                holding = True
+                if pool is not None:
+                    block = await pool.acquire(task.maxwalltime or draw["duration"])
+                else:
+                    await self._slots.acquire()
+                    holding = True
             finally:
                 counts["queued"] -= 1
             now = clock.now()
             if self._outage_at(now) is not None:
                 return self._fail(task, report, f"Job lost: site {self.name} went down "
                                                 "(simulated outage)", FailureKind.CONNECTION_LOST)
+            worker = block.worker if block is not None else None
             if draw["stage_in"] > 0 and task.inputs:
                 async with report.file_transfer():  # the run's fileTransfersThrottle
-                    report.status(TaskStatus.STAGE_IN)
+                    report.status(TaskStatus.STAGE_IN, workerid=worker)
                     await clock.sleep(draw["stage_in"])
-            report.status(TaskStatus.ACTIVE)
+            report.status(TaskStatus.ACTIVE, workerid=worker)
             counts["running"] += 1
             running = True
             start = clock.now()
@@ -239,6 +296,8 @@ class SimProvider(Provider):
                 counts["running"] -= 1
             if holding:
                 self._slots.release()
+            if pool is not None and block is not None:
+                pool.release(block)
 
     async def execute_cluster(self, jobs: list[Job], report: StatusReporter) -> list[TaskResult]:
         """Run a cluster of short jobs as one job: one queue wait, one slot, back to back."""
@@ -256,9 +315,15 @@ class SimProvider(Provider):
         report.status(TaskStatus.SUBMITTED)
         if draws[0]["queue"] > 0:
             await clock.sleep(draws[0]["queue"])
-        await self._slots.acquire()
+        pool = self.blocks
+        block: SimBlock | None = None
+        if pool is not None:  # the cluster's walltime: its jobs' together
+            block = await pool.acquire(sum(t.maxwalltime or d["duration"]
+                                           for t, d in zip(tasks, draws)))
+        else:
+            await self._slots.acquire()
         try:
-            report.status(TaskStatus.ACTIVE)
+            report.status(TaskStatus.ACTIVE, workerid=block.worker if block else None)
             results = []
             for task, draw in zip(tasks, draws):
                 run_for = draw["duration"] * (draw["fail_at"] if draw["fail"] else 1.0)
@@ -277,7 +342,10 @@ class SimProvider(Provider):
                     results.append(TaskResult(ok=True, exit_code=0, site=self.name))
             return results
         finally:
-            self._slots.release()
+            if pool is not None and block is not None:
+                pool.release(block)
+            elif pool is None:
+                self._slots.release()
 
     # -- internals -----------------------------------------------------------------
     def _draw(self, task: Task) -> dict[str, Any]:
@@ -286,11 +354,18 @@ class SimProvider(Provider):
         if isinstance(duration, dict):
             duration = duration.get(task.tr) or duration.get("ALL") or duration.get("*") \
                 or Distribution("const", (1.0,))
+        scale = 1.0
+        index = self.duration_argument.get(task.tr)
+        if index is not None:
+            try:
+                scale = max(0.0, float(task.args[index]))
+            except (IndexError, ValueError):
+                scale = 1.0  # no such numeric argument: the drawn duration as it is
         return {
             "submit": _sample(self.submit_time, rng),
             "queue": _sample(self.queue_time, rng),
             "stage_in": _sample(self.stage_in_time, rng),
-            "duration": duration.sample(rng) / self.speed,
+            "duration": duration.sample(rng) * scale / self.speed,
             "fail": rng.random() < self.failure_probability,
             "fail_at": rng.random(),
         }
@@ -350,4 +425,4 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> SimProvider:
     options = SimOptions.from_mapping(site.execution.options, where=ctx.where(site),
                                       origin=ctx.origin(site), type_name="sim",
                                       warn=ctx.warn)
-    return SimProvider(site.name, options, clock=ctx.clock, site_run=ctx.site_run)
+    return SimProvider(site.name, options, clock=ctx.clock, site_run=ctx.site_run, bus=ctx.bus)

@@ -7,8 +7,7 @@ pandas or bokeh.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from swiftnb.lazy import lazy_exports
 
 _LAZY = {
     "LogWriter": "swiftnb.logs.writer",
@@ -31,8 +30,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'swiftnb.logs' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports("swiftnb.logs", _LAZY)

@@ -1,0 +1,117 @@
+"""Predict a script's time to completion: R runs in virtual time on simulated sites.
+
+Each run uses a bootstrap copy of the model (so few observations widen the interval)
+and its own seed, runs the script through the ordinary engine and scheduler (the
+configuration's throttles, retries, replication and policies) on ``sim`` sites, and
+reads its timings back through the one log analysis (LogFrame).  The run's own start-up
+and wind-down, which a simulated run does not have, are drawn from the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import random
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from swiftnb.forecast.model import Model
+from swiftnb.forecast.sites import model_config_text, simulated_config
+
+__all__ = ["predict", "whatif", "summarize", "BREAKDOWN"]
+
+#: the AIMES timings of the breakdown (docs/logs.md), after TTC
+BREAKDOWN = ("Tss", "Tw", "Tq", "Tb", "Tsi", "Te", "Tso", "Tse", "Ta")
+
+
+def _load_config(config: Any, model: Model, base_dir: str) -> tuple[Any, bool]:
+    """(Config, whether its sites are the model's own) from a Config, a path or None."""
+    from swiftnb.runner import load_run_config
+
+    if config is not None and not isinstance(config, (str, os.PathLike)):
+        return config, False
+    if config is not None:
+        path = os.path.abspath(os.fspath(config))
+        return load_run_config(path, base_dir=os.path.dirname(path)), False
+    path = os.path.join(base_dir, "whatif-model.conf")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(model_config_text(model))
+    return load_run_config(path, base_dir=base_dir), True
+
+
+def _one_run(script: str, config: Any, args: Any, base_dir: str) -> dict[str, float]:
+    from swiftnb.runner import prepare_run
+
+    handle = prepare_run(script, config=config, args=args, base_dir=base_dir, log=False,
+                         ticker=False, stdout=io.StringIO(), keep_events=True)
+
+    async def main() -> Any:
+        handle.start()
+        return await handle
+
+    asyncio.run(main())
+    frame = handle.log_frame()
+    row: dict[str, float] = {"ok": float(bool(handle.ok))}
+    run = frame.run
+    row["TTC"] = float(run.get("ttc") or 0.0)
+    summary = frame.summary()
+    for name in BREAKDOWN:
+        row[name] = float(summary.loc[name, "mean"]) if name in summary.index else np.nan
+    return row
+
+
+def predict(script: str | os.PathLike[str], model: Model | str | os.PathLike[str], *,
+            config: Any = None, args: Sequence[str] | Mapping[str, Any] | None = None,
+            runs: int = 10, seed: int = 0) -> pd.DataFrame:
+    """One row per simulated run: TTC and the mean of each timing of the breakdown."""
+    if not isinstance(model, Model):
+        model = Model.load(model)
+    script = os.path.abspath(os.fspath(script))
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="swiftnb-whatif-") as scratch:
+        base, as_seen = _load_config(config, model, scratch)
+        for r in range(runs):
+            rng = random.Random(f"whatif:{seed}:{r}")
+            drawn = model.resampled(rng)
+            sim = simulated_config(base, drawn, seed * 10007 + r, as_seen=as_seen)
+            where = os.path.join(scratch, f"run{r}")
+            os.makedirs(where)
+            row = _one_run(script, sim, args, where)
+            row["TTC"] += _draw(drawn.run_startup, rng) + _draw(drawn.run_shutdown, rng)
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    frame.index.name = "run"
+    return frame
+
+
+def _draw(samples: list[float], rng: random.Random) -> float:
+    return rng.choice(samples) if samples else 0.0
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """Per timing (TTC first): median and the 10th and 90th percentiles over the runs."""
+    names = [n for n in ("TTC", *BREAKDOWN) if n in runs and runs[n].notna().any()]
+    table = pd.DataFrame({
+        "median": [runs[n].median() for n in names],
+        "p10": [runs[n].quantile(0.1) for n in names],
+        "p90": [runs[n].quantile(0.9) for n in names],
+    }, index=pd.Index(names, name="timing"))
+    table.attrs["runs"] = len(runs)
+    table.attrs["failed_runs"] = int((runs["ok"] == 0).sum()) if "ok" in runs else 0
+    return table
+
+
+def whatif(script: str | os.PathLike[str], model: Model | str | os.PathLike[str], *,
+           config: Any = None, args: Sequence[str] | Mapping[str, Any] | None = None,
+           runs: int = 10, seed: int = 0) -> pd.DataFrame:
+    """The predicted timings of ``script`` (TTC, Tss, Tw, Tq...: median, p10, p90 in
+    seconds); ``.attrs["runs"]`` holds the per-run table."""
+    per_run = predict(script, model, config=config, args=args, runs=runs, seed=seed)
+    table = summarize(per_run)
+    table.attrs["per_run"] = per_run
+    return table
