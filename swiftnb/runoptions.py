@@ -15,7 +15,11 @@ if TYPE_CHECKING:
     from swiftnb.config.model import Config
     from swiftnb.events import EventBus
 
-__all__ = ["RunOptions", "ConfigChoice", "Placement", "Logging", "Console", "Execution"]
+__all__ = ["RunOptions", "ConfigChoice", "Placement", "Logging", "Console", "Execution",
+           "ScriptArgs"]
+
+#: a script's arguments: ``{"n": 3}`` or ``["-n=3"]`` (None: none)
+ScriptArgs = Mapping[str, object] | Sequence[object] | None
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ class Execution:
     of its dataflow (``"true"``: a name made from the run's), and top-level values given
     in advance (``seed``: the kernel's earlier cells)."""
 
-    args: Any = None
+    args: ScriptArgs = None
     dryrun: bool = False
     resume: str | None = None
     script_name: str | None = None

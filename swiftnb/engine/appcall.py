@@ -11,7 +11,7 @@ import asyncio
 import dataclasses
 import itertools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import values as V
@@ -60,7 +60,7 @@ class AppCalls:
     memo: CallMemo | None = None
 
     if TYPE_CHECKING:  # the run's own, used here
-        def spawn(self, coro: Any) -> asyncio.Task:
+        def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
             ...
 
         def records_lost(self, message: str) -> None:

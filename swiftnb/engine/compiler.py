@@ -10,7 +10,7 @@ import math
 
 import gc
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
@@ -50,6 +50,9 @@ from swiftnb.lang import types as T
 from swiftnb.lang.checked import CheckedProgram
 from swiftnb.lang.checker import TOO_DEEP
 from swiftnb.lang.deepstack import TooDeep, run_deep
+
+if TYPE_CHECKING:
+    from swiftnb.engine.builtins.registry import Builtin
 
 _INT_MIN = -(2**31)
 _INT_MAX = 2**31 - 1
@@ -1105,7 +1108,8 @@ class Compiler:
             return slot_value(tmp.slot)
         return self.builtin_call(e, scope, b, return_type=return_type)
 
-    def return_dtype(self, e: A.Call, b: Any, return_type: T.SwiftType | None) -> Any:
+    def return_dtype(self, e: A.Call, b: Builtin,
+                     return_type: T.SwiftType | None) -> D.SwiftType | None:
         """The data type a builtin registered with ``needs_return_type`` (readData)
         produces: the target's type, else the checker's, else string."""
         if not b.needs_return_type:
@@ -1121,7 +1125,7 @@ class Compiler:
             rtype = T.STRING  # our choice: an untyped readData reads the text
         return D.as_data_type(rtype)
 
-    def async_builtin(self, e: A.Call, scope: Scope, b: Any, target: Callable | None,
+    def async_builtin(self, e: A.Call, scope: Scope, b: Builtin, target: Callable | None,
                       return_type: T.SwiftType | None = None) -> AsyncBuiltinStmt:
         """A builtin that waits (``system``; readData and the other file readers, which
         must not block the loop) as a statement of its own, warned about and typed as
@@ -1137,7 +1141,7 @@ class Compiler:
         return AsyncBuiltinStmt(self.rt, e.pos, b, args, target,
                                 self.return_dtype(e, b, return_type), where)
 
-    def builtin_call(self, e: A.Call, scope: Scope, b: Any,
+    def builtin_call(self, e: A.Call, scope: Scope, b: Builtin,
                      return_type: T.SwiftType | None = None, target: Callable | None = None) -> Callable:
         if e.at_syntax:
             self.warn("The @ syntax for function invocation is deprecated")

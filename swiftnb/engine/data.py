@@ -270,6 +270,10 @@ class MappedType:
 
 
 SwiftType = PrimType | ArrayType | StructType | MappedType
+
+if TYPE_CHECKING:
+    #: a type of this module or of the checked program (:func:`as_data_type` takes both)
+    TypeLike = SwiftType | lt.SwiftType
 INT = PrimType("int")
 FLOAT = PrimType("float")
 STRING = PrimType("string")
@@ -329,7 +333,7 @@ class BuiltinContext(Protocol):
     script_argv: list[str] | None
     base_dir: str
     run_dir: str
-    return_type: Any
+    return_type: SwiftType | None
     return_file: FileValue | None
     arg_names: list | None
     arg_types: list | None
@@ -353,7 +357,7 @@ class SimpleContext:
     script_argv: list[str] | None = None
     base_dir: str = "."
     run_dir: str = "."
-    return_type: Any = None
+    return_type: SwiftType | None = None
     return_file: FileValue | None = None
     arg_names: list | None = None
     arg_types: list | None = None
@@ -382,7 +386,7 @@ def as_data_type(t: None, _within: frozenset[str] = ...) -> None: ...
 def as_data_type(t: SwiftType | lt.SwiftType, _within: frozenset[str] = ...) -> SwiftType: ...
 
 
-def as_data_type(t: Any, _within: frozenset[str] = frozenset()) -> SwiftType | None:
+def as_data_type(t: TypeLike | None, _within: frozenset[str] = frozenset()) -> SwiftType | None:
     """Accept either a type of this module or one of ``swiftnb.lang.types`` (what the
     checked program carries) and return the equivalent type of this module.
 

@@ -26,7 +26,7 @@ do the file I/O.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine.data import (
     ArrayType,
@@ -43,6 +43,9 @@ from swiftnb.engine.data import (
     sorted_items,
 )
 from swiftnb.engine.formatting import trace_str
+
+if TYPE_CHECKING:
+    from swiftnb.engine.data import TypeLike
 
 __all__ = ["parse_primitive", "read_data", "read_structured", "write_data", "java_hash_order"]
 
@@ -136,7 +139,7 @@ def _check_header(st: StructType, header: list[str], src: _Source, line: int) ->
             f"header items: [{', '.join(names)}]. Instead, the header was: [{', '.join(header)}]"))
 
 
-def read_data(text: str, type_: Any, name: str = "?", source: str | None = None) -> Any:
+def read_data(text: str, type_: TypeLike | None, name: str = "?", source: str | None = None) -> Any:
     """Parse ``text`` as ``readData`` into a value of ``type_`` (0.96 format); errors
     name ``source`` (the file) and the line when given."""
     t = as_data_type(type_)
@@ -216,7 +219,7 @@ def _key_of(step: Index, t: ArrayType) -> Any:
     return str(k)
 
 
-def read_structured(text: str, type_: Any, name: str = "?", source: str | None = None) -> Any:
+def read_structured(text: str, type_: TypeLike | None, name: str = "?", source: str | None = None) -> Any:
     """Parse ``PATH = VALUE`` lines (``readStructured``/``readData2``, 0.96: string values
     keep their quotes); errors name ``source`` (the file) and the line when given."""
     try:
@@ -227,7 +230,7 @@ def read_structured(text: str, type_: Any, name: str = "?", source: str | None =
         raise BuiltinError(f"{source}: {e.message}") from None
 
 
-def _read_structured(text: str, type_: Any, name: str) -> Any:
+def _read_structured(text: str, type_: TypeLike | None, name: str) -> Any:
     t = as_data_type(type_)
     if t is None:
         raise BuiltinError("readStructured: the type of the result is not known")
@@ -327,7 +330,7 @@ def _struct_field_names(v: StructValue, t: SwiftType | None) -> list[str]:
     return list(v.fields)
 
 
-def write_data(value: Any, type_: Any = None) -> str:
+def write_data(value: Any, type_: TypeLike | None = None) -> str:
     """Render ``value`` the way 0.96 ``writeData`` wrote it."""
     t = as_data_type(type_) if type_ is not None else None
     if isinstance(value, StructValue):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import data as D
@@ -35,7 +35,9 @@ from swiftnb.lang import ast as A
 if TYPE_CHECKING:
     import asyncio
 
+    from swiftnb.engine.interp import MapExec
     from swiftnb.engine.run import RunSettings, _Context
+    from swiftnb.engine.scopes import Sym
 
 __all__ = ["FileMapping", "Parts", "as_plain_data"]
 
@@ -96,7 +98,7 @@ class FileMapping:
         def runtime_error(self, err: SwiftError, pos: A.Pos | None) -> None:
             ...
 
-        def spawn(self, coro: Any) -> asyncio.Task:
+        def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
             ...
 
     # ------------------------------------------------------------------ file GC
@@ -266,8 +268,8 @@ class FileMapping:
             node.gc_temp = temp
         return path
 
-    def bind_mapper(self, mexec: Any, node: Node, sym: Any, name: str, params: dict,
-                    pending: Cell, done: Any) -> None:
+    def bind_mapper(self, mexec: MapExec, node: Node, sym: Sym, name: str, params: dict,
+                    pending: Cell, done: Callable[[], None]) -> None:
         mctx = MapperContext(base_dir=self.base_dir, run_dir=self.run_dir, var_name=sym.name,
                              type=D.as_data_type(sym.ltype),
                              where=f"{os.path.basename(sym.pos.file)}:{sym.pos.line}",
@@ -300,8 +302,8 @@ class FileMapping:
             return
         self._bound(mexec, node, sym, m, pending, done)
 
-    def _bound(self, mexec: Any, node: Node, sym: Any, m: Mapper, pending: Cell,
-               done: Any) -> None:
+    def _bound(self, mexec: MapExec, node: Node, sym: Sym, m: Mapper, pending: Cell,
+               done: Callable[[], None]) -> None:
         _set_binding(node, m)
         try:
             if mexec.is_input:
@@ -316,7 +318,7 @@ class FileMapping:
         pending.set(m)  # only now: waiters see the elements the mapping made
         done()
 
-    def _create_fixed(self, node: Composite, m: Any) -> None:
+    def _create_fixed(self, node: Composite, m: Mapper) -> None:
         try:
             leaves = m.existing()
         except NotReady:
@@ -334,7 +336,7 @@ class FileMapping:
         found = self.settings.found_on_site
         return found is not None and found(path)
 
-    def _populate_input(self, node: Node, sym: Any, m: Any, pos: A.Pos | None) -> None:
+    def _populate_input(self, node: Node, sym: Sym, m: Mapper, pos: A.Pos | None) -> None:
         if isinstance(node, FileNode):
             try:
                 path = m.map(())
@@ -420,7 +422,7 @@ class _LiveArray(Mapping):
             raise NotReady(self.node, key=k)
         return self.run.mapping_data(n)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         return iter(list(self.node.items))
 
     def __len__(self) -> int:

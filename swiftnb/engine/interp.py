@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
@@ -45,6 +45,10 @@ from swiftnb.engine.values import (
 )
 from swiftnb.engine.scopes import Scope, Sym
 from swiftnb.lang import ast as A
+
+if TYPE_CHECKING:
+    from swiftnb.engine.builtins.registry import Builtin
+    from swiftnb.engine.mappers.base import Mapper
 
 GLOBAL = -1
 #: marks the extra last slot of a foreach/iterate iteration frame: (ITER, key)
@@ -268,7 +272,7 @@ def nested(step: Done) -> None:
 MAX_CALL_DEPTH = 500_000
 
 
-def call_depth(f: Any) -> int:
+def call_depth(f: list) -> int:
     """How many compound procedure calls lead to code running in frame ``f``."""
     fr = f
     while fr is not None:
@@ -279,7 +283,7 @@ def call_depth(f: Any) -> int:
     return 0
 
 
-def frame_thread(f: Any) -> str:
+def frame_thread(f: list) -> str:
     """Swift's thread name for code running in frame ``f``: ``R`` at the top, and
     ``PARENT-L-N`` for the N-th iteration (from 0) of the foreach on line L (the names
     appear in the unit events of the log: FOREACH_IT_START line=5 thread=R-5-3)."""
@@ -379,8 +383,9 @@ class AsyncBuiltinStmt(Exec):
 
     __slots__ = ("args", "builtin", "target", "return_type", "where")
 
-    def __init__(self, rt: Runtime, pos: A.Pos, builtin: Any, args: list, target: Any,
-                 return_type: Any = None, where: str | None = None) -> None:
+    def __init__(self, rt: Runtime, pos: A.Pos, builtin: Builtin, args: list,
+                 target: Callable[[list], Node] | None,
+                 return_type: D.SwiftType | None = None, where: str | None = None) -> None:
         Exec.__init__(self, rt, pos)
         self.builtin = builtin
         self.args = args
@@ -694,7 +699,7 @@ class MapExec(Exec):
         self.rt.bind_mapper(self, node, self.sym, self.mapper_name, params, pending, done)
 
 
-def _set_binding(node: Node, binding: Any) -> None:
+def _set_binding(node: Node, binding: Mapper | Cell) -> None:
     if isinstance(node, FileNode):
         node.mapped_by = binding
     elif isinstance(node, Composite):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from swiftnb.engine import values as V
@@ -58,7 +58,7 @@ class ForeachExec(Exec):
         try:
             if self.rng is not None:
                 start, stop, step = (e(f) if e is not None else None for e in self.rng)
-                src: Any = range_items(start, stop, step)
+                src: ArrayNode | RangeItems = range_items(start, stop, step)
             else:
                 src = self.iterable(f)  # type: ignore[misc]  # no range: an iterable
                 if isinstance(src, dict):
@@ -83,7 +83,11 @@ class ForeachExec(Exec):
         nested(_ForeachRun(self, f, src, done).start)
 
 
-def range_items(start: Any, stop: Any, step: Any):
+#: a range's (key, value) pairs, as a foreach over ``[a:b:c]`` iterates them
+RangeItems = Iterator[tuple[int, float]]
+
+
+def range_items(start: Any, stop: Any, step: Any) -> RangeItems:
     if step is None:
         step = 1
     if step == 0:
@@ -93,7 +97,7 @@ def range_items(start: Any, stop: Any, step: Any):
     return _float_range(float(start), float(stop), float(step))
 
 
-def _float_range(start: float, stop: float, step: float):
+def _float_range(start: float, stop: float, step: float) -> RangeItems:
     i = 0
     x = start
     while (step > 0 and x <= stop) or (step < 0 and x >= stop):
@@ -110,7 +114,8 @@ class _ForeachRun:
                  "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
                  "released", "arr_held", "self_ref", "count", "thread")
 
-    def __init__(self, st: ForeachExec, f: list, src: Any, done: Done) -> None:
+    def __init__(self, st: ForeachExec, f: list, src: ArrayNode | RangeItems,
+                 done: Done) -> None:
         self.st = st
         self.f = f
         self.done = done

@@ -7,7 +7,10 @@ the tasks the engine builds (so it works with ``-dryrun`` too) and write a ``dig
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swiftnb.engine.task import Task
 
 
 def _q(text: str) -> str:
@@ -20,7 +23,7 @@ class PGraph:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, list[str], list[str]]] = []
 
-    def call(self, proc: str, task: Any) -> None:
+    def call(self, proc: str, task: Task) -> None:
         self.calls.append((task.jobid, proc, list(task.inputs), list(task.outputs)))
 
     def dot(self) -> str:

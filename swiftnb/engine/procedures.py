@@ -11,7 +11,7 @@ an asyncio task: that is a real wait.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
@@ -34,6 +34,9 @@ from swiftnb.engine.values import (
 )
 from swiftnb.lang import ast as A
 
+if TYPE_CHECKING:
+    from swiftnb.engine.compiler import Compiler
+
 
 def const_value(e: A.Expr) -> Any:
     """The value of a default parameter (a constant expression)."""
@@ -51,7 +54,7 @@ def const_value(e: A.Expr) -> Any:
 class ProcInfo:
     """A procedure compiled lazily (so that recursion works)."""
 
-    def __init__(self, compiler: Any, proc: A.Procedure) -> None:
+    def __init__(self, compiler: Compiler, proc: A.Procedure) -> None:
         self.c = compiler
         self.proc = proc
         self.name = proc.name

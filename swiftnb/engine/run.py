@@ -16,9 +16,9 @@ import itertools
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
@@ -34,6 +34,12 @@ from swiftnb.engine.values import CLOSED, FAILED, FileNode, Node, SwiftError
 from swiftnb.lang import ast as A
 from swiftnb.lang.checked import CheckedProgram
 from swiftnb.events import EventBus
+
+if TYPE_CHECKING:
+    from swiftnb.engine.compiler import Compiler
+    from swiftnb.engine.interp import BlockExec
+    from swiftnb.engine.pgraph import PGraph
+    from swiftnb.engine.scopes import Sym
 
 __all__ = ["EXIT_HANG", "Parts", "Run", "RunOutcome", "RunSettings", "as_plain_data"]
 
@@ -54,7 +60,8 @@ class RunSettings:
     lazy_errors: bool = False
     execution_retries: int = 0
     dry_run: bool = False
-    script_args: Any = field(default_factory=dict)
+    #: ``{"n": "3"}`` or the words ``["-n=3"]``
+    script_args: dict[str, object] | Sequence[object] | None = field(default_factory=dict)
     dryrun: bool = False          # spelling used by the CLI
     pgraph: str | None = None     # write a Graphviz file of the run's dataflow here
     #: fileGCEnabled: delete temporary files when the scope that declared them ends
@@ -118,7 +125,7 @@ class RunOutcome:
     reported: bool = False
 
 
-def _parse_args(args: Any) -> dict[str, str]:
+def _parse_args(args: dict[str, object] | Sequence[object] | None) -> dict[str, str]:
     if isinstance(args, dict):
         return {str(k): str(v) for k, v in args.items()}
     out: dict[str, str] = {}
@@ -140,8 +147,8 @@ class _Context:
         self.script_argv = run.script_argv
         self.base_dir = run.base_dir
         self.run_dir = run.run_dir
-        self.return_type: Any = None
-        self.return_file: Any = None
+        self.return_type: D.SwiftType | None = None
+        self.return_file: D.FileValue | None = None
         self.arg_names: list | None = None
         self.arg_types: list | None = None  # set per call for needs_arg_types builtins
         self.line = 0
@@ -176,7 +183,7 @@ class Run(FileMapping, TaskBuilding, AppCalls):
     def __init__(self, checked_program: CheckedProgram | A.Program, executor: Executor, *,
                  bus: EventBus, settings: RunSettings,
                  base_dir: str, run_dir: str, runid: str, restart: RestartLog | None = None,
-                 stdout: Any = None, seed: Mapping[str, Any] | None = None) -> None:
+                 stdout: TextIO | None = None, seed: Mapping[str, Any] | None = None) -> None:
         self.checked = checked_program
         #: top-level values given in advance (the notebook kernel: values of earlier
         #: cells, Python values); name -> closed Node or plain Python value
@@ -235,9 +242,9 @@ class Run(FileMapping, TaskBuilding, AppCalls):
         #: raised only when something needs the file (see demand)
         self._missing: dict[FileNode, tuple[SwiftError, A.Pos | None]] = {}
         self._thread = itertools.count(1)
-        self.compiler: Any = None
+        self.compiler: Compiler | None = None
         self.top_frame: list = []
-        self.pgraph: Any = None
+        self.pgraph: PGraph | None = None
         if settings.pgraph:
             from swiftnb.engine.pgraph import PGraph
 
@@ -372,12 +379,14 @@ class Run(FileMapping, TaskBuilding, AppCalls):
             return []
         return self.mapcheck.check_program(self.checked, self.seed)
 
-    def _apply_seed(self, block: Any) -> None:
+    def _apply_seed(self, block: BlockExec) -> None:
         """Put the seeded values in their top-level slots; the block does not create
         those nodes (they are closed already)."""
+        compiler = self.compiler
+        assert compiler is not None  # the program compiled before its seed is applied
         seeded = []
         for name, value in self.seed.items():
-            sym = self.compiler.top.syms.get(name)
+            sym = compiler.top.syms.get(name)
             if sym is None:
                 continue
             self.top_frame[sym.slot] = _seed_node(sym, value)
@@ -488,7 +497,7 @@ class Run(FileMapping, TaskBuilding, AppCalls):
         sys.stderr.flush()
         self.bus.emit("WARNING", {}, text=f"Warning: {message}", level="WARN")
 
-    def spawn(self, coro: Any) -> asyncio.Task:
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         loop = asyncio.get_running_loop()
         if V._current.get() is self.tramp:
             t = loop.create_task(coro)  # inherits this run's context
@@ -511,7 +520,7 @@ class Run(FileMapping, TaskBuilding, AppCalls):
             self._engine_bug(exc)
 
 
-def _seed_node(sym: Any, value: Any) -> Any:
+def _seed_node(sym: Sym, value: Any) -> Node:
     """A closed node of ``sym``'s type holding ``value`` (a Node is used as it is):
     numbers/strings/booleans, lists or dicts for arrays, paths for files."""
     from swiftnb.engine.interp import from_plain

@@ -27,6 +27,9 @@ from swiftnb.engine.values import (
 )
 from swiftnb.lang import ast as A
 
+if TYPE_CHECKING:
+    from swiftnb.engine.procedures import ProcInfo
+
 __all__ = ["TaskBuilding"]
 
 _B35 = "0123456789abcdefghijklmnopqrstuvxyz"  # base 35: a-z without w
@@ -87,7 +90,7 @@ class TaskBuilding:
             return
         out.append(app_arg_str(v))
 
-    def build_task(self, info: Any, frame: list, outs: list[Node], pos: A.Pos) -> Task:
+    def build_task(self, info: ProcInfo, frame: list, outs: list[Node], pos: A.Pos) -> Task:
         if not info.commands:
             raise SwiftError(f"app {info.name} has no command")
         exe, args, redir, cpos = info.commands[0]

@@ -240,7 +240,7 @@ class SwiftKernel(IPythonKernel):
             self.session_dir = make_session_dir(os.getcwd())
         return self.session_dir
 
-    async def _wait(self, handle: Any) -> None:
+    async def _wait(self, handle: RunHandle) -> None:
         """Wait for the run; SIGINT (the interrupt button) cancels it cleanly."""
         loop = asyncio.get_running_loop()
         previous = None

@@ -81,7 +81,7 @@ class CellProgram:
     notes: list[str] = field(default_factory=list)
 
 
-def walk(node: Any) -> Iterator[Any]:
+def walk(node: A.Node | tuple) -> Iterator[A.Node]:
     """Every AST node under ``node`` (dataclass fields, tuples)."""
     stack = [node]
     while stack:

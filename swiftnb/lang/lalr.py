@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import gc
 import re
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, Generic, Protocol, TypeVar
 
-from lark import Lark, Token, Transformer
+from lark import Lark, Token
+from lark.grammar import Rule, Terminal
 from lark.lexer import PatternStr
 
 from swiftnb.errors import SwiftnbError
@@ -50,10 +52,29 @@ class _FastPathMiss(SwiftnbError):
     pass
 
 
+# A rule's reduction: the popped values (tokens and the transformer's results, whatever
+# the grammar's rules build) -> the rule's value.
+_Reducer = Callable[[list[Any]], Any]
+# One action of the table: (kind, shift's state or the rule's size, rule name, reduction);
+# kind 0 shift, 1 pass-through reduction, 2 reduction.  A shift's unused slots hold "" and
+# _pass_through so that one tuple type fits every action (the loop reads them by kind).
+_Action = tuple[int, int, str, _Reducer]
+
+_Legacy = TypeVar("_Legacy")
+
+
+class ItemBuilder(Protocol, Generic[_Legacy]):
+    """What the loop needs of the parser's transformer: its rule methods, looked up by
+    name as lark does, and the legacy forms it met, forgotten when lark's parser reruns."""
+
+    legacy: dict[int, _Legacy]
+
+
 class _Fast:
     """Lark's LALR table and callbacks, flattened for a tight loop."""
 
-    def __init__(self, lark: Lark, builder: Transformer, keywords: frozenset[str]) -> None:
+    def __init__(self, lark: Lark, builder: ItemBuilder[_Legacy],
+                 keywords: frozenset[str]) -> None:
         front = lark.parser.parser.parser  # lark.parsers.lalr_parser._Parser
         table = front.parse_table
         callbacks = {rule: _reducer(rule, builder) for rule in front.callbacks}
@@ -64,16 +85,16 @@ class _Fast:
         self.shared = {v: Token(self.punct[v], v) for v in _SHARED}
         self.keywords = {k: k.upper() for k in keywords}
         from lark.parsers.lalr_analysis import Shift
-        states = {}
+        states: dict[int, dict[str, _Action]] = {}
         for st, acts in table.states.items():
-            row = {}
+            row: dict[str, _Action] = {}
             for ttype, (action, arg) in acts.items():
                 # plain str keys: lark's rule names are Tokens, whose __eq__ is Python code
                 if action is Shift:
-                    row[str(ttype)] = (0, arg, None, None)
+                    row[str(ttype)] = (0, arg, "", _pass_through)
                 elif callbacks[arg] is _pass_through:
                     # a one-symbol ?rule: the value stays, only the state changes
-                    row[str(ttype)] = (1, 1, str(arg.origin.name), None)
+                    row[str(ttype)] = (1, 1, str(arg.origin.name), _pass_through)
                 else:
                     row[str(ttype)] = (2, len(arg.expansion), str(arg.origin.name),
                                        callbacks[arg])
@@ -147,7 +168,7 @@ class _Fast:
         pushed.append(self.states[below][origin][1])
         return base
 
-    def tokens(self, text: str):
+    def tokens(self, text: str) -> Iterator[Token]:
         new = str.__new__
         punct = self.punct
         shared = self.shared
@@ -201,7 +222,7 @@ class _Fast:
         states = self.states
         state = self.start
         state_stack = [state]
-        value_stack: list = []
+        value_stack: list[Any] = []
         push_state = state_stack.append
         push_value = value_stack.append
         for tok in self.tokens(text):
@@ -255,20 +276,20 @@ class _Fast:
                 return value_stack[-1]
 
 
-def _pass_through(args: list) -> Any:
+def _pass_through(args: list[Any]) -> Any:
     """The reduction of a one-symbol ``?rule``: its value stays (_Fast knows it by
     identity and only changes the state)."""
     return args[0]
 
 
-def _reducer(rule: Any, builder: Transformer) -> Any:
+def _reducer(rule: Rule, builder: ItemBuilder[_Legacy]) -> _Reducer:
     """The reduction callback of one rule, doing what lark's tree builder does for an
     inline transformer (drop filtered tokens, splice ``_rule`` children, ``?rule`` with
     one child passes it through, call the transformer method) without its layers."""
     keep_all = rule.options.keep_all_tokens
     keep: list[tuple[int, bool]] = []
     for i, sym in enumerate(rule.expansion):
-        if sym.is_term:
+        if isinstance(sym, Terminal):
             if sym.filter_out and not keep_all:
                 continue
             keep.append((i, False))
@@ -276,30 +297,31 @@ def _reducer(rule: Any, builder: Transformer) -> Any:
             keep.append((i, str(sym.name).startswith("_")))
     inline = str(rule.origin.name).startswith("_")
     name = str(rule.alias or rule.origin.name)
-    fn = None if inline else getattr(builder, name, None)
+    # the transformer's method of the rule, by name as lark's tree builder finds it
+    method: _Reducer | None = None if inline else getattr(builder, name, None)
     expand1 = bool(rule.options.expand1) and not rule.alias
     size = len(rule.expansion)
     splice = any(sp for _, sp in keep)
     idx = [i for i, _ in keep]
-    if not inline and fn is None and not expand1:
+    if not inline and method is None and not expand1:
         raise RuntimeError(f"no transformer method for rule {name}")
 
     if not splice:
         if len(idx) == size:
-            def gather(args: list) -> list:
+            def gather(args: list[Any]) -> list[Any]:
                 return args
         elif len(idx) == 1:
             only = idx[0]
 
-            def gather(args: list) -> list:
+            def gather(args: list[Any]) -> list[Any]:
                 return [args[only]]
         else:
-            def gather(args: list) -> list:
+            def gather(args: list[Any]) -> list[Any]:
                 return [args[i] for i in idx]
     elif keep[0] == (0, True) and inline:
         rest = keep[1:]
 
-        def gather(args: list) -> list:
+        def gather(args: list[Any]) -> list[Any]:
             out = args[0]  # left-recursive helper: grow the list in place
             for i, sp in rest:
                 if sp:
@@ -308,8 +330,8 @@ def _reducer(rule: Any, builder: Transformer) -> Any:
                     out.append(args[i])
             return out
     else:
-        def gather(args: list) -> list:
-            out: list = []
+        def gather(args: list[Any]) -> list[Any]:
+            out: list[Any] = []
             for i, sp in keep:
                 if sp:
                     out.extend(args[i])
@@ -321,15 +343,17 @@ def _reducer(rule: Any, builder: Transformer) -> Any:
         return gather
     if expand1 and size == 1 and len(idx) == 1 and not splice:
         return _pass_through
-    if expand1 and fn is None:
-        def reduce_expand(args: list) -> Any:
+    if expand1 and method is None:
+        def reduce_expand(args: list[Any]) -> Any:
             children = gather(args)
             if len(children) == 1:
                 return children[0]
             raise _FastPathMiss
         return reduce_expand
+    assert method is not None  # inline and method-less rules returned above
+    fn = method
     if expand1:
-        def reduce_expand_fn(args: list) -> Any:
+        def reduce_expand_fn(args: list[Any]) -> Any:
             children = gather(args)
             if len(children) == 1:
                 return children[0]
@@ -341,15 +365,15 @@ def _reducer(rule: Any, builder: Transformer) -> Any:
     if not splice and len(idx) == 1:
         only = idx[0]
 
-        def reduce_one(args: list) -> Any:
+        def reduce_one(args: list[Any]) -> Any:
             return fn([args[only]])
         return reduce_one
     if not splice:
-        def reduce_some(args: list) -> Any:
+        def reduce_some(args: list[Any]) -> Any:
             return fn([args[i] for i in idx])
         return reduce_some
 
-    def reduce_fn(args: list) -> Any:
+    def reduce_fn(args: list[Any]) -> Any:
         return fn(gather(args))
     return reduce_fn
 
@@ -357,7 +381,7 @@ def _reducer(rule: Any, builder: Transformer) -> Any:
 _fast: _Fast | None = None
 
 
-def parse_items(text: str, builder: Transformer, parser: Lark,
+def parse_items(text: str, builder: ItemBuilder[_Legacy], parser: Lark,
                 keywords: frozenset[str]) -> Any:
     """The items of a program: the flattened tables first; lark's own parser when the
     text needs what they leave to it (``_FastPathMiss``: an error, a legacy form)."""

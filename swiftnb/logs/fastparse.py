@@ -98,7 +98,7 @@ def _factorize_bytes(window: np.ndarray, start: np.ndarray, length: np.ndarray):
     return codes.astype(np.int64), names
 
 
-def front_from_bytes(buf: bytes, first_line: int) -> Front | None:
+def front_from_bytes(buf: bytes | bytearray, first_line: int) -> Front | None:
     """Parse one piece of a log (no trailing newline) or return None to fall back."""
     size = len(buf)
     if size == 0:

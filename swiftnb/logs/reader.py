@@ -30,10 +30,10 @@ import re
 import stat
 import warnings
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from operator import methodcaller
-from typing import IO, Any
+from typing import IO, Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
@@ -85,6 +85,9 @@ FIELD_PATTERNS: dict[str, str] = {
     "JOB_CACHED": (r"^jobid=(?P<jobid>\S+) tr=(?P<tr>\S+)(?: restored=(?P<restored>\S+))?"
                    r"(?: reason=(?P<reason>.*))?$"),
     "JOB_NOT_CACHED": r"^jobid=(?P<jobid>\S+) tr=(?P<tr>\S+)(?: reason=(?P<reason>.*))?$",
+    "WAITING": (r"^subject=(?P<subject>\S+) id=(?P<id>\S*) site=(?P<site>\S*) "
+                r"reason=(?P<reason>\S*)(?: lrm=(?P<lrm>\S+) job=(?P<job>\S+))?"
+                r"(?: detail=(?P<detail>[^\n]*))?$"),
     "THREAD_ASSOCIATION": (
         r"^jobid=(?P<jobid>\S+)(?: thread=(?P<thread>\S+))?(?: host=(?P<host>\S+))?"
         r"(?: thread=(?P<thread2>\S+))?(?: replicationGroup=(?P<replicationGroup>\S+))?"
@@ -259,6 +262,12 @@ class LineGuard:
                 f"{MAX_LINE >> 20} MiB skipped", LogWarning, stacklevel=4)
 
 
+class _Readable(Protocol):
+    """What the reading loop needs of a stream: plain, or a decompressor's."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 class _CountingReader:
     """A binary file's reads, counted (the compressed bytes behind a decompressor)."""
 
@@ -292,22 +301,26 @@ def _open_path(name: str) -> IO[bytes]:
     return open(name, "rb")
 
 
-def _decompressing(raw: _CountingReader) -> tuple[Any, str | None]:
+def _decompressing(raw: _CountingReader) -> tuple[_Readable, str | None]:
     """(a reader of the decompressed bytes, the compression's name or None)."""
     head = raw.read(6)
     raw._head, raw.count = head, 0
     for magic, kind in _MAGIC:
         if head.startswith(magic):
+            # reading forward, the decompressors call only read() on the file object they
+            # are given (typeshed asks gzip's for seek() too and lzma's for all of IO)
+            compressed = cast(IO[bytes], raw)
             if kind == "gzip":
-                return gzip.GzipFile(fileobj=raw, mode="rb"), kind
-            return (bz2.BZ2File if kind == "bz2" else lzma.LZMAFile)(raw, "rb"), kind
+                return gzip.GzipFile(fileobj=compressed, mode="rb"), kind
+            return (bz2.BZ2File if kind == "bz2" else lzma.LZMAFile)(compressed, "rb"), kind
     return raw, None
 
 
 _DAMAGE = (OSError, EOFError, lzma.LZMAError, zlib.error)
 
 
-def _read_chunks(stream: Any, kind: str | None, name: str, have: Callable[[], int]):
+def _read_chunks(stream: _Readable, kind: str | None, name: str,
+                 have: Callable[[], int]) -> Iterator[bytes]:
     """Chunks of decompressed text; damage in compressed data ends them with a warning
     (what precedes it is kept) or, before any text, refuses the file."""
     while True:
@@ -381,7 +394,7 @@ def _read_plain(fh: IO[bytes], first: bytes, name: str) -> bytes:
     return data
 
 
-def _collect(stream: Any, raw: _CountingReader, kind: str | None, name: str) -> bytearray:
+def _collect(stream: _Readable, raw: _CountingReader, kind: str | None, name: str) -> bytearray:
     guard = LineGuard(name)
     out = bytearray()
     found = False
@@ -439,7 +452,7 @@ def parse_text(text: str, *, name: str = "<log>", first_line: int = 1,
                        first_line=first_line, check=check)
 
 
-def parse_bytes(data: bytes, *, name: str = "<log>", first_line: int = 1,
+def parse_bytes(data: bytes | bytearray, *, name: str = "<log>", first_line: int = 1,
                 check: bool = True) -> pd.DataFrame:
     """Parse a log's bytes (UTF-8) into the event table.
 
@@ -527,11 +540,11 @@ def _assemble(pieces: list[_Piece], name: str) -> pd.DataFrame:
             rank[codes] if len(rank) else codes,
             categories=pd.Index(names[order], dtype=object))
     data["text"] = pd.Series(np.concatenate([p.text for p in pieces]), dtype=object, copy=False)
-    names: list[str] = []
+    field_names: list[str] = []
     for p in pieces:
-        names.extend(c for c in p.fields if c not in names)
-    names.sort(key=lambda c: (_FIELD_ORDER.get(c, len(_FIELD_ORDER)), c))
-    for col in names:
+        field_names.extend(c for c in p.fields if c not in field_names)
+    field_names.sort(key=lambda c: (_FIELD_ORDER.get(c, len(_FIELD_ORDER)), c))
+    for col in field_names:
         values = np.full(total, None, dtype=object)
         for p, start in zip(pieces, starts):
             if col in p.fields:
@@ -549,7 +562,7 @@ def _assemble(pieces: list[_Piece], name: str) -> pd.DataFrame:
     return out
 
 
-def _check_damage(data: bytes, name: str) -> None:
+def _check_damage(data: bytes | bytearray, name: str) -> None:
     head = data[:200].lstrip(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
     if head and not _STAMP_AT_START.match(head):
         lead = head.splitlines()[0][:60] if head.strip() else "blank lines"

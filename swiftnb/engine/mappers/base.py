@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from swiftnb.engine.data import (
     BuiltinError,
@@ -39,6 +39,9 @@ from swiftnb.engine.data import (
     sorted_items,
 )
 from swiftnb.engine.formatting import java_str
+
+if TYPE_CHECKING:
+    from swiftnb.engine.data import TypeLike
 
 __all__ = ["Mapper", "MapperContext", "MapperError", "MAPPERS", "register_mapper", "create_mapper",
            "mapper_names", "reads_file"]
@@ -67,7 +70,7 @@ class MapperContext:
     base_dir: str = "."
     run_dir: str = "."
     var_name: str = "?"
-    type: Any = None
+    type: TypeLike | None = None
     env: dict[str, str] | None = None
     where: str = "?"
     writes: bool = False
