@@ -18,7 +18,8 @@ rounds (A, B, C, A, B, C, ...):
 * ``one``: a single app (the bag with N = 1), i.e. what start-up costs each tool.
 
 Every run gets a directory of its own under a temporary root (on /dev/shm when it
-exists, so the disk does not take part), and its output files are checked (count and
+exists, so the disk does not take part; ``--disk`` puts it in the temporary directory of
+the disk instead, ``$TMPDIR`` or /var/tmp, where users' files live), and its output files are checked (count and
 contents) before its time counts: a failed run is reported, never measured.
 
 Figures: for each tool, the median wall time, the rate (tasks/s, or ms per hop) and the
@@ -36,7 +37,7 @@ HTEX is given ``strategy_period=0.2``: with Parsl's default (5 s) its first bloc
 workers starts only at the first strategy tick, 5 s after ``parsl.load``.
 
 Run: ``.venv/bin/python benchmarks/peers.py [--quick] [--rounds R] [--tasks N]
-[--hops H] [--parsl-python PY] [--swiftnb CMD] [--keep]``.  ``--quick`` is N = 300,
+[--hops H] [--parsl-python PY] [--swiftnb CMD] [--disk] [--keep]``.  ``--quick`` is N = 300,
 H = 50, 3 rounds (under a minute); the default is N = 2000, H = 200, 5 rounds.
 """
 
@@ -63,6 +64,8 @@ from functools import partial
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SCRATCH = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+#: ``--disk``: a directory on the disk (not a tmpfs), where users' files live
+DISK = os.environ.get("TMPDIR") or "/var/tmp"
 SEED = "chain seed 42\n"
 RUN_TIMEOUT = 600.0  # seconds a single run may take before it counts as failed
 
@@ -648,6 +651,22 @@ def machine_busy() -> float:
     return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
+def filesystem_type(path: str) -> str:
+    """The type of the file system holding ``path`` (tmpfs, ext4...), from /proc/mounts:
+    the longest mount point that contains it."""
+    best, kind = "", "unknown"
+    try:
+        with open("/proc/mounts") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) >= 3 and (path + "/").startswith(fields[1].rstrip("/") + "/") \
+                        and len(fields[1]) >= len(best):
+                    best, kind = fields[1], fields[2]
+    except OSError:
+        pass
+    return kind
+
+
 def own_cpu() -> float:
     me = resource.getrusage(resource.RUSAGE_SELF)
     return me.ru_utime + me.ru_stime + children_cpu()
@@ -667,6 +686,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the Python that runs Parsl (default: this one)")
     p.add_argument("--swiftnb", help="the swiftnb command (default: beside this Python)")
     p.add_argument("--keep", action="store_true", help="keep every run's directory")
+    p.add_argument("--disk", action="store_true",
+                   help=f"run on the disk ({DISK}) instead of /dev/shm")
     args = p.parse_args(argv)
     quick = args.quick
     args.rounds = args.rounds or (3 if quick else 5)
@@ -694,8 +715,8 @@ def main(argv: list[str]) -> int:
           f"`.venv/bin/pip install -e '.[bench]'` (`make bench` does)")
     if not subreaper:
         print("(not a subreaper here: processes a tool leaves behind are not counted)")
-    root = tempfile.mkdtemp(prefix="swiftnb-peers-", dir=SCRATCH)
-    print(f"runs in {root}", flush=True)
+    root = tempfile.mkdtemp(prefix="swiftnb-peers-", dir=DISK if args.disk else SCRATCH)
+    print(f"runs in {root} ({filesystem_type(root)})", flush=True)
     tallies = [Tally(c) for c in chosen]
     busy0, own0, t0 = machine_busy(), own_cpu(), time.monotonic()
     try:

@@ -53,6 +53,10 @@ usage: swiftnb run [options] script.swift [-name=value ...]
        swiftnb coaster-service [-p PORT] [-localport PORT] [-passive | -jobmanager JM]
        swiftnb history [-store DIR] [-format table|json]
        swiftnb explain FILE [-why] [-store DIR]
+       swiftnb monitor RUN.log [-port PORT] [-address ADDR]
+       swiftnb calibrate LOG... -o model.json
+       swiftnb whatif -model model.json [-config swift.conf] script.swift [args]
+                      [-runs R] [-format table|json]
 
 Run 'swiftnb run -help' for the options of a run."""
 
@@ -139,6 +143,8 @@ options:
   -debug, -d             much more detail on the console (every log line)
   -pgraph FILE|true      write a Graphviz file of the run's dataflow
   -ui none               no progress ticker
+  -tui, -ui text         a full-screen terminal monitor of the run (q leaves it)
+  -ui http[:PORT], -monitor  the run's panels in a browser (127.0.0.1, a token URL)
   -listconfig [files|full]  print the configuration files (or the merged tree), exit
   -sitelist              print the defined sites and exit
   -cdm.file FILE         the CDM policy file (also -cdmfile, -CDMFile)
@@ -383,6 +389,8 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
     from swiftnb.runner import RunSetupError, prepare_run
 
     from swiftnb.config.cli_options import file_problem
+    from swiftnb.monitor.options import web_monitor_port
+    from swiftnb.monitor.tuioptions import NOT_A_TERMINAL, not_a_terminal, wants_terminal_monitor
 
     resume = opts.values.get("-resume")
     if resume is not None and (problem := file_problem(resume)):
@@ -402,9 +410,16 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
         if warning:
             warnings.append(warning)
     ui = opts.values.get("-ui")
-    monitor: str | None = next((f for f in ("-tui", "-monitor") if f in opts.flags), None)
-    if ui not in (None, "none", "summary"):  # Swift's text, TUI[:port], http[:port]
+    try:  # -ui http[:PORT] and -monitor: the web monitor (docs/monitors.md)
+        web_port = web_monitor_port(ui, opts.flags)
+    except ValueError as exc:
+        return _run_usage_error(exc)
+    monitor: str | None = None
+    if ui not in (None, "none", "summary", "text") and web_port is None:  # Swift's TUI[:port]
         monitor = f"-ui {ui}"
+    if wants_terminal_monitor(ui, opts.flags) and not_a_terminal(sys.__stdout__):
+        warnings.append(NOT_A_TERMINAL.format(  # -tui, -ui text: docs/monitors.md
+            option="-tui" if "-tui" in opts.flags else "-ui text"))
     if monitor is not None:
         warnings.append(f"{monitor}: swiftnb has no such monitor; the run shows the summary "
                         "ticker, and its live monitors are the notebook panels "
@@ -529,7 +544,11 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
     import asyncio
     import os
 
+    from swiftnb.monitor.options import web_monitor_port
+    from swiftnb.monitor.tuioptions import wants_terminal_monitor
+
     err = sys.stderr
+    web_port = web_monitor_port(opts.values.get("-ui"), opts.flags)  # checked by _execute
     print(_version_line(), file=err)
     print(f"RunID: {handle.runid}", file=err)
     for warning in [*program.warnings, *config.warnings]:
@@ -561,6 +580,13 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
                 loop.add_signal_handler(signum, current.cancel)
             except (NotImplementedError, RuntimeError, ValueError):
                 pass
+        if web_port is not None:  # on this loop, before the run's first event
+            handle.serve(port=web_port)
+        tui = None
+        if wants_terminal_monitor(opts.values.get("-ui"), opts.flags):  # -tui, -ui text
+            from swiftnb.monitor.tui import open_terminal_monitor
+
+            tui = open_terminal_monitor(handle, loop)  # None: not a terminal (warned)
         handle.start(loop)
         task = handle._task
         assert task is not None  # start() made it
@@ -573,6 +599,9 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
             except BaseException:  # noqa: BLE001
                 pass
             raise
+        finally:
+            if tui is not None:
+                tui.close()  # the terminal back, the held console output written
 
     try:
         outcome = asyncio.run(main())
@@ -685,21 +714,32 @@ def _cmd_logs(name: str) -> Callable[[Sequence[str]], int]:
     return command
 
 
+def _lazy_command(module: str, function: str) -> Callable[[Sequence[str]], int]:
+    """A subcommand whose module is imported only when it runs (the start of every other
+    command stays cheap)."""
+    def command(argv: Sequence[str]) -> int:
+        import importlib
+
+        main: Callable[[Sequence[str]], int] = getattr(importlib.import_module(module), function)
+        return main(argv)
+
+    return command
+
+
 COMMANDS: dict[str, Callable[[Sequence[str]], int]] = {
     "run": _cmd_run,
     "typecheck": _cmd_typecheck,
     "version": _cmd_version,
     "timings": _cmd_logs("timings"),
     "plot-log": _cmd_logs("plot-log"),
-    "convert-config": lambda argv: __import__(
-        "swiftnb.config.commands", fromlist=["x"]).convert_config(argv),
+    "convert-config": _lazy_command("swiftnb.config.commands", "convert_config"),
     "check-config": lambda argv: _check_config(argv),
-    "coaster-service": lambda argv: __import__(
-        "swiftnb.coasters.servicecmd", fromlist=["x"]).main(argv),
-    "history": lambda argv: __import__(
-        "swiftnb.store.commands", fromlist=["x"]).history_main(argv),
-    "explain": lambda argv: __import__(
-        "swiftnb.store.commands", fromlist=["x"]).explain_main(argv),
+    "coaster-service": _lazy_command("swiftnb.coasters.servicecmd", "main"),
+    "history": _lazy_command("swiftnb.store.commands", "history_main"),
+    "explain": _lazy_command("swiftnb.store.commands", "explain_main"),
+    "monitor": _lazy_command("swiftnb.monitor.logcmd", "monitor_main"),
+    "calibrate": _lazy_command("swiftnb.forecast.cli", "calibrate_main"),
+    "whatif": _lazy_command("swiftnb.forecast.cli", "whatif_main"),
 }
 
 
