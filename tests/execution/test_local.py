@@ -356,18 +356,24 @@ def test_a_second_cancel_still_leaves_no_zombie(tmp_path, start_path):
 
 
 def test_the_loop_answers_while_a_large_input_is_copied(tmp_path, monkeypatch):
-    """The run's shared copy of a large input is made on a runner thread: a timer on the
-    loop keeps ticking while the copy (made slow here) goes on."""
-    from swiftnb.remote.wrap import files
+    """The run's shared copy of a large input (as root, whom read-only modes do not stop:
+    the job's own copy) is made on a runner thread: a timer on the loop keeps ticking
+    while the copy (made slow here) goes on."""
+    from swiftnb.remote.wrap import files, staging
 
     (tmp_path / "big.dat").write_bytes(b"x" * ((1 << 20) + 1))
-    copy = files._site_copy_of
+    site_copy, own_copy = files._site_copy_of, staging._copy_input
 
-    def slow_copy(source, target):
+    def slow_site_copy(source, target):
         time.sleep(1.0)
-        copy(source, target)
+        site_copy(source, target)
 
-    monkeypatch.setattr(files, "_site_copy_of", slow_copy)
+    def slow_own_copy(source, place, st):
+        time.sleep(1.0)
+        own_copy(source, place, st)
+
+    monkeypatch.setattr(files, "_site_copy_of", slow_site_copy)
+    monkeypatch.setattr(staging, "_copy_input", slow_own_copy)
     ex = SingleSiteExecutor(LocalProvider(site_run="s-run001"), EventBus(), max_parallel=2)
 
     async def main():
