@@ -9,7 +9,9 @@ copy leaves the old content as it was.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 
@@ -21,7 +23,18 @@ def replacing(path: str, mode: int | None = None) -> Iterator[str]:
     """A new temporary file's name beside ``path`` for the body to fill; when the body
     ends, that file (with ``mode``, by default the mode any new file gets here, not
     mkstemp's 0600) replaces ``path``.  If the body or the rename fails, the temporary
-    file is removed."""
+    file is removed.  A ``path`` that exists and is no regular file (``/dev/stdout``, a
+    FIFO, ``/dev/full``) is written in place, never replaced: a rename would put a file
+    where the device was; a directory is refused."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        yield path
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=".swiftnb-", suffix=".part",
                                    dir=os.path.dirname(os.path.abspath(path)))

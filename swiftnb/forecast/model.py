@@ -14,6 +14,7 @@ import random
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from swiftnb.atomicfile import write_atomically
 from swiftnb.errors import SwiftnbError
 
 __all__ = ["Model", "SiteModel", "AppModel", "ModelError", "FORMAT", "VERSION"]
@@ -123,9 +124,13 @@ class Model:
             raise ModelError(f"{where}: damaged model ({exc})") from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_json(), fh, indent=1)
-            fh.write("\n")
+        """Write the model whole or not at all (an earlier model at ``path`` survives a
+        full disk); an error names the file."""
+        text = json.dumps(self.to_json(), indent=1) + "\n"
+        try:
+            write_atomically(os.fspath(path), text.encode("utf-8"))
+        except OSError as exc:
+            raise ModelError(f"{path}: cannot write the model: {exc.strerror or exc}") from None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Model:
