@@ -544,7 +544,7 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
     import asyncio
     import os
 
-    from swiftnb.monitor.options import web_monitor_port
+    from swiftnb.monitor.options import MonitorListenError, web_monitor_port
     from swiftnb.monitor.tuioptions import wants_terminal_monitor
 
     err = sys.stderr
@@ -605,6 +605,10 @@ def _execute_in(opts: CommandLine, program: CheckedProgram, config: Config, hand
 
     try:
         outcome = asyncio.run(main())
+    except MonitorListenError as exc:  # -ui http:PORT asked for what cannot be had
+        print(f"swiftnb: {exc}", file=err)
+        _log_interrupted_end(handle)
+        return EXIT_USAGE
     except (KeyboardInterrupt, asyncio.CancelledError):
         print("Execution interrupted", file=err)
         _log_interrupted_end(handle)

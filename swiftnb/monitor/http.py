@@ -24,6 +24,7 @@ from bokeh.server.util import bind_sockets
 from tornado.httpserver import HTTPServer
 from tornado.ioloop import IOLoop
 
+from swiftnb.monitor.options import MonitorListenError
 from swiftnb.monitor.webauth import TokenAuth, new_token
 
 __all__ = ["WebServer", "DEFAULT_ADDRESS"]
@@ -44,7 +45,13 @@ class WebServer:
                  token: str | None = None) -> None:
         self.token = token or new_token()
         self.address = address
-        sockets, self.port = bind_sockets(address, port)
+        try:
+            sockets, self.port = bind_sockets(address, port)
+        except OSError as exc:
+            raise MonitorListenError(
+                f"web monitor: cannot listen on {address}:{port}: {exc.strerror or exc}; "
+                f"choose another port (-ui http:PORT, or none for a free one) or "
+                f"monitorListenAddress") from exc
         auth = TokenAuth(self.token, secrets.token_bytes(32))
         try:
             app = BokehTornado(

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-__all__ = ["web_monitor_port"]
+from swiftnb.errors import SwiftnbError
+
+__all__ = ["web_monitor_port", "MonitorListenError"]
+
+
+class MonitorListenError(SwiftnbError):
+    """The web monitor cannot listen where it was asked to (a port in use, an address
+    not of this host); the message names both and what to change."""
 
 
 def web_monitor_port(ui: str | None, flags: Collection[str]) -> int | None:

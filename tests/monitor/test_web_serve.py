@@ -115,3 +115,22 @@ def test_configured_listen_address(tmp_path: Path, capsys: pytest.CaptureFixture
             monitor.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_port_in_use_is_a_clear_error_and_nothing_runs(tmp_path: Path) -> None:
+    import socket
+
+    (tmp_path / "s.swift").write_text('type file;\napp (file o) e () { echo "x" stdout=@o; }\n'
+                                      'file f <"out.txt">;\nf = e();\n')
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "swiftnb.cli", "run", "-ui",
+                               f"http:{port}", "s.swift"], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert (f"swiftnb: web monitor: cannot listen on 127.0.0.1:{port}: Address already in use"
+            in done.stderr), done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out.txt").exists()
