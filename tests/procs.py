@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["Proc", "stat", "alive", "processes", "descendants", "in_sessions", "kill",
-           "wait_gone"]
+           "wait_gone", "running", "gone"]
 
 
 @dataclass(frozen=True)
@@ -88,3 +88,26 @@ def wait_gone(pids: Sequence[int], within: float) -> list[int]:
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)
+
+
+def running(needle: str) -> list[int]:
+    """Live processes whose command line holds ``needle`` (a test's marker argument)."""
+    found = []
+    for proc in processes():
+        try:
+            with open(f"/proc/{proc.pid}/cmdline", "rb") as fh:
+                if needle.encode() in fh.read():
+                    found.append(proc.pid)
+        except OSError:
+            continue
+    return found
+
+
+def gone(needle: str, within: float = 5.0) -> bool:
+    """Whether every process holding ``needle`` has ended within ``within`` seconds."""
+    deadline = time.monotonic() + within
+    while running(needle):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+import procs
+
 from swiftnb.remote import worker as worker_module
 
 pytestmark = [pytest.mark.timeout(90),
@@ -29,38 +31,11 @@ LIMIT = 20.0
 SECRET = "s3cret"
 
 
-def _running(marker: str) -> list[int]:
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as fh:
-                if marker.encode() not in fh.read():
-                    continue
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                if fh.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
-                    continue
-        except (OSError, IndexError):
-            continue
-        found.append(int(name))
-    return found
-
-
-def _gone(marker: str) -> bool:
-    deadline = time.monotonic() + 5.0
-    while _running(marker):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 @pytest.fixture
 def marker():
     made = f"600.{random.randrange(10**8, 10**9)}"
     yield made
-    for pid in _running(made):
+    for pid in procs.running(made):
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -139,13 +114,13 @@ def test_worker_ends_every_process_of_a_call_however_it_ends(tmp_path, marker):
                        f"timeout 300 sleep {marker}3 & sleep 0.3; exit 0")
         service.run(2, f"timeout 300 sleep {marker}4", walltime=0.5)
         service.run(3, f"setsid sleep {marker}5 & timeout 300 sleep {marker}6 & wait")
-        _until(lambda: _running(f"{marker}6"), "task 3 to start")
+        _until(lambda: procs.running(f"{marker}6"), "task 3 to start")
         service.send({"op": "cancel", "n": 3})
         results = service.results(3)
         assert results[1]["ok"], results[1]["message"]
         assert results[2]["kind"] == "walltime"
         assert results[3]["kind"] == "canceled"
-        assert _gone(marker), f"left running: {_running(marker)}"
+        assert procs.gone(marker), f"left running: {procs.running(marker)}"
     finally:
         service.close()
 
@@ -154,9 +129,9 @@ def test_worker_shutdown_ends_a_running_apps_whole_tree(tmp_path, marker):
     service = Service(tmp_path)
     try:
         service.run(1, f"setsid sleep {marker}1 & timeout 300 sleep {marker}2 & wait")
-        _until(lambda: len(_running(marker)) >= 3, "the app to start")
+        _until(lambda: len(procs.running(marker)) >= 3, "the app to start")
         service.proc.send_signal(signal.SIGTERM)
         service.proc.wait(timeout=LIMIT)
-        assert _gone(marker), f"left running: {_running(marker)}"
+        assert procs.gone(marker), f"left running: {procs.running(marker)}"
     finally:
         service.close()

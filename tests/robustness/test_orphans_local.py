@@ -12,9 +12,10 @@ import os
 import random
 import signal
 import sys
-import time
 
 import pytest
+
+import procs
 
 from robusthelp import swiftnb
 
@@ -47,37 +48,11 @@ sys.exit(1)
 """
 
 
-def _running(marker: str) -> list[int]:
-    needle = marker.encode()
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as fh:
-                if needle not in fh.read():
-                    continue
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                if fh.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
-                    continue
-        except OSError:
-            continue
-        found.append(int(pid))
-    return found
-
-
-def _gone(marker: str) -> bool:
-    deadline = time.monotonic() + 5.0
-    while _running(marker):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.fixture
 def marker():
     made = f"300.{random.randrange(10**8, 10**9)}"
     yield made
-    for pid in _running(made):
+    for pid in procs.running(made):
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
@@ -104,4 +79,4 @@ def test_a_double_forked_daemon_ends_with_its_call(tmp_path, marker, unmark):
         assert (tmp_path / "o.txt").read_text() == "forked\n"
         assert (tmp_path / "seen.txt").read_text() == "", "the daemon outlived its call"
     finally:
-        assert _gone(marker), f"left running after the run: {_running(marker)}"
+        assert procs.gone(marker), f"left running after the run: {procs.running(marker)}"
