@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
 import io
 import os
 import shutil
@@ -58,11 +57,6 @@ def payload_bytes() -> bytes:
             with open(source, "rb") as fh:
                 _entry(archive, name, fh.read())
     return buffer.getvalue()
-
-
-def payload_digest() -> str:
-    """"sha256:<hex>" of the zipapp: which far-side code a site runs."""
-    return "sha256:" + hashlib.sha256(payload_bytes()).hexdigest()
 
 
 @functools.lru_cache(maxsize=1)

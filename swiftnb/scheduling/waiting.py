@@ -70,5 +70,8 @@ class SiteWaits:
             emit_waiting(self.bus, "site", site, site, Waiting("", ""))
 
     def clear_all(self) -> None:
-        for site in sorted(self._full):
-            self.clear(site)
+        """No call waits for any site (on every release of a slot: cheap when none was
+        said)."""
+        if self._full:
+            for site in sorted(self._full):
+                self.clear(site)
