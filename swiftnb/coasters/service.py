@@ -51,6 +51,7 @@ from swiftnb.coasters.secretfile import default_secret_path, write_secret
 from swiftnb.coasters.servicerecords import (Block, CoasterJob, StageOut, StatusSink, WorkerConn,
                                              stage_out_result)
 from swiftnb.coasters.settings import CoasterSettings
+from swiftnb.coasters.slotwaits import SlotWaits, slot_waiting
 from swiftnb.coasters.walltimes import WalltimeQueue
 from swiftnb.remote.worker import PROTOCOL_VERSION, encode
 from swiftnb.engine.task import FailureKind, TaskResult
@@ -122,6 +123,8 @@ class CoasterService:
         self._submitting: set[asyncio.Task[None]] = set()  # blocks' submissions under way
         self.host = settings.contact_host
         self.port = 0
+        #: says when queued tasks wait for a slot (WAITING subject=queue)
+        self.slot_waits = SlotWaits(self.bus, site, self._slot_waiting)
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -181,6 +184,7 @@ class CoasterService:
         if self._closing:
             return
         self._closing = True
+        self.slot_waits.close()
         if self._planner_task is not None:
             self._planner_task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -241,6 +245,8 @@ class CoasterService:
             return
         if not self.holding.remove(job):
             self.queued.remove(job)
+        if self.slot_waits.said and not (len(self.holding) or len(self.queued)):
+            self.slot_waits.queue_empty()
 
     def _enqueue(self, job: CoasterJob) -> None:
         was_empty = not len(self.holding)
@@ -253,6 +259,15 @@ class CoasterService:
         # plan early when work appears after a quiet spell (else: every planInterval)
         if was_empty and len(self.holding) and self._wake is not None:
             self._wake.set()
+        if len(self.holding):
+            self.slot_waits.tasks_queued()
+
+    def _slot_waiting(self) -> Waiting | None:
+        """Why queued tasks wait for a slot now (coasters/slotwaits.py)."""
+        if self._closing:
+            return None
+        return slot_waiting(self.site, len(self.holding) + len(self.queued),
+                            self.blocks.values(), passive=self.settings.passive)
 
     def _dispatch(self, conn: WorkerConn) -> None:
         block = conn.block
@@ -291,6 +306,8 @@ class CoasterService:
             self._idle[conn] = None
         else:
             self._idle.pop(conn, None)
+        if self.slot_waits.said and not (len(self.holding) or len(self.queued)):
+            self.slot_waits.queue_empty()
 
     def _block_room(self, conn: WorkerConn) -> int:
         """Idle slots an MPI task started on ``conn`` may hold at once: ``conn``'s and
@@ -721,6 +738,7 @@ class CoasterService:
                 self._finish(job, TaskResult(ok=False, message=message, site=self.site,
                                              failure=FailureKind.SUBMIT_REFUSED))
         self._start_failures = 0
+        self.slot_waits.queue_empty()
 
     def _shutdown_block(self, block: Block, reason: str, force: bool = False) -> None:
         if block.shutdown:

@@ -13,6 +13,8 @@ A WAITING event (a block, site, worker or task that waits, and why) is printed u
 ticker at once, once per change of its reason or detail (one with an empty reason, the
 wait over, prints nothing): a run that shows ``Submitted:32``
 for minutes says why (``Waiting: block 1 (slurm job 2) pending: PartitionConfig - ...``).
+One whose emitter says it is ``expected`` (the normal state of a busy run) is printed
+only once it has lasted ``force_every``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from swiftnb.events import Event, EventBus
-from swiftnb.scheduling.waiting import THROTTLE_FULL
+from swiftnb.scheduling.waiting import is_expected
 
 __all__ = ["ProgressTicker", "STATE_ORDER", "ticker_date", "waiting_line"]
 
@@ -151,7 +153,7 @@ class ProgressTicker:
         self.lines: list[str] = []
         #: (subject, id) -> the last WAITING line printed for it
         self._waits: dict[tuple[str, str], str] = {}
-        #: (subject, id) -> (since, line) of throttle waits not printed yet
+        #: (subject, id) -> (since, line) of expected waits not printed yet
         self._held_waits: dict[tuple[str, str], tuple[float, str]] = {}
 
     # -- state tracking ----------------------------------------------------------------
@@ -226,10 +228,10 @@ class ProgressTicker:
             pass
 
     def _waiting(self, fields: dict[str, Any]) -> None:
-        """Print why something waits, once per change.  A site whose own throttle holds
-        the queued calls is the normal state of any run of more calls than its limit:
-        that is printed only once it has lasted ``force_every`` seconds (a long run, where
-        a person wonders why only N calls run), by :meth:`tick`."""
+        """Print why something waits, once per change.  A wait its emitter calls
+        ``expected`` (the normal state of a busy run: a site's full throttle, tasks queued
+        for busy coaster slots) is printed only once it has lasted ``force_every`` seconds
+        (a long run, where a person wonders why only N calls run), by :meth:`tick`."""
         key = (str(fields.get("subject")), str(fields.get("id")))
         if not fields.get("reason"):  # it no longer waits: its line, if said, stays said
             self._held_waits.pop(key, None)
@@ -237,7 +239,7 @@ class ProgressTicker:
         line = waiting_line({k: str(v) for k, v in fields.items()})
         if self._waits.get(key) == line:
             return
-        if fields.get("reason") == THROTTLE_FULL:
+        if is_expected(fields):
             self._held_waits.setdefault(key, (time.monotonic(), line))
             return
         self._say_waiting(key, line)

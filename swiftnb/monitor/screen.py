@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rich.console import Group, RenderableType
-from rich.text import Text
-
 from swiftnb.display import cell, duration
+from swiftnb.monitor.frame import Line, Span, Style, clean, line
 from swiftnb.monitor.state import RunState, Throttle
 
 __all__ = ["draw", "KEYS_HELP", "throttle_text"]
@@ -43,50 +41,50 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[:max(0, width - 1)] + "…"
 
 
+def _pad(text: str, width: int, left: bool) -> str:
+    """``text`` cut to ``width`` characters and padded to them."""
+    text = _cut(text, width)
+    return text.ljust(width) if left else text.rjust(width)
+
+
 def _table(headers: Sequence[str], rows: Sequence[Sequence[object]], *,
-           widths: dict[int, int] | None = None) -> Text:
-    """Columns as plain padded text (a rich Table measures every cell on every redraw:
+           widths: dict[int, int] | None = None) -> list[Line]:
+    """Columns as plain padded text (a rich Table measured every cell on every redraw:
     ten times the cost, paid by the run's own loop)."""
     cells = [[str(cell(c)) for c in row] for row in rows]
     most = widths or {}
     sizes = [min(most.get(i, 12), max([len(h)] + [len(r[i]) for r in cells]))
              for i, h in enumerate(headers)]
 
-    def line(values: Sequence[str]) -> str:
-        return " ".join(_cut(v, w).ljust(w) if i == 0 else _cut(v, w).rjust(w)
-                        for i, (v, w) in enumerate(zip(values, sizes)))
+    def text(values: Sequence[str]) -> str:
+        return " ".join(_pad(v, w, left=i == 0) for i, (v, w) in enumerate(zip(values, sizes)))
 
-    text = Text(line(headers), style="bold", no_wrap=True, overflow="ellipsis")
-    for row in cells:
-        text.append("\n" + line(row), style="not bold")
-    return text
+    return [line(text(headers), Style.BOLD)] + [line(text(row)) for row in cells]
 
 
-def _throttles(throttles: list[Throttle], selected: int, rows: int) -> Text:
+def _throttles(throttles: list[Throttle], selected: int, rows: int) -> list[Line]:
     first_row = max(0, selected // _THROTTLE_COLUMNS - rows + 1)
-    text = Text(no_wrap=True, overflow="ellipsis")
+    lines: list[Line] = []
     for r in range(first_row, first_row + rows):
         chunk = list(enumerate(throttles))[r * _THROTTLE_COLUMNS:(r + 1) * _THROTTLE_COLUMNS]
         if not chunk:
             break
-        if r > first_row:
-            text.append("\n")
+        spans: list[Span] = []
         for i, t in chunk:
-            cell = _throttle_cell(t)
-            text.append(cell, style="reverse" if i == selected else "")
-            text.append(" " * (_THROTTLE_WIDTH + 2 - len(cell)))
-    return text
+            text = _throttle_cell(t)
+            spans.append((text, Style.REVERSE if i == selected else Style.PLAIN))
+            spans.append((" " * (_THROTTLE_WIDTH + 2 - len(text)), Style.PLAIN))
+        lines.append(tuple(spans))
+    return lines
 
 
-def _bar(done: int, known: int, width: int) -> Text:
-    """``━━━━━━━━╺━━━━ 18/40``: the share of calls done."""
+def _bar(done: int, known: int, width: int) -> Line:
+    """``━━━━━━━━━━━━━ 18/40``: the share of calls done."""
     count = f" {done}/{known}"
     room = max(10, width - len(count))
     filled = room * done // max(1, known)
-    text = Text("━" * filled, style="green", no_wrap=True)
-    text.append("━" * (room - filled), style="grey37")
-    text.append(count)
-    return text
+    return (("━" * filled, Style.GREEN), ("━" * (room - filled), Style.GREY),
+            (count, Style.PLAIN))
 
 
 def _allot(lines: int, counts: dict[str, int]) -> dict[str, int]:
@@ -109,18 +107,17 @@ def _allot(lines: int, counts: dict[str, int]) -> dict[str, int]:
     return shown
 
 
-def _title(text: str) -> Text:
-    return Text(text, style="bold cyan")
+def _title(text: str) -> Line:
+    return line(text, Style.TITLE)
 
 
 def draw(state: RunState, *, width: int, height: int, selected: int = 0,
-         message: str = "") -> RenderableType:
-    """The whole screen for a terminal of ``width`` x ``height``."""
+         message: str = "") -> list[Line]:
+    """The whole screen for a terminal of ``width`` x ``height``: at most ``height``
+    lines (the painter cuts each to ``width`` columns), their text clean of control
+    characters."""
     title = state.label if state.outcome is None else f"{state.label} ({state.outcome})"
-    parts: list[RenderableType] = [
-        Text(f"swiftnb {title} · {state.headline()}", no_wrap=True, overflow="ellipsis",
-             style="bold"),
-    ]
+    parts: list[Line] = [line(f"swiftnb {title} · {state.headline()}", Style.BOLD)]
     parts.append(_bar(state.done, state.known, width))
     left = height - 3   # header, bar, keys line
     throttles = state.throttles()
@@ -138,43 +135,41 @@ def draw(state: RunState, *, width: int, height: int, selected: int = 0,
                           "failures": len(failures), "waiting": len(waiting)})
     left -= sum(n + 1 for n in shown.values() if n)
     if shown["apps"]:
-        parts.append(_table(
+        parts.extend(_table(
             ("app", "done", "of", "failed", "cached", "rate/s", "ETA"),
             [(name, a.done, a.known, a.failed, a.cached,
               "" if rate is None else f"{rate:.3g}", duration(eta))
              for name, a, rate, eta in apps[:shown["apps"]]], widths={0: 20}))
     if shown["sites"]:
-        parts.append(_table(
+        parts.extend(_table(
             ("site", "score", "tscore", "limit", "run", "queue", "done", "failed", "set"),
             [(s.name, s.score, s.tscore, s.limit, s.running, s.queued, s.done, s.failed,
               s.set) for s in sites[:shown["sites"]]], widths={0: 16}))
     if shown["blocks"]:
-        parts.append(_table(
+        parts.extend(_table(
             ("block", "site", "shape", "state", "LRM", "workers", "run", "done"),
             [(b.id, b.site, b.shape, b.state, b.lrm, len(b.workers), b.running, b.done)
              for b in blocks[-shown["blocks"]:]], widths={0: 14, 4: 14}))
     if throttle_rows:
         parts.append(_title("throttles"))
-        parts.append(_throttles(throttles, selected, throttle_rows))
+        parts.extend(_throttles(throttles, selected, throttle_rows))
     n = shown["failures"]
     if n:
         parts.append(_title(f"failures ({state.failure_count})"))
-        text = Text(no_wrap=True, overflow="ellipsis")
-        for i, f in enumerate(failures[-n:]):
+        for f in failures[-n:]:
             code = "" if f.exit_code is None else f" exit {f.exit_code}"
             last = f.stderr.splitlines()[-1] if f.stderr else ""
-            text.append(("\n" if i else "") + f"{f.app}@{f.site or '?'}{code} ")
-            text.append(last, style="red")
-        parts.append(text)
+            parts.append(((f"{f.app}@{f.site or '?'}{code} ", Style.PLAIN), (last, Style.RED)))
     n = shown["waiting"]
     if n:
-        parts.append(_table(("waiting", "site", "reason", "detail"),
+        parts.extend(_table(("waiting", "site", "reason", "detail"),
                             [(f"{w.subject} {w.id}", w.site, w.reason, w.detail)
                              for w in waiting[-n:]], widths={0: 18, 2: 16, 3: 40}))
     if left >= 2 and state.feed:
         lines = list(state.feed)[-(left - 1):]
         parts.append(_title("summary"))
-        parts.append(Text("\n".join(lines), no_wrap=True, overflow="ellipsis"))
-    parts.append(Text(message or KEYS_HELP, style="dim" if not message else "yellow",
-                      no_wrap=True, overflow="ellipsis"))
-    return Group(*parts)
+        parts.extend(line(text) for text in lines)
+    parts.append(line(message or KEYS_HELP, Style.YELLOW if message else Style.DIM))
+    if len(parts) > height:   # a terminal shorter than the header: the keys line stays
+        parts = parts[:max(0, height - 1)] + parts[-1:]
+    return [clean(row) for row in parts]

@@ -1,11 +1,14 @@
 """``swiftnb run -tui`` (Swift's ``-ui text``): a full-screen terminal monitor of the run.
 
-Drawn with rich (fast, plain ANSI: works over SSH in an 80x24 terminal) on the
-terminal's alternate screen, from a :class:`~swiftnb.monitor.state.RunState` that follows
-the run's event bus.  The screen is redrawn on the run's own event loop by one
-``call_later`` timer, at most :data:`REFRESH_HZ` times a second and only when the model
-changed (or a second passed: the elapsed time moves), so the run pays for a few dict
-updates per event and a few redraws a second, not for each event.
+Drawn with rich (plain ANSI: works over SSH in an 80x24 terminal) on the terminal's
+alternate screen, from a :class:`~swiftnb.monitor.state.RunState` that follows the run's
+event bus.  One ``call_later`` timer on the run's event loop builds a frame
+(:func:`screen.draw`: lines of styled spans) at most :data:`REFRESH_HZ` times a second
+and only when the model changed (or a second passed: the elapsed time moves); a thread
+of its own (:class:`~swiftnb.monitor.painter.Painter`) renders the lines that changed
+with rich and writes them, so the run pays for a few dict updates per event and a
+fraction of a millisecond per redraw, rich's import and rendering happen off the loop,
+and a terminal that reads slowly never holds the run.
 
 Keys come from the terminal in cbreak mode (no echo, no line editing, but Ctrl-C still
 interrupts as it does without the monitor: the run is cancelled, exit code 2):
@@ -26,11 +29,9 @@ import termios
 import tty
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.live import Live
-
 from swiftnb.events import EventBus
 from swiftnb.monitor.held import HeldOutput
+from swiftnb.monitor.painter import Painter
 from swiftnb.monitor.screen import draw, throttle_text
 from swiftnb.monitor.state import RunState
 from swiftnb.monitor.tuioptions import not_a_terminal
@@ -75,11 +76,11 @@ class TerminalMonitor:
         self.state = RunState(clock=bus.clock, control=control)
         self.state.label = label
         self._bus = bus
-        self.console = Console(file=terminal, force_terminal=True, highlight=False)
+        self._terminal = terminal.fileno()
         self.keyboard = keyboard
         self.selected = 0
         self.message = ""
-        self._live: Live | None = None
+        self._painter: Painter | None = None
         self._held = HeldOutput()
         self._saved_tty: list[Any] | None = None
         self._timer: asyncio.TimerHandle | None = None
@@ -93,9 +94,8 @@ class TerminalMonitor:
         self._loop = loop
         self.state.follow(self._bus)
         self._held.hold()
-        self._live = Live(console=self.console, screen=True, auto_refresh=False,
-                          redirect_stdout=False, redirect_stderr=False)
-        self._live.start()
+        self._painter = Painter(self._terminal)
+        self._painter.start()
         if self.keyboard is not None:
             try:
                 self._saved_tty = termios.tcgetattr(self.keyboard)
@@ -119,21 +119,23 @@ class TerminalMonitor:
             with contextlib.suppress(termios.error, OSError):
                 termios.tcsetattr(self.keyboard, termios.TCSADRAIN, self._saved_tty)
             self._saved_tty = None
-        if self._live is not None:
-            live, self._live = self._live, None
-            with contextlib.suppress(Exception):
-                live.stop()
+        if self._painter is not None:
+            painter, self._painter = self._painter, None
+            painter.stop()
         self.state.close()
         self._held.release()
 
     # ------------------------------------------------------------------ drawing
     def _tick(self) -> None:
         self._redraw()
-        if self._live is not None and self._loop is not None:
+        if self._painter is not None and self._loop is not None:
             self._timer = self._loop.call_later(1.0 / REFRESH_HZ, self._tick)
 
     def _redraw(self, force: bool = False) -> None:
-        if self._live is None or self._loop is None:
+        if self._painter is None or self._loop is None:
+            return
+        if self._painter.failed:   # the terminal went away: the run goes on without it
+            self.close()
             return
         now = self._loop.time()
         if not force and self.state.version == self._drawn_version \
@@ -141,13 +143,17 @@ class TerminalMonitor:
             return
         self._drawn_version = self.state.version
         self._drawn_at = now
-        width, height = self.console.size
+        size = self.size()
+        self._painter.paint(draw(self.state, width=size[0], height=size[1],
+                                 selected=self.selected, message=self.message), size)
+
+    def size(self) -> tuple[int, int]:
+        """The terminal's columns and rows now (80x24 when it cannot say)."""
         try:
-            screen = draw(self.state, width=width, height=height, selected=self.selected,
-                          message=self.message)
-            self._live.update(screen, refresh=True)
-        except OSError:   # the terminal went away: the run goes on without the monitor
-            self.close()
+            columns, rows = os.get_terminal_size(self._terminal)
+        except OSError:
+            return 80, 24
+        return (columns or 80), (rows or 24)
 
     # ------------------------------------------------------------------ keys
     def _on_keys(self) -> None:

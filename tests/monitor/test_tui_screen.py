@@ -4,13 +4,12 @@ allows (a number from 1, then ``off`` where the name takes it)."""
 
 from __future__ import annotations
 
-import io
 import re
 
 import pytest
-from rich.console import Console
 
 from swiftnb.events import Event
+from swiftnb.monitor.painter import LineRenderer
 from swiftnb.monitor.screen import draw
 from swiftnb.monitor.state import RunState, Throttle
 
@@ -39,10 +38,9 @@ def _busy_state() -> RunState:
 
 
 def _screen(state: RunState, selected: int = 0) -> list[str]:
-    out = io.StringIO()
-    console = Console(file=out, width=80, height=24, color_system=None, legacy_windows=False)
-    console.print(draw(state, width=80, height=24, selected=selected), crop=True)
-    return out.getvalue().rstrip("\n").split("\n")
+    renderer = LineRenderer(color=False)   # as the painter thread renders, without colour
+    return [renderer.render(row, 80) for row in draw(state, width=80, height=24,
+                                                    selected=selected)]
 
 
 def test_a_busy_run_fits_80x24_with_every_section_and_the_keys_line():

@@ -146,7 +146,7 @@ site.cluster {{
                         rf"it asks for {2 * slurm.cpus} CPUs.*of {slurm.cpus} CPUs.*", waits[0])
     log = next(tmp_path.glob("run*/*.log")).read_text()
     assert re.search(r"WAITING subject=task id=sleep-\S+ site=cluster reason=PartitionConfig "
-                     r"lrm=slurm job=\d+ detail=the job asks", log)
+                     r"lrm=slurm job=\d+ expected=false detail=the job asks", log)
 
 
 def test_a_coaster_block_slurm_keeps_pending_says_why(slurm, tmp_path):
