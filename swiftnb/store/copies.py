@@ -6,9 +6,11 @@ transaction, more than the rest of what memoization does for a short call, and a
 is only needed much later (when the output is deleted or changed).  So the outputs are
 queued with their size and mtime_ns as the call left them, and copied COPY_BATCH at a
 time (or once the oldest has waited COPY_SECONDS, or when the run ends) with one
-transaction for the lot.  An output that changed since (its size or mtime_ns differ) is
-not copied: the copy would not have the content its digest says.  Outputs not yet
-copied when a process is killed have no copy: deleting one later makes its call run."""
+transaction for the lot.  An output that changed since (its device, inode, size or
+mtime_ns differ) is not kept: the copy would not have the content its digest says.
+Outputs not yet kept when a process is killed have no copy: deleting one later makes
+its call run.  How a copy is kept (a hard link, or a copy) is the content store's
+choice (:mod:`swiftnb.store.objects`)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import threading
 import time
 
 from swiftnb.store.errors import StoreError
-from swiftnb.store.objects import ContentStore
+from swiftnb.store.objects import ContentStore, Signature, signature
 
 __all__ = ["OutputCopies", "COPY_BATCH", "COPY_SECONDS"]
 
@@ -31,7 +33,8 @@ class OutputCopies:
     def __init__(self, objects: ContentStore):
         self._objects = objects
         self._lock = threading.Lock()
-        self._waiting: list[tuple[str, str, int, int]] = []  # path, digest, size, mtime_ns
+        self._waiting: list[tuple[str, str]] = []  # path, digest
+        self._found: list[Signature] = []  # each one's signature as its call left it
         self._oldest = 0.0
 
     @property
@@ -44,7 +47,8 @@ class OutputCopies:
         with self._lock:
             if not self._waiting:
                 self._oldest = time.monotonic()
-            self._waiting.append((path, digest, st.st_size, st.st_mtime_ns))
+            self._waiting.append((path, digest))
+            self._found.append(signature(st))
 
     def keep(self, everything: bool = False) -> None:
         """Make the queued copies if a batch is due (all of them if ``everything``).  A
@@ -56,16 +60,8 @@ class OutputCopies:
             if not due:
                 return
             waiting, self._waiting = self._waiting, []
-        unchanged: list[tuple[str, str]] = []
-        for path, digest, size, mtime_ns in waiting:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if (st.st_size, st.st_mtime_ns) == (size, mtime_ns):
-                unchanged.append((path, digest))
-        if unchanged:
-            try:
-                self._objects.keep_many(unchanged)
-            except StoreError:
-                pass
+            found, self._found = self._found, []
+        try:
+            self._objects.keep_many(waiting, found)
+        except StoreError:
+            pass

@@ -6,7 +6,8 @@ transaction each would be bound by commits, so calls are buffered and written in
 transaction per 256 calls or per second, whichever comes first, and on
 ``end_run``/``flush``/``close``.  A call still in the buffer is already seen by
 :meth:`RunStore.lookup` of this process.  Memoization looks keys up in batches
-(:meth:`RunStore.lookup_many`, one query for up to LOOKUP_CHUNK keys)."""
+(:meth:`RunStore.earlier_rows`, one query for up to LOOKUP_CHUNK keys) and records and
+reads calls as rows (:mod:`swiftnb.store.callrows`), not as records."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from swiftnb.store import errors
+from swiftnb.store.callrows import CallRow, record_of, row_of
 from swiftnb.store.digests import DigestCache
 from swiftnb.store.objects import DEFAULT_LIMIT, ContentStore
-from swiftnb.store.records import CallRecord, FileRecord, RunRecord
+from swiftnb.store.records import CallRecord, RunRecord
 from swiftnb.store.sqlite import DATABASE_NAME, Row, StoreDatabase, path_text
 
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for
@@ -38,8 +40,6 @@ BATCH_SECONDS = 1.0
 _CALL_COLUMNS = ("id, run_id, jobid, key, app, command, site, started, ended, exit_code, "
                  "decision, reason, key_parts, files")
 _SUCCESS = "('ran', 'cached')"
-_encode = json.JSONEncoder().encode
-_encode_sorted = json.JSONEncoder(sort_keys=True).encode
 #: the call columns as ``c.<name>``, for queries that join files (made once: the lookup
 #: of a memoized call is the hot path)
 _C_COLUMNS = ", ".join(f"c.{name.strip()}" for name in _CALL_COLUMNS.split(","))
@@ -58,8 +58,8 @@ class RunStore:
         self._lock = threading.Lock()
         #: one flush at a time, so batches reach the file in the order they were recorded
         self._flushing = threading.Lock()
-        self._buffer: list[CallRecord] = []
-        self._pending_keys: dict[str, CallRecord] = {}
+        self._buffer: list[CallRow] = []
+        self._pending_keys: dict[str, CallRow] = {}
         self._oldest = 0.0  # when the oldest buffered call was recorded (monotonic)
         self._closed = threading.Event()
         self._flusher: threading.Thread | None = None
@@ -110,6 +110,10 @@ class RunStore:
 
     # ------------------------------------------------------------------ calls
     def record_call(self, call: CallRecord) -> None:
+        self.record_row(row_of(call))
+
+    def record_row(self, call: CallRow) -> None:
+        """:meth:`record_call` of a call already in the columns' form (memoization's)."""
         with self._lock:
             if not self._buffer:
                 self._oldest = time.monotonic()
@@ -156,23 +160,17 @@ class RunStore:
                 if self._pending_keys.get(call.key) is call:
                     del self._pending_keys[call.key]
 
-    def _write(self, conn: sqlite3.Connection, batch: Sequence[CallRecord]) -> None:
+    def _write(self, conn: sqlite3.Connection, batch: Sequence[CallRow]) -> None:
         # ids given here (the transaction holds the write lock), so that one executemany
         # writes the whole batch
         first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM calls").fetchone()[0]
-        calls: list[tuple[object, ...]] = []
-        files: list[tuple[int, str, str, str, int]] = []
+        files: list[tuple[int, object, str, object, object]] = []
         for call_id, call in enumerate(batch, first):
-            records = [("in", f.path, f.digest, f.size) for f in call.inputs]
-            records += [("out", f.path, f.digest, f.size) for f in call.outputs]
-            calls.append((call_id, call.run_id, call.jobid, call.key, call.app,
-                          _encode(call.command), call.site, call.started, call.ended,
-                          call.exit_code, call.decision, call.reason,
-                          _encode_sorted(call.key_parts), _encode(records)))
-            files.extend((call_id, role, path_text(path), digest, size)
-                         for role, path, digest, size in records)
+            files.extend((call_id, role, path_text(str(path)), digest, size)
+                         for role, path, digest, size in call.files)
         conn.executemany(f"INSERT INTO calls ({_CALL_COLUMNS}) "
-                         f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
+                         f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                         [(call_id, *call[:13]) for call_id, call in enumerate(batch, first)])
         conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?)", files)
         self.digests.write_pending(conn)
 
@@ -181,9 +179,13 @@ class RunStore:
         return self.lookup_many([key]).get(key)
 
     def lookup_many(self, keys: Sequence[str]) -> dict[str, CallRecord]:
-        """:meth:`lookup` of many keys, one query a LOOKUP_CHUNK of them (what a
-        memoized re-run asks for its calls in batches); the keys not found are absent."""
-        found: dict[str, CallRecord] = {}
+        """:meth:`lookup` of many keys; the keys not found are absent."""
+        return {key: record_of(row) for key, row in self.earlier_rows(keys).items()}
+
+    def earlier_rows(self, keys: Sequence[str]) -> dict[str, CallRow]:
+        """:meth:`lookup_many` as rows, one query a LOOKUP_CHUNK of keys (what a
+        memoized run asks for its calls in batches)."""
+        found: dict[str, CallRow] = {}
         wanted: list[str] = []
         for key in dict.fromkeys(keys):
             pending = self._pending_keys.get(key)
@@ -197,7 +199,40 @@ class RunStore:
             for row in self._db.read(_LOOKUP.replace("?", ", ".join("?" * len(chunk))),
                                      chunk):
                 latest[row[3]] = row  # ordered by id: the last one is the latest
-            found.update((key, self._call(row)) for key, row in latest.items())
+            found.update((key, _row(row)) for key, row in latest.items())
+        return found
+
+    def last_decisions(self, keys: Sequence[str]) -> dict[str, str]:
+        """The decision of the latest call of each key, whatever it was (memoization
+        says "earlier call failed" when it is "failed"); the keys never recorded are
+        absent.  One query a LOOKUP_CHUNK of keys."""
+        self.flush()
+        found: dict[str, str] = {}
+        for chunk in _chunks(list(dict.fromkeys(keys))):
+            for key, decision in self._db.read(
+                    f"SELECT key, decision FROM calls WHERE key IN ({_marks(chunk)}) "
+                    f"ORDER BY id", chunk):
+                found[key] = decision  # the last one is the latest
+        return found
+
+    def latest_producers(self, paths: Sequence[str]) -> dict[str, tuple[int, dict[str, str]]]:
+        """For each path, the latest successful call that produced it: (its id, its key
+        parts); the paths no call produced are absent.  :meth:`previous_call` of many
+        calls' outputs at once, one query a LOOKUP_CHUNK of paths."""
+        self.flush()
+        stored = {path_text(path): path for path in paths}
+        found: dict[str, tuple[int, dict[str, str]]] = {}
+        parts: dict[int, dict[str, str]] = {}
+        for chunk in _chunks(list(stored)):
+            # SQLite takes the bare column of the row that has the MAX
+            for path, call_id, key_parts in self._db.read(
+                    f"SELECT f.path, MAX(c.id), c.key_parts FROM files f JOIN calls c "
+                    f"ON c.id = f.call_id WHERE f.path IN ({_marks(chunk)}) "
+                    f"AND f.role = 'out' AND c.decision IN {_SUCCESS} GROUP BY f.path",
+                    chunk):
+                if call_id not in parts:
+                    parts[call_id] = json.loads(key_parts)
+                found[stored[path]] = (call_id, parts[call_id])
         return found
 
     def last_call(self, key: str) -> CallRecord | None:
@@ -250,14 +285,7 @@ class RunStore:
         return self._call(rows[0]) if rows else None
 
     def _call(self, row: Row) -> CallRecord:
-        (_, run_id, jobid, key, app, command, site, started, ended, exit_code,
-         decision, reason, key_parts, files) = row
-        inputs: list[FileRecord] = []
-        outputs: list[FileRecord] = []
-        for role, path, digest, size in json.loads(files):
-            (inputs if role == "in" else outputs).append(FileRecord(path, digest, size))
-        return CallRecord(run_id, jobid, key, app, json.loads(command), site, started, ended,
-                          exit_code, decision, reason, json.loads(key_parts), inputs, outputs)
+        return record_of(_row(row))
 
     # ------------------------------------------------------------------ frames
     def runs(self) -> pd.DataFrame:
@@ -293,4 +321,17 @@ class RunStore:
         self.close()
 
 
+def _row(row: Row) -> CallRow:
+    """A ``calls`` row (its id first) as a CallRow."""
+    (_, run_id, jobid, key, app, command, site, started, ended, exit_code, decision, reason,
+     key_parts, files) = row
+    return CallRow(run_id, jobid, key, app, command, site, started, ended, exit_code,
+                   decision, reason, key_parts, files, json.loads(files))
 
+
+def _chunks(items: list[str]) -> list[list[str]]:
+    return [items[start:start + LOOKUP_CHUNK] for start in range(0, len(items), LOOKUP_CHUNK)]
+
+
+def _marks(chunk: Sequence[object]) -> str:
+    return ", ".join("?" * len(chunk))

@@ -7,7 +7,10 @@ device, inode, size and mtime_ns, and used while those are the same, as make and
 Nextflow's default cache mode do.  The store's table of them is read whole the first
 time a digest is asked for (a re-run asks for every input's: one query, not one a
 file).  So ``touch`` makes the file be read again (giving the same digest), and a
-change that keeps size and mtime_ns (a rewrite that resets the time) is not seen.
+change that keeps size and mtime_ns (a rewrite that resets the time) is not seen.  An
+output of a call that ran is not read at all: the digest the job wrapper reported for
+it is remembered with the file's stat after the call (:meth:`DigestCache.learn`), so an
+unchanged re-run reads none of the files its calls wrote.
 
 A directory's digest is sha256 over the sorted lines "<relative path>\\t<file digest>\\n"
 of the regular files under it (relative paths with "/"), the form the job wrapper uses
@@ -61,6 +64,8 @@ class DigestCache:
         self._memory: dict[str, tuple[_Signature, str]] = {}
         self._pending: dict[str, tuple[_Signature, str]] = {}
         self._table: dict[tuple[int, int], tuple[str, int, int, str]] | None = None
+        #: directory -> its real path (see _real)
+        self._real_dirs: dict[str, str] = {}
         #: files read to digest them (what the cache exists to keep low)
         self.reads = 0
 
@@ -82,28 +87,54 @@ class DigestCache:
         # when the path given is not the one remembered
         table = self._stored()
         stored = table.get((st.st_dev, st.st_ino))
-        real = key
-        if stored is not None and stored[0] != path_text(key):
-            real = os.path.realpath(path)
-        if stored is not None and stored[:3] == (path_text(real), st.st_size,
-                                                 st.st_mtime_ns):
+        if stored is not None and stored[1:3] == (st.st_size, st.st_mtime_ns) and (
+                stored[0] == path_text(key) or stored[0] == path_text(self._real(key))):
             digest = stored[3]
         else:
-            real = os.path.realpath(path)
             digest = file_digest(path)
             self.reads += 1
             if os.stat(path).st_mtime_ns != st.st_mtime_ns:
                 return digest, st.st_size  # written while read: do not remember it
-            with self._lock:
-                self._pending[real] = (signature, digest)
-                table[(st.st_dev, st.st_ino)] = (path_text(real), st.st_size,
-                                                          st.st_mtime_ns, digest)
-                many = len(self._pending) >= self.PENDING_LIMIT
-            if many:
-                self._on_pending()
+            self._remember(key, signature, digest)
+            return digest, st.st_size
         with self._lock:
             self._memory[key] = (signature, digest)
         return digest, st.st_size
+
+    def learn(self, path: str, st: os.stat_result, digest: str) -> None:
+        """Remember ``digest`` for the regular file ``path`` as ``st`` found it, without
+        reading it: the digest the job wrapper reported for an output it has just
+        written (the file is read only if it changes).  ``st`` must be taken after the
+        digest was made (the stat of the finished call's output)."""
+        if stat.S_ISREG(st.st_mode):
+            self._remember(os.path.abspath(path),
+                           (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns), digest)
+
+    def _remember(self, key: str, signature: _Signature, digest: str) -> None:
+        """``digest`` of the file at the absolute ``key`` with ``signature``: in memory,
+        in the table and in the next write of the store."""
+        real = self._real(key)
+        dev, ino, size, mtime_ns = signature
+        table = self._stored()
+        with self._lock:
+            self._memory[key] = (signature, digest)
+            self._pending[real] = (signature, digest)
+            table[(dev, ino)] = (path_text(real), size, mtime_ns, digest)
+            many = len(self._pending) >= self.PENDING_LIMIT
+        if many:
+            self._on_pending()
+
+    def _real(self, path: str) -> str:
+        """os.path.realpath of the absolute ``path``, its directory's resolved once (the
+        outputs of a workflow share a few directories; a walk of every component of
+        every file would cost more than the digest's lookup)."""
+        parent, name = os.path.split(path)
+        real_parent = self._real_dirs.get(parent)
+        if real_parent is None:
+            real_parent = self._real_dirs[parent] = os.path.realpath(parent)
+        if os.path.islink(path):
+            return os.path.realpath(path)
+        return os.path.join(real_parent, name)
 
     def _stored(self) -> dict[tuple[int, int], tuple[str, int, int, str]]:
         """The store's digest table by (dev, ino), read whole at the first digest asked

@@ -23,18 +23,22 @@ Digests are read through the store's stat-keyed cache, in one worker thread that
 the calls' requests in batches (:mod:`swiftnb.store.batches`: one SQL query for the keys
 of a batch, one thread hop for all its calls), so the event loop is never blocked by file
 reads or SQLite; the parts that depend only on the app (its program's digest, its
-environment and profiles) are made once a run; the content-store copies of the outputs
-are made after the calls are recorded, in batches (:mod:`swiftnb.store.copies`).  A problem of the store itself (a full
-disk, a lock held too long) is said once; the run's later calls then run unmemoized.
+environment and profiles) are made once a run; why a call runs is found for a batch in
+two queries; the outputs' digests the wrapper reported are remembered (a re-run reads
+none of them); a reused call's row takes the texts of the row it reuses
+(:mod:`swiftnb.store.callrows`); the outputs are kept in the content store after the
+calls are recorded, in batches (:mod:`swiftnb.store.copies`).  A problem of the store
+itself (a full disk, a lock held too long) is said once; the run's later calls then run
+unmemoized.
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import os
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -43,10 +47,11 @@ from dataclasses import dataclass, field
 from swiftnb.engine.memo import CallMemo, MemoDecision
 from swiftnb.engine.task import Task, TaskResult
 from swiftnb.store.batches import BatchWorker
+from swiftnb.store.callrows import CallRow, FileEntry, files_text
+from swiftnb.store.canonical import ascii_sorted_text, ascii_text, sorted_text
 from swiftnb.store.copies import OutputCopies
 from swiftnb.store.db import RunStore
 from swiftnb.store.errors import StoreError
-from swiftnb.store.records import CallRecord, FileRecord
 
 __all__ = ["StoreMemo", "AppSettings", "SCHEDULING_PROFILES", "MEMOIZE_PROFILE"]
 
@@ -64,7 +69,6 @@ SCHEDULING_PROFILES = frozenset({
     "reserve", "jobtime", "maxsubmitrate", "joboptions",
 })
 
-_encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
 #: what a part is called in a reason (the args and its kin say it as one)
 _PART_REASONS = {"args": "argument changed", "outputs": "argument changed",
                  "stdio": "argument changed", "env": "environment changed",
@@ -84,13 +88,13 @@ class AppSettings:
     profiles: Mapping[str, str] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     """What decide() learnt of a call that runs, for remember()."""
 
     key: str
     parts: dict[str, str]
-    inputs: list[FileRecord]
+    inputs: list[FileEntry]  # ["in", absolute path, digest, size]
     command: list[str]
 
 
@@ -185,90 +189,123 @@ class StoreMemo(CallMemo):
     # ------------------------------------------------------------------ deciding
     def _decide_all(self, tasks: Sequence[Task]) -> list[MemoDecision]:
         keyed = [(task, self._key(task)) for task in tasks]
-        earlier = self.store.lookup_many([pending.key for _, pending in keyed])
-        return [self._decide(task, pending, earlier.get(pending.key))
-                for task, pending in keyed]
+        earlier = self.store.earlier_rows([pending.key for _, pending in keyed])
+        decisions = [self._decide(task, pending, earlier.get(pending.key))
+                     for task, pending in keyed]
+        unexplained = [index for index, decision in enumerate(decisions) if decision is None]
+        reasons = self._why_not_all([keyed[index] for index in unexplained])
+        for index, reason in zip(unexplained, reasons):
+            decisions[index] = self._runs(*keyed[index], reason)
+        return [decision for decision in decisions if decision is not None]
 
-    def _decide(self, task: Task, pending: _Pending, earlier: CallRecord | None) -> MemoDecision:
+    def _decide(self, task: Task, pending: _Pending,
+                earlier: CallRow | None) -> MemoDecision | None:
+        """The decision; None when the call runs because no earlier call has its key
+        (why is found for a whole batch at once: :meth:`_why_not_all`)."""
         settings = self._settings_of(task.tr)
-        opted_out = {**settings.profiles, **task.profiles}.get(MEMOIZE_PROFILE, "")
+        opted_out = (task.profiles[MEMOIZE_PROFILE] if MEMOIZE_PROFILE in task.profiles
+                     else settings.profiles.get(MEMOIZE_PROFILE, ""))
         if opted_out.strip().lower() in ("false", "no", "off"):
             return self._runs(task, pending, f"opted out ({MEMOIZE_PROFILE}: false)")
         if task.output_globs:
             return self._runs(task, pending, "dynamic outputs")
-        if "" in (pending.parts.get(f"input:{p}") for p in task.inputs):
+        if any(entry[2] == "" for entry in pending.inputs):
             return self._runs(task, pending, "input missing")
-        if earlier is None or len(earlier.outputs) != len(task.outputs):
-            return self._runs(task, pending, self._why_not(task, pending))
+        made = earlier.outputs() if earlier is not None else []
+        if earlier is None or len(made) != len(task.outputs):
+            return None
         restored = False
-        outputs: list[FileRecord] = []
-        for path, record in zip(task.outputs, earlier.outputs):
+        outputs: list[FileEntry] = []
+        for path, (_, _, digest, size) in zip(task.outputs, made):
             full = self._local(task, path)
             found = self._digest_or_none(full)
-            if found != record.digest:
-                if not self.store.objects.restore(record.digest, full):
+            if found != digest:
+                if not self._restore(str(digest), full):
                     what = "missing" if found is None else "changed"
                     return self._runs(task, pending, f"output {what}: {path}")
                 restored = True
-            outputs.append(FileRecord(os.path.abspath(full), record.digest, record.size))
+            outputs.append(["out", os.path.abspath(full), digest, size])
         reason = f"same as {earlier.jobid} of run {earlier.run_id}"
         if restored:
             reason += " (outputs restored)"
+        files = pending.inputs + outputs
         now = time.time()
-        self._record(task, pending, "cached", reason, outputs, earlier.exit_code, earlier.site,
-                     now, now)
+        # the same key: the same command and parts as the earlier call (the texts as
+        # they are), and the same files unless they are in another directory
+        self._record(CallRow(self.run_id, task.jobid, pending.key, task.tr, earlier.command,
+                             earlier.site, now, now, earlier.exit_code, "cached", reason,
+                             earlier.key_parts, earlier.files_json if files == earlier.files
+                             else files_text(files), files))
         return MemoDecision(True, reason, restored)
+
+    def _restore(self, digest: str, full: str) -> bool:
+        """Bring the output ``full`` back from the content store, remembering its digest
+        (the store checked the bytes)."""
+        if not self.store.objects.restore(digest, full):
+            return False
+        try:
+            self.store.digests.learn(full, os.stat(full), digest)
+        except OSError:
+            pass
+        return True
 
     def _runs(self, task: Task, pending: _Pending, reason: str) -> MemoDecision:
         with self._lock:
             self._pending[task.jobid] = pending
         return MemoDecision(False, reason)
 
-    def _why_not(self, task: Task, pending: _Pending) -> str:
-        """Why no earlier call is reused: what changed against the latest call that
-        made the same outputs, or that the same call failed before."""
+    def _why_not_all(self, calls: Sequence[tuple[Task, _Pending]]) -> list[str]:
+        """Why no earlier call is reused, for each call of a batch: what changed against
+        the latest call that made the same outputs, or that the same call failed before
+        (two queries a batch, not two a call)."""
+        if not calls:
+            return []
         if not self._history:
-            return "no earlier call"
-        last = self.store.last_call(pending.key)
-        if last is not None and last.decision == "failed":
-            return "earlier call failed"
-        outputs = [os.path.abspath(self._local(task, p)) for p in task.outputs]
-        previous = self.store.previous_call(outputs)
-        if previous is None:
-            return "no earlier call"
-        old, new = previous.key_parts, pending.parts
-        if old.get("app") != new.get("app"):
-            return f"app changed: {pending.command[0]}"
-        for name in sorted(set(old) | set(new)):
-            if name.startswith("input:") and old.get(name) != new.get(name):
-                return f"input changed: {name.removeprefix('input:')}"
-        for name, reason in _PART_REASONS.items():
-            if old.get(name) != new.get(name):
-                return reason
-        return "no earlier call"
+            return ["no earlier call"] * len(calls)
+        last = self.store.last_decisions([pending.key for _, pending in calls])
+        outputs = [[os.path.abspath(self._local(task, p)) for p in task.outputs]
+                   for task, _ in calls]
+        producers = self.store.latest_producers([p for paths in outputs for p in paths])
+        reasons: list[str] = []
+        for (_, pending), paths in zip(calls, outputs):
+            if last.get(pending.key) == "failed":
+                reasons.append("earlier call failed")
+                continue
+            made = [producers[p] for p in paths if p in producers]
+            if not made:
+                reasons.append("no earlier call")
+                continue
+            reasons.append(_changed(max(made, key=lambda found: found[0])[1], pending))
+        return reasons
 
     # ------------------------------------------------------------------ the key
     def _key(self, task: Task) -> _Pending:
         digests: dict[str, str] = {}
-        inputs: list[FileRecord] = []
+        inputs: list[FileEntry] = []
         parts: dict[str, str] = {}
         for path in dict.fromkeys(task.inputs):
             full = self._local(task, path)
             digest, size = self._measure(full)
             digests[path] = digest
             parts[f"input:{path}"] = digest
-            inputs.append(FileRecord(os.path.abspath(full), digest, size))
-        commands = [(task.tr, task.args, task.stdin, task.stdout, task.stderr)]
-        commands += [(c.tr, c.args, c.stdin, c.stdout, c.stderr) for c in task.more_commands]
+            inputs.append(["in", os.path.abspath(full), digest, size])
         program, app, env, profiles = self._app_parts(task)
         parts["app"] = app
-        parts["args"] = _digest_text(_encode([[_arg(a, digests) for a in args]
-                                              for _, args, *_ in commands]))
-        parts["stdio"] = _digest_text(_encode([list(c[2:]) for c in commands]))
-        parts["outputs"] = _digest_text(_encode(task.outputs))
+        if task.more_commands:
+            argvs = [task.args, *(c.args for c in task.more_commands)]
+            stdio = [[task.stdin, task.stdout, task.stderr],
+                     *([c.stdin, c.stdout, c.stderr] for c in task.more_commands)]
+        else:
+            argvs = [task.args]
+            stdio = [[task.stdin, task.stdout, task.stderr]]
+        if digests:
+            argvs = [[_arg(a, digests) for a in args] for args in argvs]
+        parts["args"] = _digest_text(sorted_text(argvs))
+        parts["stdio"] = _digest_text(sorted_text(stdio))
+        parts["outputs"] = _digest_text(sorted_text(task.outputs))
         parts["env"] = env
         parts["profiles"] = profiles
-        key = _digest_text(_encode(parts))
+        key = _digest_text(sorted_text(parts))
         return _Pending(key, parts, inputs, [program, *task.args])
 
     def _app_parts(self, task: Task) -> tuple[str, str, str, str]:
@@ -288,9 +325,9 @@ class StoreMemo(CallMemo):
             profiles.update(settings.profiles)
         env.update(task.env)
         profiles.update(task.profiles)
-        known = (apps[0][1], _digest_text(_encode(apps)), _digest_text(_encode(env)),
-                 _digest_text(_encode({k: v for k, v in profiles.items()
-                                       if k.lower() not in SCHEDULING_PROFILES})))
+        known = (apps[0][1], _digest_text(sorted_text(apps)), _digest_text(sorted_text(env)),
+                 _digest_text(sorted_text({k: v for k, v in profiles.items()
+                                           if k.lower() not in SCHEDULING_PROFILES})))
         self._app_parts_known[cache_key] = known
         return known
 
@@ -338,39 +375,66 @@ class StoreMemo(CallMemo):
         if pending is None:
             return
         if not result.ok:
-            self._record(task, pending, "failed", result.message.splitlines()[0]
-                         if result.message else decision.reason, [], result.exit_code,
-                         result.site, started, ended)
+            self._record_new(task, pending, "failed", result.message.splitlines()[0]
+                             if result.message else decision.reason, [], result.exit_code,
+                             result.site, started, ended)
             return
-        outputs: list[FileRecord] = []
+        outputs: list[FileEntry] = []
         for path in task.outputs:
             full = self._local(task, path)
-            digest = result.output_digests.get(path) or self._digest_or_none(full) or ""
-            try:
-                st = os.stat(full)
-            except OSError:
-                outputs.append(FileRecord(os.path.abspath(full), digest, 0))
-                continue
-            outputs.append(FileRecord(os.path.abspath(full), digest, st.st_size))
-            if digest and self._copies.wanted:
-                self._copies.add(full, digest, st)
-        self._record(task, pending, "ran", decision.reason, outputs, result.exit_code,
-                     result.site, started, ended)
+            outputs.append(self._output(full, result.output_digests.get(path)))
+        self._record_new(task, pending, "ran", decision.reason, outputs, result.exit_code,
+                         result.site, started, ended)
 
-    def _record(self, task: Task, pending: _Pending, decision: str, reason: str,
-                outputs: list[FileRecord], exit_code: int | None, site: str,
-                started: float, ended: float) -> None:
-        self.store.record_call(CallRecord(
-            self.run_id, task.jobid, pending.key, task.tr, pending.command, site, started,
-            ended, exit_code, decision, reason, pending.parts, pending.inputs, outputs))
+    def _output(self, full: str, reported: str | None) -> FileEntry:
+        """The record of an output of a call that ran, its digest remembered (as the
+        wrapper reported it: the file is not read) and its copy queued."""
+        try:
+            st = os.stat(full)
+        except OSError:
+            return ["out", os.path.abspath(full), reported or "", 0]
+        if reported and stat.S_ISREG(st.st_mode):
+            self.store.digests.learn(full, st, reported)
+            digest = reported
+        else:
+            digest = reported or self._digest_or_none(full) or ""
+        if digest and self._copies.wanted:
+            self._copies.add(full, digest, st)
+        return ["out", os.path.abspath(full), digest, st.st_size]
+
+    def _record_new(self, task: Task, pending: _Pending, decision: str, reason: str,
+                    outputs: list[FileEntry], exit_code: int | None, site: str,
+                    started: float, ended: float) -> None:
+        files = pending.inputs + outputs
+        self._record(CallRow(self.run_id, task.jobid, pending.key, task.tr,
+                             ascii_text(pending.command), site, started, ended, exit_code,
+                             decision, reason, ascii_sorted_text(pending.parts),
+                             files_text(files), files))
+
+    def _record(self, row: CallRow) -> None:
+        self.store.record_row(row)
         with self._lock:
-            self.counts[decision] += 1
+            self.counts[row.decision] += 1
 
     def _store_failed(self, exc: StoreError) -> MemoDecision:
         if not self._broken:
             self._broken = True
             self._warn(f"{exc}; the rest of this run goes on without memoization")
         return MemoDecision(False, "run store unusable")
+
+
+def _changed(old: Mapping[str, str], pending: _Pending) -> str:
+    """What differs between an earlier call's key parts and this call's, as a reason."""
+    new = pending.parts
+    if old.get("app") != new.get("app"):
+        return f"app changed: {pending.command[0]}"
+    for name in sorted(set(old) | set(new)):
+        if name.startswith("input:") and old.get(name) != new.get(name):
+            return f"input changed: {name.removeprefix('input:')}"
+    for name, reason in _PART_REASONS.items():
+        if old.get(name) != new.get(name):
+            return reason
+    return "no earlier call"
 
 
 def _arg(word: str, digests: Mapping[str, str]) -> str:

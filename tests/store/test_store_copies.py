@@ -1,7 +1,7 @@
 """What makes memoization cheap in the store: lookups of many keys in one query (the
 latest successful call of each, buffered calls included), copies of outputs made in
 batches with one transaction, an output changed since its call not copied, and the
-digest table read once."""
+digest table read once; why calls run found for a batch in two queries."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ import os
 
 import pytest
 
-from swiftnb.store import RunStore
+from swiftnb.store import FileRecord, RunStore
 from swiftnb.store.copies import COPY_BATCH, OutputCopies
 from swiftnb.store.db import LOOKUP_CHUNK
 from swiftnb.store.digests import file_digest
-from tests.store.helpers import call
+from tests.store.helpers import call, digest
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -93,3 +93,25 @@ def test_the_digest_table_is_read_once_not_once_a_file(tmp_path):
         assert [store.digests.measure(p) for p in files] == [
             (d, os.path.getsize(p)) for d, p in zip(first, files)]
         assert store.digests.reads == 0 and len(reads) == 1
+
+
+def test_why_a_call_runs_is_asked_for_a_batch_in_two_queries(tmp_path):
+    out = [f"/o/{i}" for i in range(LOOKUP_CHUNK + 5)]  # more paths than one query takes
+    with RunStore.open(tmp_path / "st") as store:
+        for i, path in enumerate(out):
+            store.record_call(call("r1", f"a{i}", f"sha256:a{i}", key_parts={"app": "1"},
+                                   outputs=[FileRecord(path, digest("1"), 1)]))
+        store.record_call(call("r2", "b0", "sha256:b0", key_parts={"app": "2"},
+                               outputs=[FileRecord(out[0], digest("2"), 1)]))
+        store.record_call(call("r2", "f1", "sha256:a1", decision="failed",
+                               outputs=[FileRecord(out[1], digest("3"), 1)]))
+        reads = []
+        real = store._db.read
+        store._db.read = lambda sql, params=(): (reads.append(sql), real(sql, params))[1]
+        decisions = store.last_decisions(["sha256:a1", "sha256:a2", "sha256:none"])
+        producers = store.latest_producers([*out, "/o/never"])  # buffered calls flushed
+    assert decisions == {"sha256:a1": "failed", "sha256:a2": "ran"}
+    assert producers[out[0]][1] == {"app": "2"}  # the latest that made it
+    assert producers[out[1]][1] == {"app": "1"}  # a failed call made nothing
+    assert producers[out[0]][0] > producers[out[1]][0]
+    assert set(producers) == set(out) and len(reads) == 1 + 2
