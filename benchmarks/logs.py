@@ -10,7 +10,20 @@ a dict per record, no table) over the first 20 MB.
 Writer: the events of a 10k-task coaster run through ``LogWriter`` (events/s), against
 a baseline that only formats a fixed f-string per event and writes it.
 
-Run: ``.venv/bin/python benchmarks/logs.py [--mb 100]``.
+Issue 30 (``--calls N``, default 100,000): the log of ``foreach i in [1:N] { f[i] =
+echo(i); }`` on the local site, written through ``LogWriter`` from the events the engine
+and the local provider emit (in the order a real run emits them: calls announced in waves
+of maxForeachThreads, then run two at a time), once as the full Swift/K log and once as
+the compact log a run now writes.  Printed: bytes per call (goal <= 600) against the
+full log; ``swiftnb timings`` of each log in a child process (CPU MB/s, goal >= 100,
+and peak memory, goal <= 2x the file) with this tree and, if ``--base DIR`` names a
+worktree of the code before (``git worktree add /tmp/base HEAD``), with that code on
+its own full log in the same run; ``swiftnb plot-log`` of the compact log; and what
+the raw extraction of the timing lines costs by a tuned pure-Python path (one regular
+expression over the bytes, fixed-width heads, selected tags) and, if importable, by
+polars, against ``read_log``.
+
+Run: ``.venv/bin/python benchmarks/logs.py [--mb 100] [--calls 100000] [--base DIR]``.
 """
 
 from __future__ import annotations
@@ -105,10 +118,186 @@ def bench_writer(n_tasks: int) -> tuple[float, float, int]:
     return ours, base, len(events)
 
 
+def echo_run_events(n: int, t0: float = 1795935291.0, per_second: float = 800.0,
+                    wave: int = 16384):
+    """The events of a run of ``n`` echo calls on the local site (see the docstring)."""
+    from swiftnb.events import Event
+
+    yield Event(t0, "RUN_START", {}, "INFO", "Loader")
+    t, dt = t0 + 0.3, 1.0 / per_second
+    started = announced = 0
+    while started < n:
+        while announced < n and announced - started < wave:
+            announced += 1
+            jobid = f"echo-{announced:08x}"
+            yield Event(t, "JOB_INIT", {"jobid": jobid, "tr": "echo"})
+            yield Event(t, "PROCEDURE", {"line": 2, "thread": f"R-{announced}", "name": "echo"})
+            yield Event(t, "JOB_SITE_SELECT", {"jobid": jobid})
+            t += dt / 20
+        started += 1
+        jobid, thread = f"echo-{started:08x}", f"R-{started}"
+        taskid, jdir = f"urn:{thread}-1795935291696", f"echo-run001/jobs/e/{jobid}"
+        yield Event(t, "THREAD_ASSOCIATION", {"jobid": jobid, "thread": thread, "host": "local",
+                                              "replicationGroup": None})
+        yield Event(t, "JOB_START", {"jobid": jobid, "tr": "echo", "arguments": [str(started)],
+                                     "tmpdir": jdir, "host": "local"})
+        yield Event(t, "JOB_TASK", {"jobid": jobid, "taskid": taskid, "exec": "echo",
+                                    "dir": jdir, "args": str(started)})
+        for status in (8, 1, 2):  # the local site reports these within a millisecond or so
+            yield Event(t, "TASK_STATUS_CHANGE", {"taskid": taskid, "status": status})
+            t += dt / 10
+        t += dt * 0.7
+        yield Event(t, "TASK_STATUS_CHANGE", {"taskid": taskid, "status": 7})
+        yield Event(t, "JOB_END", {"jobid": jobid})
+        yield Event(t, "PROCEDURE_END", {"line": 2, "thread": thread, "name": "echo"})
+        yield Event(t, "END_SUCCESS", {"thread": thread, "tr": "echo"})
+    yield Event(t, "RUN_SUCCESS", {}, "INFO", "Loader")
+
+
+WRITE_ECHO = r"""
+import sys
+sys.path.insert(0, sys.argv[4])
+from logs import echo_run_events
+from swiftnb.logs.writer import LogWriter
+options = {"compact": True} if sys.argv[3] == "compact" else {}
+with LogWriter(sys.argv[2], flush_interval=-1, **options) as writer:
+    writer.write_header(run_id="run001", arguments=["echo.swift"], cwd="/tmp", time=1795935290.0)
+    for event in echo_run_events(int(sys.argv[1])):
+        writer.write(event)
+"""
+
+TIMINGS_CHILD = r"""
+import io, resource, sys, time
+import numpy, pandas  # imported before the baseline RSS
+from swiftnb.logs.cli import timings_main
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+c = time.process_time()
+code = timings_main(sys.argv[1:], out=io.StringIO(), err=sys.stderr)
+cpu = time.process_time() - c
+print(cpu, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base, code)
+"""
+
+PLOT_CHILD = TIMINGS_CHILD.replace("timings_main", "plot_log_main")
+
+RAW_SCAN = re.compile(
+    rb"\n(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})[^ \n]* (?:DEBUG swift|INFO  swift|INFO  Execute) "
+    rb"(JOB_INIT|JOB_TASK|JOB_END|TASK_STATUS_CHANGE|THREAD_ASSOCIATION|JOB_START|END_SUCCESS"
+    rb"|END_FAILURE) (?:jobid|taskid|thread)=(\S+)(?: status=(\d+))?")
+
+
+def raw_scan_python(path: Path) -> tuple[float, int]:
+    """The tuned pure-Python extraction: the bytes, one regex pass, stamps and keys
+    interned by factorizing (CPU seconds, rows)."""
+    import numpy as np
+    import pandas as pd
+
+    c = time.process_time()
+    data = b"\n" + path.read_bytes()
+    rows = RAW_SCAN.findall(data)
+    del data
+    table = np.empty((len(rows), 4), dtype=object)
+    table[:] = rows
+    stamps, stamp_codes = pd.factorize(table[:, 0])[1], None
+    keys = pd.factorize(table[:, 2])[0]
+    tags = pd.factorize(table[:, 1])[0]
+    del stamps, stamp_codes, keys, tags
+    return time.process_time() - c, len(rows)
+
+
+POLARS_SCAN = r"""
+import sys, time
+import polars as pl
+c = time.process_time()
+df = pl.read_csv(sys.argv[1], has_header=False, separator="", quote_char=None,
+                 new_columns=["l"], schema_overrides={"l": pl.String},
+                 truncate_ragged_lines=True)
+tags = ["JOB_INIT", "JOB_TASK", "JOB_END", "TASK_STATUS_CHANGE", "THREAD_ASSOCIATION",
+        "JOB_START", "END_SUCCESS", "END_FAILURE"]
+rec = df.lazy().with_columns(
+    pl.col("l").str.extract(r"^\S+ \S+ \S+ +\S+ ([A-Z_]+) ", 1).alias("tag")
+).filter(pl.col("tag").is_in(tags)).with_columns(
+    pl.col("l").str.slice(0, 23).str.strptime(pl.Datetime("ms"), "%Y-%m-%d %H:%M:%S,%3f",
+                                              strict=False).alias("t"),
+    pl.col("l").str.extract(r" (?:jobid|taskid|thread)=(\S+)", 1).alias("key"),
+    pl.col("l").str.extract(r" status=(\d+)", 1).alias("status"),
+).select("t", "tag", "key", "status").collect()
+print(time.process_time() - c, len(rec))
+"""
+
+
+def bench_echo_run(calls: int, base: str | None, polars_dir: str | None) -> None:
+    """Issue 30's figures: log size per call, timings and plot-log on a large run's log."""
+    here = str(Path(__file__).resolve().parent)
+    with tempfile.TemporaryDirectory() as tmp:
+        logs = {}
+        for mode in ("full", "compact"):
+            logs[mode] = Path(tmp) / f"echo-{mode}.log"
+            subprocess.run([sys.executable, "-c", WRITE_ECHO, str(calls), str(logs[mode]), mode,
+                            here], check=True, cwd=ROOT, timeout=3600)
+        size = {mode: path.stat().st_size for mode, path in logs.items()}
+        print(f"echo run of {calls:,} calls: full Swift/K log {size['full'] / calls:.0f} B/call, "
+              f"compact log {size['compact'] / calls:.0f} B/call (goal <= 600: "
+              f"{size['compact'] / calls / 600:.2f}x the goal; {size['compact'] / size['full']:.2f}"
+              f"x the full log)")
+        runs = [("this tree, compact log", str(ROOT), logs["compact"]),
+                ("this tree, full log", str(ROOT), logs["full"])]
+        if base:
+            runs.append(("baseline code, full log", base, logs["full"]))
+        cpu_of = {}
+        for label, tree, path in runs:
+            out = subprocess.run([sys.executable, "-c", TIMINGS_CHILD, str(path)], check=True,
+                                 capture_output=True, text=True, cwd=tree, timeout=3600,
+                                 env={**os.environ, "PYTHONPATH": tree})
+            cpu, peak_kb, _ = out.stdout.split()
+            mb = path.stat().st_size / 1e6
+            cpu_of[label] = float(cpu)
+            print(f"  swiftnb timings, {label}: {float(cpu):.2f} s CPU = {mb / float(cpu):.1f} MB/s "
+                  f"(goal >= 100: {mb / float(cpu) / 100:.2f}x), peak memory "
+                  f"{int(peak_kb) / 1024:.0f} MB = {int(peak_kb) * 1024 / 1e6 / mb:.1f}x the file "
+                  f"(goal <= 2x)")
+        if base:
+            ratio = cpu_of["baseline code, full log"] / cpu_of["this tree, compact log"]
+            print(f"  the same run's timings: baseline (full log) / now (compact log) = "
+                  f"{ratio:.2f}x less CPU")
+        report = Path(tmp) / "r.html"
+        out = subprocess.run([sys.executable, "-c", PLOT_CHILD, str(logs["compact"]), "-o",
+                              str(report)], capture_output=True, text=True, cwd=ROOT,
+                             timeout=3600)
+        if out.returncode == 0:
+            cpu, peak_kb, _ = out.stdout.split()
+            print(f"  swiftnb plot-log, compact log: {float(cpu):.1f} s CPU, peak memory "
+                  f"{int(peak_kb) / 1024:.0f} MB, report {report.stat().st_size / 1e6:.1f} MB")
+        else:
+            print(f"  swiftnb plot-log failed: {out.stderr[-300:]}")
+        raw_cpu, rows = raw_scan_python(logs["compact"])
+        mb = size["compact"] / 1e6
+        print(f"  extraction of the timing lines only, compact log: tuned pure Python "
+              f"{raw_cpu:.2f} s CPU = {mb / raw_cpu:.0f} MB/s ({rows:,} rows)")
+        env = dict(os.environ)
+        if polars_dir:
+            env["PYTHONPATH"] = polars_dir
+        polars = subprocess.run([sys.executable, "-c", POLARS_SCAN, str(logs["compact"])],
+                                capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
+        if polars.returncode == 0:
+            p_cpu, p_rows = polars.stdout.split()
+            print(f"  the same by polars: {float(p_cpu):.2f} s CPU = {mb / float(p_cpu):.0f} MB/s "
+                  f"({int(p_rows):,} rows); pure Python / polars = {raw_cpu / float(p_cpu):.2f}")
+        else:
+            print("  polars: not installed (pip install polars to measure it)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=100.0)
+    parser.add_argument("--calls", type=int, default=100_000)
+    parser.add_argument("--base", help="a worktree of the code before, for the baseline")
+    parser.add_argument("--polars", help="a directory polars is installed in (pip --target)")
+    parser.add_argument("--only-echo", action="store_true", help="only issue 30's figures")
     args = parser.parse_args()
+    if args.calls:
+        bench_echo_run(args.calls, args.base, args.polars)
+    if args.only_echo:
+        return 0
     with tempfile.TemporaryDirectory() as tmp:
         path = build_log(tmp, args.mb)
         size = path.stat().st_size

@@ -122,11 +122,11 @@ def front_from_bytes(buf: bytes | bytearray, first_line: int) -> Front | None:
         return None
     m = len(heads)
     h = starts[heads]
-    stamp = first28[heads].astype(np.int64)
+    stamp = first28[heads]  # bytes: a column is widened only when it is read
     del first28, digits
 
     def digit(k: int) -> np.ndarray:
-        return stamp[:, k] - 48
+        return stamp[:, k].astype(np.int64) - 48
 
     year = digit(0) * 1000 + digit(1) * 100 + digit(2) * 10 + digit(3)
     month = digit(5) * 10 + digit(6)
@@ -150,7 +150,7 @@ def front_from_bytes(buf: bytes | bytearray, first_line: int) -> Front | None:
     valid &= day <= np.where((month == 2) & ~leap, 28, month_len[np.clip(month - 1, 0, 11)])
     time[~valid] = np.nan
 
-    zone = stamp[:, 23]
+    zone = stamp[:, 23].astype(np.int64)
     zoned = (zone == ord("+")) | (zone == ord("-"))
     if zoned.any():
         zd = [digit(k) for k in (24, 25, 26, 27)]

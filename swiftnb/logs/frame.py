@@ -193,8 +193,13 @@ class LogFrame:
             return [self]
         return [LogFrame(part, name=self.name) for part in parts]
 
-    def _of(self, *kinds: str) -> pd.DataFrame:
+    def _of(self, *kinds: str, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+        """The events of ``kinds``; with ``columns``, only those (and time and kind): a
+        table of a million events has some twenty columns, and each selection of rows
+        copies every column it holds."""
         ev = self.events
+        if columns is not None:
+            ev = ev[["time", "kind", *(c for c in columns if c in ev)]]
         if not len(ev):
             return ev
         return ev[ev["kind"].isin(kinds)]
@@ -206,7 +211,8 @@ class LogFrame:
         if "jobs" in self._cache:
             return self._cache["jobs"]
         ev = self._of(*JOB_STATES, "THREAD_ASSOCIATION", "END_SUCCESS", "END_FAILURE",
-                      "TASK_STATUS_CHANGE")
+                      "TASK_STATUS_CHANGE",
+                      columns=("jobid", "tr", "host", "taskid", "thread", "status"))
         index = pd.Index(_first(ev[ev["kind"] == "JOB_INIT"], "jobid").index, name="jobid") \
             if "jobid" in ev else pd.Index([], name="jobid")
         # jobs seen only after JOB_INIT-less starts (truncated head) still count
@@ -217,6 +223,8 @@ class LogFrame:
         for kind, state in JOB_STATES.items():
             jobs[state] = _first(ev[ev["kind"] == kind], "jobid") if "jobid" in ev else np.nan
         jobs = jobs.astype("float64")
+        # a compact log has no JOB_SITE_SELECT: the site was chosen in JOB_INIT's millisecond
+        jobs["sselect"] = jobs["sselect"].fillna(jobs["init"])
         if "jobid" in ev:
             init = ev[ev["kind"] == "JOB_INIT"]
             jobs["tr"] = _first(init, "jobid", "tr") if "tr" in init else None
@@ -272,7 +280,8 @@ class LogFrame:
         return jobs
 
     def _tasks(self, *, aimes: bool = False) -> pd.DataFrame:
-        ev = self._of("TASK_STATUS_CHANGE", "JOB_TASK")
+        ev = self._of("TASK_STATUS_CHANGE", "JOB_TASK",
+                      columns=("jobid", "taskid", "status", "workerid", "message"))
         status_rows = ev[ev["kind"] == "TASK_STATUS_CHANGE"]
         status_rows = status_rows[status_rows["status"].notna().to_numpy()
                                   & _col(status_rows, "taskid").notna().to_numpy()]
@@ -295,6 +304,12 @@ class LogFrame:
         for code, state in STATUS_NAMES.items():
             tasks[state] = wide[code] if code in wide.columns else np.nan
         tasks = tasks.astype("float64")
+        if not aimes:
+            # a compact log leaves out submitting and submitted when the task's next state
+            # came in the same millisecond: they took place then
+            tasks["submitted"] = tasks["submitted"].fillna(
+                tasks[["stage_in", "active"]].min(axis=1))
+            tasks["submitting"] = tasks["submitting"].fillna(tasks["submitted"])
         if len(status_rows):
             with_worker = status_rows[_col(status_rows, "workerid").notna()]
             if aimes:

@@ -36,6 +36,8 @@ TASK_PHASES = {
     "failed": ("active", "failed", Category10_10[3]),
 }
 WIDTH = 900
+#: the most tasks the task timeline draws: a larger run is drawn as an even sample
+TASK_ROWS = 4000
 
 
 def _dt(seconds: Any) -> Any:
@@ -47,14 +49,14 @@ def _thin(frame: pd.DataFrame, max_rows: int) -> tuple[pd.DataFrame, str]:
     if len(frame) <= max_rows:
         return frame, ""
     step = int(np.ceil(len(frame) / max_rows))
-    return frame.iloc[::step], f" (every {step}th of {len(frame)})"
+    return frame.iloc[::step], f" (one in every {step} of {len(frame):,})"
 
 
 def _empty(title: str, why: str) -> Any:
     return column(Div(text=f"<h3>{title}</h3><p><i>{why}</i></p>"))
 
 
-def task_timeline(lf: LogFrame, *, max_rows: int = 4000) -> Any:
+def task_timeline(lf: LogFrame, *, max_rows: int = TASK_ROWS) -> Any:
     """One line per task: waiting, stage in, executing, stage out (or failed)."""
     tasks = lf.tasks
     if not len(tasks):

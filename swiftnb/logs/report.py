@@ -30,11 +30,11 @@ from bokeh.plotting import figure
 from bokeh.resources import INLINE
 
 from swiftnb.logs.frame import TIMINGS, LogFrame
-from swiftnb.logs.plots import (WIDTH, block_timeline, jobs_per_site, site_scores,
-                                state_counts, task_timeline)
+from swiftnb.logs.plots import (TASK_ROWS, WIDTH, block_timeline, jobs_per_site,
+                                site_scores, state_counts, task_timeline)
 
 __all__ = ["report_html", "report_layout", "tidy", "timing_label", "write_report",
-           "clock", "seconds"]
+           "clock", "seconds", "sampling_note"]
 
 #: what each timing measures, as the report says it.  Tss ends at the job's first task,
 #: which a job gets only when a throttle slot is free: on a busy site Tss is mostly that
@@ -182,6 +182,17 @@ def tidy(layout: LayoutDOM) -> LayoutDOM:
     return layout
 
 
+def sampling_note(ntasks: int, rows: int = TASK_ROWS) -> str:
+    """What the page says when the task timeline draws a sample of a large run's tasks
+    (the counts over time and the histograms always take every task)."""
+    if ntasks <= rows:
+        return ""
+    step = -(-ntasks // rows)
+    return (f"This run has {ntasks:,} tasks: the task timeline draws one task in every "
+            f"{step} by start time ({-(-ntasks // step):,} rows); the task states over "
+            "time, the timings table and the histograms count every task.")
+
+
 def report_layout(lf: LogFrame, *, title: str | None = None) -> LayoutDOM:
     """Summary and timings table, task states, task and block timelines, the timings'
     histograms, jobs per site, site scores and throttles: one column."""
@@ -189,6 +200,8 @@ def report_layout(lf: LogFrame, *, title: str | None = None) -> LayoutDOM:
     return tidy(column(
         Div(text=_summary_html(lf, heading), width=WIDTH + 150),
         state_counts(lf),
+        *([Div(text=f"<p><i>{html.escape(note)}</i></p>", width=WIDTH + 150)]
+          if (note := sampling_note(len(lf.tasks))) else []),
         task_timeline(lf),
         block_timeline(lf),
         _timing_histograms(lf),

@@ -107,6 +107,14 @@ _TASK_LEVEL = frozenset({"JOB_TASK", "TASK_STATUS_CHANGE", "THREAD_ASSOCIATION",
                          "FOREACH_IT_END", "CONTACT_SELECTED", "SCOPE", "STARTCOMPOUND",
                          "ENDCOMPOUND"})
 
+#: the lines a compact log leaves out: the app procedure's dataflow lines (its thread and
+#: name are the job's; the -debug dataflow lines are a full log's) and the site
+#: selection, logged in the millisecond of the job's JOB_INIT
+_NOT_COMPACT = frozenset({"PROCEDURE", "PROCEDURE_END", "JOB_SITE_SELECT"})
+#: task states a compact log leaves out when the same task's next state follows in the
+#: same millisecond (submitting, submitted: a local or coaster task passes them at once)
+_PASSING = frozenset({8, 1})
+
 #: " LEVEL logger " of the kinds written as plain ``KIND k=v ...`` (the hot path)
 _FAST_HEAD = {kind: f" {_LEVEL_PAD[level]} {logger} "
               for kind, (level, logger, style) in LINE_SPEC.items()
@@ -254,6 +262,13 @@ class LogWriter:
     reader; events at WARN or run end flush at once.  ``minimal=True`` writes only WARN
     lines (``-minimalLogging``), ``reduced=True`` leaves out the task-level lines
     (``-reducedLogging``: JOB_TASK, TASK_STATUS_CHANGE, THREAD_ASSOCIATION, ...).
+
+    ``compact=True`` (a run's log unless ``-debug``) writes what the readers need of each
+    call and leaves out what repeats (docs/logs.md, "The compact log"): no PROCEDURE,
+    PROCEDURE_END or JOB_SITE_SELECT lines, no ``replicationGroup=null``, no JOB_TASK
+    ``dir=``/``args=`` equal to its JOB_START's ``tmpdir=``/``arguments=``, and no
+    ``status=8``/``status=1`` line that the same task's next status follows in the same
+    millisecond.  Every line written is still a Swift 0.96 line.
     """
 
     def __init__(
@@ -264,6 +279,7 @@ class LogWriter:
         buffer_size: int = 1 << 20,
         minimal: bool = False,
         reduced: bool = False,
+        compact: bool = False,
     ) -> None:
         # -minimalLogging: WARN and above only; -reducedLogging: no task-level lines
         self._skip: frozenset[str] = frozenset()
@@ -272,7 +288,15 @@ class LogWriter:
                                    if lvl not in ("WARN", "ERROR"))
         elif reduced:
             self._skip = _TASK_LEVEL
+        if compact:
+            self._skip = self._skip | _NOT_COMPACT
         self._minimal = minimal
+        self._compact = compact
+        #: (jobid, tmpdir, arguments joined) of the last JOB_START: its JOB_TASK follows
+        self._started: tuple[Any, Any, str] | None = None
+        #: a status line held back: (taskid, stamp, line), dropped if the task's next
+        #: status comes in the same millisecond
+        self._held: tuple[str, str, str] | None = None
         if isinstance(target, (str, os.PathLike)):
             path = os.fspath(target)
             parent = os.path.dirname(path)
@@ -309,10 +333,12 @@ class LogWriter:
                 self._minimal and kind not in LINE_SPEC and event.level not in ("WARN", "ERROR"))):
             return
         head = _FAST_HEAD.get(kind)
+        fields = event.fields
+        if self._compact and head is not None:
+            fields = self._compacted(kind, fields)
         if head is not None and event.text is None and (
-                kind != "JOB_START" or event.fields.get("arguments", True)):
+                kind != "JOB_START" or fields.get("arguments", True)):
             # the common case (job, task and coaster lines): no special layout
-            fields = event.fields
             if kind == "TASK_STATUS_CHANGE":
                 if (len(fields) == 2 and type(fields.get("taskid")) is str
                         and isinstance(fields.get("status"), int)):  # the usual line
@@ -325,14 +351,12 @@ class LogWriter:
         else:
             level, logger, msg = format_message(event)
             head = f" {_LEVEL_PAD.get(level, level)} {logger} "
-        try:
-            self._stream.write(f"{self._stamp(event.time)}{head}{msg}\n")
-        except UnicodeEncodeError:  # a stream of someone else's that cannot take the bytes
-            self._stream.write(f"{self._stamp(event.time)}{head}{_printable(msg)}\n")
-        except OSError as exc:
-            self._failed(exc)
+        stamp = self._stamp(event.time)
+        line = f"{stamp}{head}{msg}\n"
+        if self._compact and self._hold(kind, fields, stamp, line):
             return
-        self.lines += 1
+        if not self._put(line):
+            return
         if level == "WARN" or kind in ("RUN_SUCCESS", "RUN_FAILURE"):
             self.flush()
         elif self._flush_interval >= 0:
@@ -341,6 +365,58 @@ class LogWriter:
                 self.flush(now)
             elif not self._timer:
                 self._schedule_flush()
+
+    def _put(self, line: str) -> bool:
+        """Write one line; False once the log cannot be written."""
+        try:
+            self._stream.write(line)
+        except UnicodeEncodeError:  # a stream of someone else's that cannot take the bytes
+            self._stream.write(_printable(line))
+        except OSError as exc:
+            self._failed(exc)
+            return False
+        self.lines += 1
+        return True
+
+    def _compacted(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """The fields a compact log writes: those another line of the job repeats go."""
+        if kind == "JOB_START":
+            args = fields.get("arguments")
+            joined = " ".join(format_value(a) for a in args) if isinstance(args, list) else ""
+            self._started = (fields.get("jobid"), fields.get("tmpdir"), joined)
+        elif kind == "JOB_TASK" and self._started is not None \
+                and self._started[0] == fields.get("jobid"):
+            _, tmpdir, joined = self._started
+            if fields.get("dir") == tmpdir or fields.get("args") == joined:
+                fields = {k: v for k, v in fields.items()
+                          if not (k == "dir" and v == tmpdir or k == "args" and v == joined)}
+        elif kind == "THREAD_ASSOCIATION" and "replicationGroup" in fields \
+                and fields["replicationGroup"] is None:
+            fields = {k: v for k, v in fields.items() if k != "replicationGroup"}
+        return fields
+
+    def _hold(self, kind: str, fields: dict[str, Any], stamp: str, line: str) -> bool:
+        """Hold back a passing status line until the next event says whether it is
+        needed (True: this line is held, nothing to write now).  A held line the same
+        task's next status follows in the same millisecond is dropped; any other next
+        event writes it first, so that the lines keep their order."""
+        held = self._held
+        taskid = fields.get("taskid") if kind == "TASK_STATUS_CHANGE" else None
+        if held is not None:
+            self._held = None
+            if not (taskid == held[0] and stamp == held[1]):
+                self._put(held[2])
+        if (taskid is not None and len(fields) == 2 and fields.get("status") in _PASSING
+                and type(taskid) is str):
+            self._held = (taskid, stamp, line)
+            return True
+        return False
+
+    def _release(self) -> None:
+        """Write the held status line (before a flush: a tailing reader sees it)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._put(held[2])
 
     __call__ = write
 
@@ -381,6 +457,7 @@ class LogWriter:
     def flush(self, now: float | None = None) -> None:
         if self.closed:
             return
+        self._release()
         try:
             self._stream.flush()
         except OSError as exc:
