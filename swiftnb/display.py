@@ -7,16 +7,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import SupportsFloat
 
 __all__ = ["fmt", "cell", "when", "duration", "num", "rate_eta", "run_time", "progress_parts",
-           "EPOCH_2001"]
+           "last_lines", "EPOCH_2001"]
 
 #: times below this are run-relative (a simulated grid's virtual clock), not epoch seconds
 EPOCH_2001 = 978307200.0
 
 
-def fmt(value: Any) -> str:
+def fmt(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
@@ -63,11 +63,19 @@ def duration(seconds: float | None) -> str:
     return f"{h} h {m:02d} min"
 
 
-def num(value: Any, default: float | None = None) -> float | None:
+def num(value: object, default: float | None = None) -> float | None:
+    """A number from an event's field or a snapshot (text or a number), else ``default``."""
+    if not isinstance(value, (str, SupportsFloat)):
+        return default
     try:
         return float(value)
-    except (TypeError, ValueError):
+    except ValueError:
         return default
+
+
+def last_lines(text: str | None, lines: int = 6) -> str:
+    """The end of an app's stderr as a failure shows it: its last ``lines`` lines."""
+    return "\n".join((text or "").rstrip().splitlines()[-lines:])
 
 
 def rate_eta(done: int, known: int, elapsed: float) -> tuple[float | None, float | None]:

@@ -4,14 +4,23 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["lazy_exports"]
+__all__ = ["lazy_exports", "exported"]
+
+#: module -> the names a package exports from it
+Exports = Mapping[str, Sequence[str]]
 
 
-def lazy_exports(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
-    """The ``__getattr__`` of ``package``: ``name`` from the module ``where[name]``."""
+def exported(modules: Exports) -> list[str]:
+    """The package's ``__all__``: every name ``modules`` lists, sorted."""
+    return sorted(name for names in modules.values() for name in names)
+
+
+def lazy_exports(package: str, modules: Exports) -> Callable[[str], Any]:
+    """The ``__getattr__`` of ``package``: ``name`` from the module that lists it."""
+    where = {name: module for module, names in modules.items() for name in names}
 
     def __getattr__(name: str) -> Any:
         module = where.get(name)

@@ -7,18 +7,15 @@ predicted timings.  Imports are lazy: pandas only when asked.
 
 from __future__ import annotations
 
-from swiftnb.lazy import lazy_exports
+from swiftnb.lazy import exported, lazy_exports
 
 _LAZY = {
-    "Model": "swiftnb.forecast.model",
-    "SiteModel": "swiftnb.forecast.model",
-    "ModelError": "swiftnb.forecast.model",
-    "calibrate": "swiftnb.forecast.calibration",
-    "whatif": "swiftnb.forecast.prediction",
-    "predict": "swiftnb.forecast.prediction",
+    "swiftnb.forecast.model": ("Model", "SiteModel", "ModelError"),
+    "swiftnb.forecast.calibration": ("calibrate",),
+    "swiftnb.forecast.prediction": ("whatif", "predict"),
 }
 
-__all__ = sorted(_LAZY)
+__all__ = exported(_LAZY)
 
 
 __getattr__ = lazy_exports("swiftnb.forecast", _LAZY)

@@ -7,27 +7,18 @@ pandas or bokeh.
 
 from __future__ import annotations
 
-from swiftnb.lazy import lazy_exports
+from swiftnb.lazy import exported, lazy_exports
 
 _LAZY = {
-    "LogWriter": "swiftnb.logs.writer",
-    "write_events": "swiftnb.logs.writer",
-    "format_event": "swiftnb.logs.writer",
-    "read_log": "swiftnb.logs.reader",
-    "read_events": "swiftnb.logs.reader",
-    "follow_log": "swiftnb.logs.tail",
-    "afollow_log": "swiftnb.logs.tail",
-    "LogFrame": "swiftnb.logs.frame",
-    "LogFormatError": "swiftnb.logs.reader",
-    "LogWarning": "swiftnb.logs.reader",
-    "LogFollower": "swiftnb.logs.tail",
-    "tail_to_bus": "swiftnb.logs.tail",
-    "events_frame": "swiftnb.logs.frame",
-    "write_report": "swiftnb.logs.report",
-    "durations": "swiftnb.logs.aimes",
+    "swiftnb.logs.writer": ("LogWriter", "write_events", "format_event"),
+    "swiftnb.logs.reader": ("read_log", "read_events", "LogFormatError", "LogWarning"),
+    "swiftnb.logs.tail": ("follow_log", "afollow_log", "LogFollower", "tail_to_bus"),
+    "swiftnb.logs.frame": ("LogFrame", "events_frame"),
+    "swiftnb.logs.report": ("write_report",),
+    "swiftnb.logs.aimes": ("durations",),
 }
 
-__all__ = sorted(_LAZY)
+__all__ = exported(_LAZY)
 
 
 __getattr__ = lazy_exports("swiftnb.logs", _LAZY)

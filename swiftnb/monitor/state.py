@@ -8,11 +8,16 @@ events so that a live run and a log read back show the same figures:
 * progress: JOB_INIT makes M (it grows as dataflow unfolds), END_SUCCESS / END_FAILURE
   make N, JOB_CACHED counts reused calls apart; the rate and ETA count only the calls that
   ran (a reused call takes no time), as :mod:`swiftnb.widgets.progress` says;
+* tasks: TASK_STATUS_CHANGE keeps each task id's latest CoG status (a repeated status
+  changes nothing) and how many tasks are in each status, ended ones included;
 * sites: JOB_START gives a job's host, JOB_TASK ties its task to it, TASK_STATUS_CHANGE
   moves the task between queued/running/done; CONTACT_SELECTED's score, THROTTLE
-  parallelTasks' limit and SITE_SET's set, overridden by the executor's live snapshot;
-* blocks: BLOCK_* and WORKER_* events, with the latest WAITING reason of the block (what
-  its local resource manager says it waits for) as its LRM state;
+  parallelTasks' limit and SITE_SET's set, overridden by the executor's live snapshot
+  (with the failure debt);
+* blocks: BLOCK_* and WORKER_* events (when each block was requested, started, ended),
+  the ``workerid=BLOCK:WORKER`` of TASK_STATUS_CHANGE that ties a task to its block, and
+  the latest WAITING reason of the block (what its local resource manager says it waits
+  for) as its LRM state;
 * throttles: the executor's values (live; :meth:`RunState.set_throttle` steers them, one
   THROTTLE event per change) or, from a log, its configuration and THROTTLE lines;
 * failures: each failed attempt (live: ``RunHandle.on_failure``; a log:
@@ -22,21 +27,23 @@ events so that a live run and a log read back show the same figures:
 * feed: the last lines worth a person's eye (failures, warnings, throttle changes, ...).
 
 Each event costs a few dict updates (subscribers must be cheap, docs/design.md); the
-monitors redraw from the model at their own bounded rate, checking :attr:`version`.
+monitors redraw from the model at their own bounded rate, checking :attr:`version`.  The
+notebook's panels (:mod:`swiftnb.widgets`) read the same model, so that every view of a
+run counts it one way.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from swiftnb.attempts import Failure as Attempt
-from swiftnb.display import progress_parts, rate_eta, run_time
+from swiftnb.display import last_lines, num, progress_parts, rate_eta, run_time
 from swiftnb.events import Event, EventBus
 from swiftnb.scheduling.sites import SATURATED
 from swiftnb.scheduling.throttles import (
@@ -47,7 +54,8 @@ from swiftnb.scheduling.throttles import (
 )
 
 __all__ = ["RunState", "AppProgress", "SiteRow", "BlockRow", "FailureRow", "WaitingRow",
-           "Throttle", "GLOBAL_THROTTLES", "SITE_THROTTLES"]
+           "Throttle", "GLOBAL_THROTTLES", "SITE_THROTTLES", "ThrottleValues",
+           "throttle_value", "logged_throttles"]
 
 #: throttles a person may change while the run goes: name -> a sensible largest value
 GLOBAL_THROTTLES = {"jobSubmitThrottle": 256, "fileTransfersThrottle": 256,
@@ -56,11 +64,11 @@ SITE_THROTTLES = {"maxParallelTasks": 1024, "hostJobSubmitThrottle": 256}
 #: how many failures and feed lines are kept (a long run must not grow the model)
 FAILURES_KEPT = 50
 FEED_KEPT = 200
-STDERR_LINES = 6
 
 _QUEUED = frozenset({1, 8})
 _RUNNING = frozenset({2, 16, 17})
 _ENDED = frozenset({5, 6, 7})
+_COMPLETED, _FAILED = 7, 5
 _EXIT = re.compile(r"exit code (?:of )?(-?\d+)")
 _WAITING_ENDS = {
     "block": ("BLOCK_ACTIVE", "BLOCK_DONE", "BLOCK_FAILED", "BLOCK_SHUTDOWN"),
@@ -68,15 +76,14 @@ _WAITING_ENDS = {
 }
 
 
-def _number(value: object) -> float | None:
-    try:
-        return float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return None
+#: (throttle name, site or None for a global one) -> its value (:func:`throttle_value`)
+ThrottleValues = dict[tuple[str, str | None], int | float | str | None]
 
 
-def _limit(value: object) -> int | float | str | None:
-    """A throttle value as people read it: a number, "off", or None when unknown."""
+def throttle_value(value: object) -> int | float | str | None:
+    """A throttle value from an event, a log or the executor as people read it: a number,
+    "off" for no limit, or None (unknown) when it is missing (a log writes null) or is no
+    Throttle value (Swift's parsing, :func:`parse_throttle`)."""
     if value in (None, "null"):
         return None
     try:
@@ -85,8 +92,38 @@ def _limit(value: object) -> int | float | str | None:
         return None
 
 
-def _tail(text: str, lines: int = STDERR_LINES) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+@functools.lru_cache(maxsize=4)
+def logged_throttles(dump: str) -> tuple[Mapping[tuple[str, str | None], int | float | str | None],
+                                         tuple[str, ...]]:
+    """The throttle values and enabled sites a log's configuration dump states.
+
+    The dump is the text after ``SWIFT_CONFIGURATION``: the files it came from, then the
+    resolved configuration in braces.  It is read by the configuration loader, so values
+    it leaves out are the defaults Swift used for them.  A dump that cannot be read gives
+    nothing (the throttles are then unknown).  Read once per dump (the run model and the
+    throttles panel both ask): what it returns is shared, hence read-only.
+    """
+    from swiftnb.config import ConfigError, load_config_text  # (a log's monitors only)
+
+    start = dump.find("{")
+    if start < 0:
+        return {}, ()
+    try:
+        config = load_config_text(dump[start:], name="log")
+    except ConfigError:
+        return {}, ()
+    values: ThrottleValues = {
+        ("jobSubmitThrottle", None): throttle_value(config.job_submit_throttle),
+        ("fileTransfersThrottle", None): throttle_value(config.file_transfers_throttle),
+        ("fileOperationsThrottle", None): throttle_value(config.file_operations_throttle),
+    }
+    sites = []
+    for site in config.enabled_sites:
+        sites.append(site.name)
+        values[("maxParallelTasks", site.name)] = throttle_value(site.max_parallel_tasks)
+        values[("hostJobSubmitThrottle", site.name)] = throttle_value(
+            config.host_job_submit_throttle)
+    return values, tuple(sites)
 
 
 @dataclass(slots=True)
@@ -105,11 +142,13 @@ class AppProgress:
 
 @dataclass(slots=True)
 class SiteRow:
-    """One site: its score (None unknown, ``inf`` saturated), limit, load and set."""
+    """One site: its score (None unknown, ``inf`` saturated) and failure debt, limit,
+    load and set."""
 
     name: str
     score: float | None = None
     tscore: float | None = None
+    debt: float | None = None
     limit: int | float | str | None = None
     queued: int = 0
     running: int = 0
@@ -117,12 +156,19 @@ class SiteRow:
     failed: int = 0
     set: str = "candidate"
 
+    @property
+    def completed(self) -> int:
+        """Its tasks done well (the sites panel's column name)."""
+        return self.done
+
 
 @dataclass(slots=True)
 class BlockRow:
-    """One coaster block: its shape, state, workers and tasks, and what its LRM says."""
+    """One coaster block: its shape, state, workers and tasks, what its LRM says, and
+    when it was requested, started (BLOCK_ACTIVE or its first worker) and ended."""
 
     id: str
+    requested: float
     site: str = ""
     cores: int | None = None
     per_worker: int = 1
@@ -133,6 +179,8 @@ class BlockRow:
     running: int = 0
     done: int = 0
     utilization: float | None = None
+    started: float | None = None
+    ended: float | None = None
 
     @property
     def shape(self) -> str:
@@ -219,13 +267,14 @@ class RunState:
         self.failed = 0
         self.cached = 0
         self.apps: dict[str, AppProgress] = {}
+        self.task_counts: dict[int, int] = {}    # CoG status -> tasks whose latest it is
         self.sites: dict[str, SiteRow] = {}
         self.blocks: dict[str, BlockRow] = {}
         self.failures: deque[FailureRow] = deque(maxlen=FAILURES_KEPT)
         self.failure_count = 0
         self.waiting: dict[tuple[str, str], WaitingRow] = {}
         self.feed: deque[str] = deque(maxlen=FEED_KEPT)
-        self.logged_throttles: dict[tuple[str, str | None], int | float | str | None] = {}
+        self.logged_throttles: ThrottleValues = {}
         self._job_app: dict[str, str] = {}
         self._job_host: dict[str, str] = {}
         self._task_host: dict[str, str] = {}
@@ -239,8 +288,7 @@ class RunState:
     # ------------------------------------------------------------------ feeding
     def follow(self, bus: EventBus, history: Iterable[Event] = ()) -> None:
         """Fold ``history`` (what was emitted before), then every event of ``bus``."""
-        for event in history:
-            self.apply(event)
+        self.fold(history)
         self._unsubscribe.append(bus.subscribe(self.apply))
 
     def watch_failures(self, subscribe: Callable[[Callable[[Attempt], None]], Callable[[], None]],
@@ -262,7 +310,7 @@ class RunState:
         self._add_failure(FailureRow(
             attempt.time, jobid, self._job_app.get(jobid, attempt.task.tr or "?"),
             attempt.site or self._job_host.get(jobid, ""), attempt.exit_code,
-            attempt.command, _tail(attempt.stderr_tail or attempt.message)))
+            attempt.command, last_lines(attempt.stderr_tail or attempt.message)))
 
     def _add_failure(self, row: FailureRow) -> None:
         self.failures.append(row)
@@ -288,11 +336,17 @@ class RunState:
             site = self.sites[name] = SiteRow(name)
         return site
 
-    def _block(self, bid: str) -> BlockRow:
+    def _block(self, bid: str, t: float) -> BlockRow:
         block = self.blocks.get(bid)
         if block is None:
-            block = self.blocks[bid] = BlockRow(bid)
+            block = self.blocks[bid] = BlockRow(bid, t)
         return block
+
+    def fold(self, events: Iterable[Event]) -> None:
+        """Fold events in, in their order."""
+        apply = self.apply
+        for e in events:
+            apply(e)
 
     def apply(self, e: Event) -> None:
         """Fold one event in."""
@@ -320,7 +374,7 @@ class RunState:
             host = self._job_host.get(str(f.get("jobid")))
             taskid = f.get("taskid")
             if host is not None and taskid is not None:
-                self._task_host[str(taskid)] = host
+                self._tie(str(taskid), host)
         elif kind == "JOB_CACHED":
             self.cached += 1
             self._app(f.get("tr")).cached += 1
@@ -339,7 +393,7 @@ class RunState:
         elif kind == "CONTACT_SELECTED":
             host = f.get("host")
             if host:
-                self._site(str(host)).tscore = _number(f.get("score"))
+                self._site(str(host)).tscore = num(f.get("score"))
         elif kind == "SITE_SET":
             host = f.get("host")
             if host:
@@ -357,7 +411,7 @@ class RunState:
         elif kind == "WARNING" or e.level in ("WARN", "ERROR"):
             self._say(e.time, f"{kind.lower()}: {e.text or ''}".rstrip(": "))
 
-    def _status(self, f: dict[str, Any]) -> None:
+    def _status(self, f: dict[str, object]) -> None:
         taskid = f.get("taskid")
         status = f.get("status")
         try:
@@ -376,22 +430,33 @@ class RunState:
         old = self._task_status.get(tid)
         if old == new:
             return
+        self._task_status[tid] = new
+        counts = self.task_counts
+        if old is not None:
+            counts[old] -= 1
+        counts[new] = counts.get(new, 0) + 1
         host = self._task_host.get(tid)
         if new in _RUNNING or new in _ENDED:
             self.waiting.pop(("task", tid), None)
         if new in _ENDED:
-            self._task_status.pop(tid, None)
             self._task_host.pop(tid, None)
             bid = self._task_block.pop(tid, None)
             if bid is not None:
                 block = self.blocks[bid]
                 block.running -= 1
-                block.done += new == 7
-        else:
-            self._task_status[tid] = new
-        if host is None:
-            return
-        site = self._site(host)
+                block.done += new == _COMPLETED
+        if host is not None:
+            self._site_moves(self._site(host), old, new)
+
+    def _tie(self, tid: str, host: str) -> None:
+        """A task's site is known (JOB_TASK): a status it already has counts there now."""
+        self._task_host[tid] = host
+        status = self._task_status.get(tid)
+        if status is not None and status not in _ENDED:
+            self._site_moves(self._site(host), None, status)
+
+    @staticmethod
+    def _site_moves(site: SiteRow, old: int | None, new: int) -> None:
         if old in _QUEUED:
             site.queued -= 1
         elif old in _RUNNING:
@@ -400,9 +465,9 @@ class RunState:
             site.queued += 1
         elif new in _RUNNING:
             site.running += 1
-        elif new == 7:
+        elif new == _COMPLETED:
             site.done += 1
-        elif new == 5:
+        elif new == _FAILED:
             site.failed += 1
 
     def _logged_failure(self, e: Event) -> None:
@@ -413,31 +478,29 @@ class RunState:
             else message
         self._add_failure(FailureRow(e.time, jobid, self._job_app.get(jobid, "?"),
                                      self._job_host.get(jobid, ""),
-                                     int(m.group(1)) if m else None, "", _tail(stderr)))
+                                     int(m.group(1)) if m else None, "", last_lines(stderr)))
 
     def _throttle(self, e: Event) -> None:
         f = e.fields
         name = str(f.get("name"))
         host = f.get("host")
         site = None if host in (None, "", "null") else str(host)
-        new = _limit(f.get("new"))
+        new = throttle_value(f.get("new"))
         if name == "parallelTasks":   # the limit following a site's score
             if site is not None:
                 self._site(site).limit = new
             return
         self.logged_throttles[(name, site)] = new
         where = f" on {site}" if site else ""
-        self._say(e.time, f"throttle {name}{where}: {_limit(f.get('old'))} -> {new}")
+        self._say(e.time, f"throttle {name}{where}: {throttle_value(f.get('old'))} -> {new}")
 
     def _config(self, dump: str) -> None:
         """A log's configuration (``SWIFT_CONFIGURATION``): the throttles it starts with."""
         if self.control is not None:
             return
-        from swiftnb.widgets.throttles import logged_throttles  # (imports ipywidgets)
-
         values, sites = logged_throttles(dump)
         for key, value in values.items():
-            self.logged_throttles.setdefault(key, _limit(value))
+            self.logged_throttles.setdefault(key, value)
         for name in sites:
             self._site(name)
 
@@ -451,7 +514,7 @@ class RunState:
                          str(f.get("reason") or ""), str(f.get("detail") or ""))
         self.waiting[(subject, sid)] = row
         if subject == "block":
-            block = self._block(sid)
+            block = self._block(sid, e.time)
             block.lrm = row.reason
             if row.site:
                 block.site = row.site
@@ -460,41 +523,53 @@ class RunState:
     def _coaster(self, e: Event) -> None:
         kind = e.kind
         f = e.fields
+        t = e.time
         if kind.startswith("WORKER_"):
-            block = self._block(str(f.get("blockid")))
             wid = str(f.get("id"))
             self.waiting.pop(("worker", wid), None)
             if kind == "WORKER_ACTIVE":
+                block = self._block(str(f.get("blockid")), t)
                 block.workers.add(wid)
-                if block.state == "requested":
+                if block.started is None:
+                    block.started = t
                     block.state = "active"
-            else:
-                block.workers.discard(wid)
+            elif (known := self.blocks.get(str(f.get("blockid")))) is not None:
+                known.workers.discard(wid)
             return
         bid = str(f.get("id"))
-        block = self._block(bid)
+        if kind == "BLOCK_UTILIZATION":
+            if (known := self.blocks.get(bid)) is not None:
+                known.utilization = num(f.get("u"))
+            return
+        block = self._block(bid, t)
         if kind == "BLOCK_REQUESTED":
-            cores = _number(f.get("cores"))
+            cores = num(f.get("cores"))
             block.cores = int(cores) if cores else None
-            block.per_worker = int(_number(f.get("coresPerWorker")) or 1)
+            block.per_worker = int(num(f.get("coresPerWorker")) or 1)
             block.walltime = str(f.get("walltime") or "")
             if f.get("site"):
                 block.site = str(f.get("site"))
-        elif kind == "BLOCK_UTILIZATION":
-            block.utilization = _number(f.get("u"))
-            return
         elif kind in ("BLOCK_ACTIVE", "BLOCK_SHUTDOWN", "BLOCK_DONE", "BLOCK_FAILED"):
             block.state = kind[len("BLOCK_"):].lower()
             block.lrm = ""
             self.waiting.pop(("block", bid), None)
-            if kind != "BLOCK_ACTIVE":
+            if kind == "BLOCK_ACTIVE":
+                block.started = t
+            else:
                 block.workers.clear()
-            self._say(e.time, f"block {bid} {block.state}")
+                if kind != "BLOCK_SHUTDOWN" or block.ended is None:
+                    block.ended = t
+            self._say(t, f"block {bid} {block.state}")
 
     # ------------------------------------------------------------------ reading
     @property
     def done(self) -> int:
         return self.ok + self.failed
+
+    @property
+    def tasks(self) -> int:
+        """Task ids seen (an attempt is one)."""
+        return len(self._task_status)
 
     def elapsed(self) -> float:
         """Run time so far (to the run's end once it ended)."""
@@ -506,11 +581,14 @@ class RunState:
 
     def headline(self) -> str:
         """``37 of 120 done (5 cached, 2 failed) · elapsed 1 min 05 s · 0.57/s · ETA 25 s``."""
-        rate, eta = self.rate_eta()
-        count, notes, rest = progress_parts(self.done, self.known, self.cached, self.failed,
-                                            self.elapsed(), rate, eta,
-                                            self.ended_at is not None)
+        count, notes, rest = self.headline_parts()
         return " · ".join([count + notes, *rest])
+
+    def headline_parts(self) -> tuple[str, str, list[str]]:
+        """The headline in parts a view styles and joins (:func:`display.progress_parts`)."""
+        rate, eta = self.rate_eta()
+        return progress_parts(self.done, self.known, self.cached, self.failed,
+                              self.elapsed(), rate, eta, self.ended_at is not None)
 
     def app_rows(self) -> list[tuple[str, AppProgress, float | None, float | None]]:
         """Per app name: its counts, rate and ETA (the ETA None once the run ended)."""
@@ -530,11 +608,12 @@ class RunState:
                 snaps = ()
             for snap in snaps:
                 site = self._site(str(snap["site"]))
-                score = _number(snap.get("score"))
+                score = num(snap.get("score"))
                 site.score = math.inf if score is not None and score >= SATURATED / 2 \
                     else score
-                site.tscore = _number(snap.get("tscore"))
-                site.limit = _limit(snap.get("limit"))
+                site.tscore = num(snap.get("tscore"))
+                site.debt = num(snap.get("debt"))
+                site.limit = throttle_value(snap.get("limit"))
         return list(self.sites.values())
 
     def throttles(self) -> list[Throttle]:
@@ -543,10 +622,10 @@ class RunState:
         if self.control is not None:
             values = self.control.throttles()
             site_values = values.get("sites", {})
-            out = [Throttle(n, None, _limit(values.get(n)), top, True)
+            out = [Throttle(n, None, throttle_value(values.get(n)), top, True)
                    for n, top in GLOBAL_THROTTLES.items()]
             for site, per in site_values.items():
-                out += [Throttle(n, str(site), _limit(per.get(n)), top, True)
+                out += [Throttle(n, str(site), throttle_value(per.get(n)), top, True)
                         for n, top in SITE_THROTTLES.items()]
             return out
         logged = self.logged_throttles

@@ -30,6 +30,7 @@ import ipywidgets as W
 from swiftnb.bokehjs import load_once
 from swiftnb.events import Event, EventBus
 from swiftnb.lang.checked import CheckedProgram
+from swiftnb.monitor.state import RunState
 from swiftnb.runner import RunHandle
 from swiftnb.scheduling.throttles import ThrottleControl
 from swiftnb.display import when
@@ -82,11 +83,14 @@ class Dashboard:
         live = run is not None
         clock = self.bus.clock if live else None
         self.scheduler = _steering(run)
-        self.progress = ProgressPanel(clock=clock)
+        # one model of the run that the panels read (the monitors' too); this dashboard
+        # folds the events into it, before any panel renders
+        self.state = RunState(clock=clock, control=self.scheduler)
+        self.progress = ProgressPanel(state=self.state)
         self.stream = TaskStreamPanel(chart=charts, clock=clock)
-        self.sites = SitesPanel(self.scheduler, chart=charts)
+        self.sites = SitesPanel(self.scheduler, chart=charts, state=self.state)
         self.blocks = BlocksPanel(self.scheduler.providers() if self.scheduler else [],
-                                  chart=charts)
+                                  chart=charts, state=self.state)
         self.throttles = ThrottlesPanel(self.scheduler)
         sources = run.program.sources if run is not None \
             and isinstance(run.program, CheckedProgram) else {}
@@ -164,15 +168,15 @@ class Dashboard:
         return "ended" if self.feed.stopped else "following"
 
     def _header(self) -> bool:
-        p = self.progress
+        p = self.state
         changed = False
         if self.started is None and p.t0 is not None:
             self.started = p.t0
         failed = self.failures.total
         color = "#c00" if failed else "#888"
-        cached = (f"<span class='swiftnb-cached'>{p.jobs_cached} cached</span> &middot; "
-                  if p.jobs_cached else "")
-        counts = (f"<span class='swiftnb-done'>{p.done} of {p.jobs} done</span> &middot; "
+        cached = (f"<span class='swiftnb-cached'>{p.cached} cached</span> &middot; "
+                  if p.cached else "")
+        counts = (f"<span class='swiftnb-done'>{p.done} of {p.known} done</span> &middot; "
                   f"{cached}"
                   f"<span class='swiftnb-failcount' style='color:{color};font-weight:bold'>"
                   f"{failed} failed</span>")
@@ -198,7 +202,9 @@ class Dashboard:
         return self._header()
 
     def apply(self, events: list[Event]) -> None:
-        """The header reads the panels' state; it folds no events itself."""
+        """Fold the events into the run's model (the feed applies every batch to all its
+        panels before it renders any)."""
+        self.state.fold(events)
 
     # ------------------------------------------------------------ lifecycle
     def _run_done(self) -> None:

@@ -1,5 +1,6 @@
-"""Each task's CoG state, folded from TASK_STATUS_CHANGE events: the one fold the panels
-that follow tasks share (progress bars, the task stream, the sites table).
+"""Each task's CoG state, folded from TASK_STATUS_CHANGE events, as the task stream needs
+it: each change as it happens (the counts by state that the other panels show are the run
+model's, :mod:`swiftnb.monitor.state`).
 
 A task id is one attempt.  A live run and a Swift 0.96 log both carry its status as a
 number (``status=2``); an event that repeats a task's status changes nothing, and one

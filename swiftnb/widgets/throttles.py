@@ -27,37 +27,28 @@ from collections.abc import Iterable, Sequence
 
 import ipywidgets as W
 
-from swiftnb.config import ConfigError, load_config_text
 from swiftnb.events import Event
-from swiftnb.scheduling.throttles import OFF_NAMES, ThrottleControl, parse_throttle, shown_limit
+from swiftnb.monitor.state import (
+    GLOBAL_THROTTLES,
+    SITE_THROTTLES,
+    ThrottleValues,
+    logged_throttles,
+    throttle_value,
+)
+from swiftnb.scheduling.throttles import OFF_NAMES, ThrottleControl
 from swiftnb.widgets._util import table
 
-__all__ = ["ThrottlesPanel", "GLOBAL", "PER_SITE", "OFF", "logged_throttles"]
+__all__ = ["ThrottlesPanel", "GLOBAL", "PER_SITE", "OFF"]
 
-#: name -> the slider's largest number
-GLOBAL = {"jobSubmitThrottle": 256, "fileTransfersThrottle": 256, "fileOperationsThrottle": 256}
-PER_SITE = {"maxParallelTasks": 1024, "hostJobSubmitThrottle": 256}
+#: name -> the slider's largest number (the run model's, which the monitors offer too)
+GLOBAL = GLOBAL_THROTTLES
+PER_SITE = SITE_THROTTLES
 ALL_SITES = "(all sites)"
 OFF = "off"
 UNKNOWN = "unknown"
 
 #: a throttle value as shown: a number, "off", or None (not known)
 Value = int | float | str | None
-#: (name, site or None for a global one) -> value
-Values = dict[tuple[str, str | None], Value]
-
-
-def _shown(value: object) -> Value:
-    """A throttle value from an event, a log or the executor, as the panel shows it:
-    a number, "off" for no limit, or None ("unknown") when it is missing or is no
-    Throttle value (Swift's parsing, :func:`parse_throttle`)."""
-    if value is None:
-        return None
-    try:
-        limit = parse_throttle(value)
-    except ValueError:
-        return None
-    return shown_limit(limit)
 
 
 def _listed(value: object) -> object:
@@ -66,7 +57,7 @@ def _listed(value: object) -> object:
     event states it, a missing one blank."""
     if value in (None, "null"):   # a log writes null
         return None
-    shown = _shown(value)
+    shown = throttle_value(value)
     return value if shown is None else shown
 
 
@@ -76,34 +67,6 @@ def _text(value: Value) -> str:
     if isinstance(value, float) and not value.is_integer():
         return f"{value:g}"
     return str(value)
-
-
-def logged_throttles(dump: str) -> tuple[Values, list[str]]:
-    """The throttle values and enabled sites a log's configuration dump states.
-
-    The dump is the text after ``SWIFT_CONFIGURATION``: the files it came from, then the
-    resolved configuration in braces.  It is read by the configuration loader, so values
-    it leaves out are the defaults Swift used for them.  A dump that cannot be read gives
-    nothing (the panel then shows "unknown").
-    """
-    start = dump.find("{")
-    if start < 0:
-        return {}, []
-    try:
-        config = load_config_text(dump[start:], name="log")
-    except ConfigError:
-        return {}, []
-    values: Values = {
-        ("jobSubmitThrottle", None): _shown(config.job_submit_throttle),
-        ("fileTransfersThrottle", None): _shown(config.file_transfers_throttle),
-        ("fileOperationsThrottle", None): _shown(config.file_operations_throttle),
-    }
-    sites = []
-    for site in config.enabled_sites:
-        sites.append(site.name)
-        values[("maxParallelTasks", site.name)] = _shown(site.max_parallel_tasks)
-        values[("hostJobSubmitThrottle", site.name)] = _shown(config.host_job_submit_throttle)
-    return values, sites
 
 
 class _Row:
@@ -161,7 +124,7 @@ class ThrottlesPanel:
         self.scheduler = scheduler
         self.changes: deque[tuple[float, str, str | None, object, object]] = deque(maxlen=8)
         #: what a log states (no live executor): its configuration, then THROTTLE changes
-        self.latest: Values = {}
+        self.latest: ThrottleValues = {}
         self.errors: list[str] = []
         self.t0: float | None = None
         self._syncing = False
@@ -193,11 +156,11 @@ class ThrottlesPanel:
         if self.scheduler is None:
             return self._logged()
         th = self.scheduler.throttles()
-        out: dict[str, Value] = {n: _shown(th.get(n)) for n in GLOBAL}
+        out: dict[str, Value] = {n: throttle_value(th.get(n)) for n in GLOBAL}
         sites = th.get("sites", {})
         chosen = self._chosen_site(list(sites))
         for n in PER_SITE:
-            out[n] = _shown(sites.get(chosen, {}).get(n)) if chosen is not None else None
+            out[n] = throttle_value(sites.get(chosen, {}).get(n)) if chosen is not None else None
         return out
 
     def _logged(self) -> dict[str, Value]:
@@ -257,7 +220,7 @@ class ThrottlesPanel:
             host = None if host in (None, "", "null") else str(host)   # a log writes null
             self.changes.append((round(e.time - self.t0, 2), str(name), host,
                                  _listed(f.get("old")), _listed(f.get("new"))))
-            self.latest[(str(name), host)] = _shown(f.get("new"))
+            self.latest[(str(name), host)] = throttle_value(f.get("new"))
             if host is not None and self.scheduler is None:
                 self._add_sites([host])
 

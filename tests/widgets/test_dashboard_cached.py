@@ -89,7 +89,7 @@ def test_a_rerun_shows_its_reused_calls_apart(tmp_path, browser):
     assert header.startswith("1 failed attempt") and "4 calls reused, not run" in header
     # the same from the run's log (JOB_CACHED lines read back)
     replay = Dashboard.from_log(handle.log_path, follow=False, charts=False)
-    assert (replay.progress.jobs_cached, replay.progress.done) == (4, 5)
+    assert (replay.state.cached, replay.state.done) == (4, 5)
     assert replay.stream.stream.cached == 4 and replay.failures.cached == 4
 
 
@@ -161,4 +161,4 @@ def test_following_a_log_that_turns_binary_stops_with_the_message(tmp_path, brow
     assert dash.tail_error is not None and "NUL byte" in dash.tail_error
     link = browser.state(dash.link)["value"]
     assert "stopped following the log" in link and "NUL byte" in link
-    assert dash.progress.jobs > 0                   # what came before was shown
+    assert dash.state.known > 0                   # what came before was shown

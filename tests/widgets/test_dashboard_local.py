@@ -217,7 +217,7 @@ def test_from_log_reads_a_real_swift_096_coaster_log(tmp_path, browser):
     assert dash.feed.stopped
     snap = dash.progress.snapshot()
     assert snap["Completed"] == 32 and snap["Failed"] == 0
-    assert dash.progress.jobs == 32
+    assert dash.state.known == 32
     blocks = dash.blocks.snapshot()
     assert len(blocks) == 2
     assert all(b["state"] == "done" for b in blocks.values())
@@ -247,7 +247,7 @@ def test_from_log_watches_a_run_of_another_process(tmp_path, browser):
     assert dash.feed.stopped and "ended" in browser.state(dash.title)["value"]
     log_events = dash.feed.events_seen
     assert log_events > 120 * 4
-    assert dash.progress.jobs == 120 and dash.progress.jobs_ok == 120
+    assert dash.state.known == 120 and dash.state.ok == 120
     assert browser.state(dash.progress.bars[7])["value"] == dash.progress.snapshot()["Completed"]
     done = {k: v["completed"] for k, v in dash.sites.snapshot().items()}
     assert set(done) == {"good", "flaky"} and sum(done.values()) == 120
