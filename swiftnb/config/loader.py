@@ -235,6 +235,7 @@ def build(raw: dict[str, Any], origins: Origins, files: list[tuple[str, str]],
     config.host_name = value("hostName")
     config.TCP_port_range = value("TCPPortRange")
     config.always_transfer_wrapper_log = value("alwaysTransferWrapperLog")
+    config.wrapper_log_per_job = value("wrapperLogPerJob")
     config.tracing_enabled = value("tracingEnabled")
     config.wrapper_staging_local_server = value("wrapperStagingLocalServer")
     config.max_foreach_threads = value("maxForeachThreads")

@@ -178,6 +178,7 @@ class Config:
     host_name: str | None = None
     TCP_port_range: tuple[int, int] | None = (50000, 50100)
     always_transfer_wrapper_log: bool = True
+    wrapper_log_per_job: bool = False
     tracing_enabled: bool = False
     wrapper_staging_local_server: str = "file://"
     max_foreach_threads: int = 16384

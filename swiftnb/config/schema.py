@@ -125,6 +125,8 @@ GLOBAL: dict[str, Any] = {
     "hostName": T("string"),
     "TCPPortRange": T("portrange"),
     "alwaysTransferWrapperLog": T("bool"),
+    # EXTENSION: the -info records one file per job, as Swift (else appended to one)
+    "wrapperLogPerJob": T("bool"),
     "tracingEnabled": T("bool"),
     "wrapperStagingLocalServer": T("string"),
     "maxForeachThreads": T("posint"),
@@ -180,6 +182,7 @@ GLOBAL_DEFAULTS: dict[str, Any] = {
     "hostName": None,
     "TCPPortRange": None,
     "alwaysTransferWrapperLog": False,
+    "wrapperLogPerJob": False,
     "tracingEnabled": False,
     "wrapperStagingLocalServer": "file://",
     "maxForeachThreads": 16384,

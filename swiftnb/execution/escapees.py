@@ -10,7 +10,10 @@ ourselves nor itself, and this process never makes such a child (what swiftnb st
 runs in our session or in a session of its own).  Which app it came from is no longer
 known, so it is ended once no app that ran when it was born still runs: at the end of
 its own call when apps run one at a time, and never while the app that may have made
-it still runs.  Linux only (/proc); elsewhere nothing is found.
+it still runs.  Linux only (/proc); elsewhere nothing is found.  The search (each
+thread's children list and each child's stat) runs only after a call whose end saw a
+child of ours that is no running app (``Job.left_strangers``): a daemon is one, so
+the call that made it, or a later one, looks.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import os
 import threading
 
-from swiftnb.remote.wrap.processes import children, kill_rounds
+from swiftnb.remote.wrap.processes import children, kill_rounds, read_proc
 
 __all__ = ["app_starting", "app_started", "app_ended", "end_escaped"]
 
@@ -35,8 +38,7 @@ _ROUNDS = 50
 def _stat(pid: int | str) -> list[bytes] | None:
     """The fields of /proc/PID/stat after the command name (state first); None if gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()
+        return read_proc(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
     except (OSError, IndexError):
         return None
 
@@ -101,7 +103,11 @@ def _escaped(own_session: int) -> list[int]:
     return found
 
 
-def end_escaped() -> int:
-    """Kill and reap the escaped daemons no running app can own; how many."""
+def end_escaped(left_strangers: bool = True) -> int:
+    """Kill and reap the escaped daemons no running app can own; how many.
+    ``left_strangers`` False: the ended call's look at our children found none but
+    running apps (``Job.left_strangers``), so there is nothing to find."""
+    if not left_strangers:
+        return 0
     own_session = os.getsid(0)
     return kill_rounds(lambda: _escaped(own_session), _ROUNDS)

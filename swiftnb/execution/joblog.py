@@ -1,16 +1,23 @@
-"""A job's record in ``RUNDIR/SCRIPT-RUNID.d/JOBID-info``.
+"""A job's record: what the wrapper ran and how it ended, kept in the run directory.
 
-Swift copied the wrapper log of every failed job there (and of every job with
-``alwaysTransferWrapperLog``), so the evidence outlives the job directory, on whatever
-machine the job ran.  Every provider writes it through :func:`write_info`.
+Swift copied the wrapper log of every failed job (and of every job with
+``alwaysTransferWrapperLog``) to ``RUNDIR/SCRIPT-RUNID.d/JOBID-info``, so the evidence
+outlives the job directory, on whatever machine the job ran.  One file per call cost a
+run of 100,000 calls 100,000 inodes (400 MB of 4 KiB blocks, and a create per call on
+a shared file system), so by default the records are appended to one file,
+``RUNDIR/SCRIPT-RUNID.d/jobs-info``, each after a header line ``==> NAME-info (N bytes)
+<==`` (``N`` the record's length: a record may hold any text).  ``wrapperLogPerJob:
+true`` writes Swift's one file per record instead.  :func:`read_record` finds a record in
+either layout; :func:`records` lists the appended ones.
 """
 
 from __future__ import annotations
 
 import collections
 import os
+import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from swiftnb.engine.task import TaskResult
@@ -19,27 +26,34 @@ from swiftnb.execution.outcome import result_from_dict
 from swiftnb.remote.wrapper import format_arguments
 from swiftnb.scheduling.provider import StatusReporter
 
-__all__ = ["InfoWriter"]
+__all__ = ["InfoWriter", "RECORDS_FILE", "read_record", "records"]
+
+#: the run's records, appended, in ``RUNDIR/SCRIPT-RUNID.d`` (matches Swift's
+#: ``*-info`` glob, so ``grep EXIT_CODE RUNDIR/*.d/*-info`` still finds every record)
+RECORDS_FILE = "jobs-info"
+_HEADER = re.compile(rb"==> (.+)-info \((\d+) bytes\) <==\n")
 
 
 class InfoWriter:
     """Writes the ``-info`` records of one run (remembers the directories it made).
 
-    ``background=True`` writes the files on a thread of their own, in order, every
+    ``background=True`` writes them on a thread of their own, in order, every
     ``BATCH_SECONDS`` (waking it for each record cost a chain of short apps a tenth of
-    its speed); a provider that asks for it calls :meth:`close` at its end, when every
-    record is on disk.  The local site asks: with alwaysTransferWrapperLog (on in Swift's
-    distributed configuration) it writes one per app call, and making a file is the
-    dearest system call of a local app's path (a new inode; on a file system with
-    recently freed ones, ext4 looks at each of them first), a cost the run's own thread
-    need not wait for."""
+    its speed), each batch in one append; a provider that asks for it calls
+    :meth:`close` at its end, when every record is on disk.  The local site asks: with
+    alwaysTransferWrapperLog (on in Swift's distributed configuration) it writes one
+    per app call, a cost the run's own thread need not wait for.  ``per_job=True``
+    (``wrapperLogPerJob``) writes a file per record, as Swift did."""
 
     BATCH_SECONDS = 0.05
 
-    def __init__(self, *, background: bool = False, bus: EventBus | None = None) -> None:
+    def __init__(self, *, background: bool = False, bus: EventBus | None = None,
+                 per_job: bool = False) -> None:
         self._dirs: set[str] = set()
         self._background = background
-        self._pending: collections.deque[tuple[str, bytes]] = collections.deque()
+        self._per_job = per_job
+        #: (path, bytes, append): a record, or appended records
+        self._pending: collections.deque[tuple[str, bytes, bool]] = collections.deque()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
         #: where a record that could not be written is said (RECORDS_LOST: the run
@@ -55,23 +69,33 @@ class InfoWriter:
             self._closing.set()
             thread.join()
             self._closing.clear()
-        while self._pending:  # handed over as the thread ended
-            self._write_file(*self._pending.popleft())
+        self._write_pending()  # handed over as the thread ended
         self._say_lost()
 
     def _drain(self) -> None:
         while True:
             closing = self._closing.wait(self.BATCH_SECONDS)
-            pending = self._pending
-            while pending:  # append and popleft are atomic: no lock
-                self._write_file(*pending.popleft())
+            self._write_pending()
             if closing:
                 return
 
-    def _write_file(self, path: str, data: bytes) -> None:
-        """One record; a failure to write it is not the job's failure, but the run's
+    def _write_pending(self) -> None:
+        """What is pending, the appended records of one file in one write."""
+        pending = self._pending
+        appends: dict[str, list[bytes]] = {}
+        while pending:  # append and popleft are atomic: no lock
+            path, data, append = pending.popleft()
+            if append:
+                appends.setdefault(path, []).append(data)
+            else:
+                self._write_file(path, data, append=False)
+        for path, parts in appends.items():
+            self._write_file(path, b"".join(parts), append=True)
+
+    def _write_file(self, path: str, data: bytes, *, append: bool) -> None:
+        """Records; a failure to write them is not the job's failure, but the run's
         records are incomplete: the first such failure is kept, to be said."""
-        error = _write_file(path, data)
+        error = _write_file(path, data, append=append)
         if error is not None and not self._lost:
             self._lost.append(f"the -info record {path} could not be written "
                               f"({error.strerror or error}); the run's job records are "
@@ -106,37 +130,26 @@ class InfoWriter:
     def write(self, run_dir: str, spec: Mapping[str, Any], result: Mapping[str, Any]) -> None:
         """The record of one attempt (``spec`` as the wrapper ran it, ``result`` its end);
         a failure to write it is not the job's failure."""
+        info_dir = os.path.join(run_dir, f"{spec['site_run']}.d")
         try:
-            info_dir = os.path.join(run_dir, f"{spec['site_run']}.d")
             if info_dir not in self._dirs:
                 os.makedirs(info_dir, exist_ok=True)
                 self._dirs.add(info_dir)
-            jobid = spec["jobid"]
-            name = jobid if not spec.get("attempt") else f"{jobid}-{spec['attempt']}"
-            lines = [
-                f"JOBID={jobid}", f"HOST={spec.get('site')}", f"DIR={result.get('directory')}",
-                f"EXEC={spec.get('executable')}",
-                f"ARGS={format_arguments(spec.get('args') or [])}",
-                f"STDIN={spec.get('stdin') or ''}", f"STDOUT={spec.get('stdout') or ''}",
-                f"STDERR={spec.get('stderr') or ''}",
-                f"INF={'|'.join(spec.get('inputs') or [])}",
-                f"OUTF={'|'.join(spec.get('outputs') or [])}",
-            ]
-            lines += [f"CDM={action}" for action in result.get("cdm_actions") or ()]
-            if result.get("extra_info") is not None:  # env.SWIFT_EXTRA_INFO's output
-                lines.append(f"EXTRAINFO={result['extra_info']}")
-            text = ("\n".join(lines) + f"\nEXIT_CODE={result.get('exit_code')}\n\n"
-                    f"{result.get('message', '')}\n"
-                    f"\n--- stdout (tail) ---\n{result.get('stdout_tail', '')}\n"
-                    f"--- stderr (tail) ---\n{result.get('stderr_tail', '')}\n")
-            record = (os.path.join(info_dir, f"{name}-info"), _record_bytes(text))
         except OSError as exc:
             self._lost.append(f"the -info records' directory {info_dir} could not be made "
                               f"({exc.strerror or exc}); the run's job records are lost")
             self._say_lost()
             return
+        jobid = spec["jobid"]
+        name = jobid if not spec.get("attempt") else f"{jobid}-{spec['attempt']}"
+        data = _record_bytes(_record_text(spec, result))
+        if self._per_job:
+            record = (os.path.join(info_dir, f"{name}-info"), data, False)
+        else:
+            header = f"==> {name}-info ({len(data)} bytes) <==\n".encode("utf-8", "replace")
+            record = (os.path.join(info_dir, RECORDS_FILE), header + data, True)
         if not self._background:
-            self._write_file(*record)
+            self._write_file(*record[:2], append=record[2])
             self._say_lost()
             return
         self._say_lost()  # what the thread could not write before
@@ -145,6 +158,32 @@ class InfoWriter:
             self._thread = threading.Thread(target=self._drain, name="swiftnb-info",
                                             daemon=True)
             self._thread.start()
+
+
+def _record_text(spec: Mapping[str, Any], result: Mapping[str, Any]) -> str:
+    """One record: Swift's ``KEY=value`` lines, then the message and the tails of the
+    app's stdout and stderr when there are any."""
+    lines = [
+        f"JOBID={spec['jobid']}", f"HOST={spec.get('site')}",
+        f"DIR={result.get('directory')}", f"EXEC={spec.get('executable')}",
+        f"ARGS={format_arguments(spec.get('args') or [])}",
+        f"STDIN={spec.get('stdin') or ''}", f"STDOUT={spec.get('stdout') or ''}",
+        f"STDERR={spec.get('stderr') or ''}",
+        f"INF={'|'.join(spec.get('inputs') or [])}",
+        f"OUTF={'|'.join(spec.get('outputs') or [])}",
+    ]
+    lines += [f"CDM={action}" for action in result.get("cdm_actions") or ()]
+    if result.get("extra_info") is not None:  # env.SWIFT_EXTRA_INFO's output
+        lines.append(f"EXTRAINFO={result['extra_info']}")
+    lines.append(f"EXIT_CODE={result.get('exit_code')}")
+    text = "\n".join(lines) + "\n"
+    message = result.get("message") or ""
+    stdout, stderr = result.get("stdout_tail") or "", result.get("stderr_tail") or ""
+    if message:
+        text += f"\n{message}\n"
+    if stdout or stderr:
+        text += f"\n--- stdout (tail) ---\n{stdout}\n--- stderr (tail) ---\n{stderr}\n"
+    return text
 
 
 def _record_bytes(text: str) -> bytes:
@@ -156,11 +195,12 @@ def _record_bytes(text: str) -> bytes:
         return text.encode("utf-8", "replace")
 
 
-def _write_file(path: str, data: bytes) -> OSError | None:
-    """One record, whole; os-level (one per app call on a busy run).  The error that
-    stopped it, if one did."""
+def _write_file(path: str, data: bytes, *, append: bool) -> OSError | None:
+    """Records, whole (a file's, or appended to the run's records); os-level.  The error
+    that stopped it, if one did."""
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        fd = os.open(path, flags, 0o666)
         try:
             view = memoryview(data)
             while view:  # a short write (a disk filling up) is not the whole record
@@ -170,3 +210,43 @@ def _write_file(path: str, data: bytes) -> OSError | None:
     except OSError as exc:
         return exc
     return None
+
+
+def records(path: str) -> Iterator[tuple[str, str]]:
+    """The records appended to ``path`` (a run's ``jobs-info``), as (name, text) in the
+    order written; a record cut short (the run was killed mid-write) ends the list."""
+    with open(path, "rb") as fh:
+        while True:
+            header = fh.readline()
+            found = _HEADER.fullmatch(header)
+            if found is None:
+                return
+            size = int(found.group(2))
+            data = fh.read(size)
+            if len(data) < size:
+                return
+            yield (found.group(1).decode("utf-8", "surrogateescape"),
+                   data.decode("utf-8", "replace"))
+
+
+def read_record(path: str) -> str | None:
+    """The record Swift would have written to ``path`` (``RUNDIR/SCRIPT-RUNID.d/
+    NAME-info``): that file, or else the last record of that name in the directory's
+    ``jobs-info``; None if neither has it.  OSError: neither could be read."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except FileNotFoundError:
+        pass
+    directory, base = os.path.split(path)
+    if not base.endswith("-info"):
+        return None
+    name = base[:-len("-info")]
+    try:
+        found = None
+        for record_name, text in records(os.path.join(directory, RECORDS_FILE)):
+            if record_name == name:
+                found = text  # written again when a failure was found later: the last
+        return found
+    except FileNotFoundError:
+        return None

@@ -100,7 +100,7 @@ class _Process:
         try:
             self._stage_out(returncode)
         finally:
-            escapees.end_escaped()
+            escapees.end_escaped(self.job.left_strangers)
 
     def _stage_out(self, returncode: int) -> None:
         if returncode == 0 and self.on_success is not None and not self.canceled:
@@ -148,6 +148,7 @@ class LocalProvider(Provider):
         enforce_walltime: bool = True,
         scratch: str | None = None,
         always_info: bool = False,
+        info_per_job: bool = False,
         cdm: CdmPolicy | None = None,
         bus: EventBus | None = None,
     ) -> None:
@@ -159,7 +160,8 @@ class LocalProvider(Provider):
         self.scratch = scratch
         self.always_info = always_info
         self.cdm = cdm
-        self._info = InfoWriter(background=True, bus=bus)  # bus: a lost record is said
+        # bus: a lost record is said
+        self._info = InfoWriter(background=True, bus=bus, per_job=info_per_job)
         self._processes: set[_Process] = set()
         #: set by shutdown(): a task still in execute() ends as canceled, none starts
         self._closing = False
@@ -389,5 +391,6 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> LocalProvider:
         scratch = os.path.abspath(scratch)
     return LocalProvider(site.name, work_dir=site.work_directory, site_run=ctx.site_run,
                          keep=ctx.keep(site), scratch=scratch,
-                         always_info=ctx.config.always_transfer_wrapper_log, cdm=ctx.cdm,
+                         always_info=ctx.config.always_transfer_wrapper_log,
+                         info_per_job=ctx.config.wrapper_log_per_job, cdm=ctx.cdm,
                          bus=ctx.bus)

@@ -226,6 +226,7 @@ class SSHProvider(Provider):
                  work_dir: str = "swiftwork", site_run: str = "run", keep: bool = False,
                  staging: str = "swift", scratch: str | None = None, max_parallel: int = 2,
                  cdm: CdmPolicy | None = None, always_info: bool = False,
+                 info_per_job: bool = False,
                  cleanup_command: tuple[str, ...] = ("/bin/rm", "-rf"),
                  bus: EventBus | None = None) -> None:
         self.name = name
@@ -245,7 +246,8 @@ class SSHProvider(Provider):
         self.site_dir: str | None = None     # WORKDIR/SCRIPT-RUNID on the host, absolute
         self._worker: _Worker | None = None
         self._starting: asyncio.Lock | None = None
-        self._info = InfoWriter(bus=self.bus)
+        # records appended in batches, on a thread: one write per batch, not per call
+        self._info = InfoWriter(background=True, bus=self.bus, per_job=info_per_job)
         self._connection = "not connected"
         self.counts = {"submitted": 0, "queued": 0, "running": 0, "completed": 0, "failed": 0,
                        "canceled": 0}
@@ -407,6 +409,7 @@ class SSHProvider(Provider):
                 pass
         if worker is not None and worker.reader is not None:
             worker.reader.cancel()
+        self._info.close()  # every -info record on disk before the run reports its end
         if self.site_dir is not None and not self.keep:
             try:
                 await self.limiter.wait()
@@ -447,4 +450,5 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> SSHProvider:
         site_run=ctx.site_run, keep=ctx.keep(site), staging=site.staging,
         scratch=site.scratch, max_parallel=site.max_parallel_tasks, cdm=ctx.cdm,
         always_info=ctx.config.always_transfer_wrapper_log,
+        info_per_job=ctx.config.wrapper_log_per_job,
         cleanup_command=(site.cleanup_command, *site.cleanup_command_options), bus=ctx.bus)

@@ -132,6 +132,8 @@ class Stager:
         self._staged: dict[str, tuple[float, int]] = {}   # shared/ cache: path -> (mtime, size)
         self._uploading: dict[str, asyncio.Future[None]] = {}  # path -> its copy under way
         self._dirs: set[str] = set()                       # remote directories made
+        #: local directories outputs came back to (a stat and a mkdir each, once)
+        self._local_dirs: set[str] = set()
 
     # -- what the mode means ------------------------------------------------------------
     @property
@@ -286,8 +288,9 @@ class Stager:
                     continue
                 target = local_path(task.base_dir, rel)
                 parent = os.path.dirname(target)
-                if parent:
+                if parent and parent not in self._local_dirs:
                     os.makedirs(parent, exist_ok=True)
+                    self._local_dirs.add(parent)
                 async with attempt.file_transfer():
                     remote = f"{base}/{rel}"
                     self._stage_event("FILE_STAGE_OUT", task.jobid, remote, self.host, target,
@@ -300,6 +303,7 @@ class Stager:
                                       "localhost", end=True)
                 self._staged.pop(f"{base}/{rel}", None)  # a new version on the host
         except (ShellError, OSError) as exc:
+            self._local_dirs.clear()  # one may have been removed: a retry makes it again
             kind = (shell_failure_kind(exc) if isinstance(exc, ShellError)
                     and exc.kind is not ShellFailure.REMOTE else FailureKind.STAGE_OUT)
             cause = f"Could not stage out the outputs of {task.jobid} from {self.shell.name}: {exc}"
@@ -328,3 +332,4 @@ class Stager:
         self.site_dir = None
         self._staged.clear()
         self._dirs.clear()
+        self._local_dirs.clear()

@@ -38,9 +38,10 @@ import ipywidgets as W
 from swiftnb.attempts import Failure as Attempt
 from swiftnb.engine.task import TaskResult
 from swiftnb.events import Event
+from swiftnb.execution.joblog import read_record
 from swiftnb.runner import RunHandle
 from swiftnb.store import StoreError
-from swiftnb.display import when
+from swiftnb.display import last_lines, when
 
 __all__ = ["FailuresPanel", "PanelFailure", "FailureRow", "info_path"]
 
@@ -89,10 +90,6 @@ class FailureRow(NamedTuple):
     explain: W.Button
 
 
-def _tail(text: str, lines: int = 6) -> str:
-    return "\n".join((text or "").rstrip().splitlines()[-lines:])
-
-
 def info_path(attempt: Attempt, site_run: str) -> str:
     """Where the site wrote the attempt's ``-info`` record (execution/joblog.py)."""
     task = attempt.task
@@ -100,12 +97,13 @@ def info_path(attempt: Attempt, site_run: str) -> str:
     return os.path.join(task.run_dir, f"{site_run}.d", f"{name}-info")
 
 
-def _read(path: str, limit: int = 20_000) -> str:
+def _info_record(path: str, limit: int = 20_000) -> str:
+    """The -info record Swift wrote to ``path``, wherever it is (execution/joblog.py)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read(limit)
+        text = read_record(path)
     except OSError as exc:
         return f"(cannot read {path}: {exc.strerror or exc})"
+    return "(not written by the site)" if text is None else text[:limit]
 
 
 class FailuresPanel:
@@ -309,7 +307,7 @@ class FailuresPanel:
                 f"{'on ' + html.escape(f.site) if f.site else ''} &nbsp; "
                 f"<span class='swiftnb-when'>{html.escape(when(f.time))}</span><br>{where}"
                 f"<pre style='margin:2px 0;color:#900'>"
-                f"{html.escape(_tail(f.stderr) or f.message)}</pre>{state}</div>")
+                f"{html.escape(last_lines(f.stderr) or f.message)}</pre>{state}</div>")
 
     def details_html(self, f: PanelFailure) -> str:
         """What a row opens: command line, stdout, stderr and the -info file."""
@@ -318,8 +316,7 @@ class FailuresPanel:
         if f.explanation:
             parts.append(("explanation", f.explanation))
         if f.info_file:
-            parts.append((f"info file {f.info_file}", _read(f.info_file)
-                          if os.path.exists(f.info_file) else "(not written by the site)"))
+            parts.append((f"info file {f.info_file}", _info_record(f.info_file)))
         return "".join(f"<div class='swiftnb-failure-{label.split()[0]}'><b>{html.escape(label)}"
                        f"</b><pre style='{_PRE}'>{html.escape(text)}</pre></div>"
                        for label, text in parts)

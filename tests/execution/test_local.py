@@ -17,6 +17,7 @@ import pytest
 from swiftnb.engine.task import Task
 from swiftnb.events import EventBus
 from swiftnb.execution import local
+from swiftnb.execution.joblog import read_record
 from swiftnb.execution.local import LocalProvider
 from swiftnb.scheduling.single import SingleSiteExecutor
 
@@ -172,7 +173,7 @@ def test_failed_job_leaves_an_info_file_in_the_run_directory(tmp_path):
             await ex.close()
 
     assert not run(main()).ok
-    info = (tmp_path / "run001" / "wf-run001.d" / "sh-fail-info").read_text()
+    info = read_record(str(tmp_path / "run001" / "wf-run001.d" / "sh-fail-info"))
     assert "EXIT_CODE=4" in info and "why" in info and "ARGS=[-c, echo why >&2; exit 4]" in info
 
 
@@ -230,8 +231,8 @@ def test_job_directories_are_reused_and_gone_at_close(tmp_path):
 
 
 def test_info_records_of_successful_jobs_only_with_always_transfer(tmp_path):
-    """alwaysTransferWrapperLog: RUNDIR/SITE_RUN.d/JOBID-info for every job; without it,
-    for failed jobs only."""
+    """alwaysTransferWrapperLog: a JOBID-info record for every job (appended to
+    RUNDIR/SITE_RUN.d/jobs-info); without it, for failed jobs only."""
     for always in (False, True):
         base = tmp_path / f"always-{always}"
         base.mkdir()
@@ -250,12 +251,13 @@ def test_info_records_of_successful_jobs_only_with_always_transfer(tmp_path):
         ok, bad = run(main())
         assert ok.ok and not bad.ok
         info = base / "run001" / "s-run001.d"
-        assert (info / "sh-bad-info").read_text().count("EXIT_CODE=3") == 1
+        assert read_record(str(info / "sh-bad-info")).count("EXIT_CODE=3") == 1
         if always:
-            text = (info / "echo-ok-info").read_text()
+            text = read_record(str(info / "echo-ok-info"))
             assert "EXIT_CODE=0" in text and "ARGS=[fine]" in text and "OUTF=o.txt" in text
         else:
-            assert not (info / "echo-ok-info").exists()
+            assert read_record(str(info / "echo-ok-info")) is None
+        assert [p.name for p in info.iterdir()] == ["jobs-info"]  # one file, not one a job
 
 
 def _echo_tasks(tmp_path, n):

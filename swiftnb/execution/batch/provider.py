@@ -171,6 +171,7 @@ class BatchProvider(Provider):
                  host: str, remote: bool, work_dir: str = "swiftwork", site_run: str = "run",
                  keep: bool = False, staging: str = "swift", scratch: str | None = None,
                  cdm: CdmPolicy | None = None, always_info: bool = False,
+                 info_per_job: bool = False,
                  cleanup_command: tuple[str, ...] = ("/bin/rm", "-rf"),
                  bus: EventBus | None = None) -> None:
         self.name = name
@@ -196,7 +197,7 @@ class BatchProvider(Provider):
         self._local_tmp: str | None = None
         self._in_lrm: dict[str, _Job] = {}
         self._late: set[asyncio.Task[None]] = set()   # cancels of jobs submitted too late
-        self._info = InfoWriter(bus=self.bus)
+        self._info = InfoWriter(bus=self.bus, per_job=info_per_job)
         self.counts = {"submitted": 0, "queued": 0, "running": 0, "completed": 0, "failed": 0,
                        "canceled": 0}
 
@@ -592,4 +593,5 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> BatchProvider:
         remote=remote, work_dir=site.work_directory, site_run=ctx.site_run,
         keep=ctx.keep(site), staging=site.staging, scratch=site.scratch, cdm=ctx.cdm,
         always_info=ctx.config.always_transfer_wrapper_log,
+        info_per_job=ctx.config.wrapper_log_per_job,
         cleanup_command=(site.cleanup_command, *site.cleanup_command_options), bus=ctx.bus)

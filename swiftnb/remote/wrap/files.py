@@ -144,14 +144,17 @@ def _what(mode: int) -> str:
     return next((name for test, name in _FILE_TYPES if test(mode)), "not a regular file")
 
 
-def _make_regular(path: str, name: str, *, top: bool = True) -> str | None:
+def _make_regular(path: str, name: str, *, top: bool = True,
+                  st: os.stat_result | None = None) -> str | None:
     """Make the output the app left at ``path`` a regular file of its own (a directory:
     each file in it), as Swift/K's staging copied content: a symbolic link to a regular
     file or a file with other hard links (``ln /etc/passwd out``) is replaced by a copy
     of the data.  None when done, else why the output cannot be one (``name`` is how
     the message calls it): a dangling link, a link to a directory or a device, a pipe.
-    An OSError of the copy is raised (a stage-out trouble, not the app's)."""
-    st = os.lstat(path)
+    An OSError of the copy is raised (a stage-out trouble, not the app's).  ``st``:
+    ``path``'s lstat, if read already."""
+    if st is None:
+        st = os.lstat(path)
     if stat.S_ISREG(st.st_mode):
         if st.st_nlink > 1:
             _copy_regular(path, st.st_mode)

@@ -12,7 +12,8 @@ from .digests import output_digest
 from .files import _anonymous_file, _devnull, _make_regular, _move_atomic
 from .jobbase import _STDERR_SUFFIX, _STDOUT_SUFFIX
 from .names import glob_files, job_name
-from .processes import _APPS, MARK_VAR, end_orphans, kill_group, kill_marked, last_pid
+from .processes import (_APPS, MARK_VAR, end_orphans, kill_group, kill_marked, last_pid,
+                        strangers, with_descendants)
 from .report import signal_note
 from .sequence import ENDED
 from .spares import SpareDirs
@@ -28,6 +29,8 @@ class _Move(NamedTuple):
     dest: str
     staged: str | None   # the base_dir-relative path it lands at (``staged_out``), or None
     action: str | None   # a CDM action to report once moved ("GATHER out/a.txt"), or None
+    #: ``src``'s lstat when the check read it (the stage-out need not read it again)
+    st: os.stat_result | None = None
 
 
 
@@ -124,11 +127,23 @@ class Job(JobStaging):
     def end_processes(self) -> None:
         """Kill what the app left running (its background children): the call is over.
         Those that kept the mark are found anywhere; those that dropped it (``env -i``)
-        and outlived the app are children of this subreaper (``end_orphans``)."""
-        if self._started:
-            kill_marked(self.mark, after=self._pids_after)
+        and outlived the app are children of this subreaper (``end_orphans``).  As this
+        process is the apps' subreaper, what the app left is among its children that
+        are no running app (``strangers``): none, and both searches are skipped
+        (``left_strangers`` says so); else the marked ones are looked for in those
+        children's trees, not among every process made since the app started."""
         if self.app_pid is not None:
             _APPS.discard(self.app_pid)
+        found = strangers()
+        self.left_strangers = found is None or bool(found)
+        if not self.left_strangers:
+            return
+        if self._started:
+            if found is None or self.app_pid is None:
+                kill_marked(self.mark, after=self._pids_after)
+            else:  # the app has ended: what it left is among the strangers
+                kill_marked(self.mark, within=lambda: with_descendants(strangers() or []))
+        if self.app_pid is not None:
             end_orphans(self.app_pid, self.alone)
 
     def finish(self, returncode: int | None, *, timed_out: bool = False, canceled: bool = False,
@@ -174,7 +189,7 @@ class Job(JobStaging):
             try:
                 for move in moves:  # all regular files before any is moved
                     dest = move.dest
-                    cause = _make_regular(move.src, move.staged or dest)
+                    cause = _make_regular(move.src, move.staged or dest, st=move.st)
                     if cause is not None:
                         return self._result(False, 0, cause)
                 for move in moves:
@@ -254,16 +269,19 @@ class Job(JobStaging):
                 if path in outputs and not os.path.lexists(os.path.join(self.base_dir, path)):
                     missing.append(path)
                 continue
-            if not os.path.lexists(src):
+            try:
+                st = os.lstat(src)
+            except OSError:
                 if path in outputs:
                     missing.append(path)
                 continue
             if rule is not None:  # GATHER: to the site's DIR, not back to base_dir
-                moves.append(_Move(src, self._cdm_target(rule[1], path), None, f"GATHER {path}"))
+                moves.append(_Move(src, self._cdm_target(rule[1], path), None, f"GATHER {path}",
+                                   st))
             elif os.path.isabs(path):  # in place only now that the app has succeeded
-                moves.append(_Move(src, os.path.normpath(path), None, None))
+                moves.append(_Move(src, os.path.normpath(path), None, None, st))
             else:
-                moves.append(_Move(src, os.path.join(self.base_dir, path), path, None))
+                moves.append(_Move(src, os.path.join(self.base_dir, path), path, None, st))
         if self.spec.get("output_globs"):
             moves.extend(self._dynamic_outputs(seen))
         return missing, moves

@@ -90,6 +90,9 @@ class JobBase:
         self._started = False
         self._pids_after = 0
         self.app_pid: int | None = None  # set by started(pid)
+        #: whether a process the app left may still run (end_processes looks; until
+        #: then, unknown: True)
+        self.left_strangers = True
         self.alone = False  # the only job of this process (run_job in its own process)
         #: env.SWIFT_EXTRA_INFO's command and what it printed (Guide 11.4)
         self.extra_info_command = extra.get("SWIFT_EXTRA_INFO")

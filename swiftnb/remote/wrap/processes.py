@@ -42,51 +42,76 @@ def new_mark() -> str:
     return f"{os.getpid()}.{next(_MARKS)}.{time.monotonic_ns()}"
 
 
+def read_proc(path: str) -> bytes:
+    """A small /proc file's bytes in three system calls (``open()`` makes nine: its
+    buffer's fstat, isatty and seeks); on every call's path, a few times.  OSError."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        data = os.read(fd, 65536)
+        if len(data) < 65536:
+            return data
+        parts = [data]
+        while data:  # a long environment
+            data = os.read(fd, 65536)
+            parts.append(data)
+        return b"".join(parts)
+    finally:
+        os.close(fd)
+
+
 def last_pid() -> int:
     """The pid the kernel gave last (0 if unknown): a job's processes all come after the
     value read before it started, so a search for them may skip older ones."""
     try:
-        with open("/proc/loadavg", "rb") as fh:
-            return int(fh.read().split(b"/")[-1].split()[1])
+        return int(read_proc("/proc/loadavg").split(b"/")[-1].split()[1])
     except (OSError, ValueError, IndexError):
         return 0
 
 
-def _marked(needle: bytes, own: int, after: int, last: int) -> list[int]:
-    """The processes (not this one) between pid ``after`` and ``last`` whose environment
-    holds ``needle``; with ``after`` 0, of every process."""
+def _candidates(after: int, last: int) -> Iterable[int]:
+    """The processes between pid ``after`` and ``last``; with ``after`` 0, every one."""
     if after and 0 <= last - after <= _PROBE_SPAN:  # fewer pids to try than /proc holds
-        pids: Iterable[int] = range(after + 1, last + 1)
-    else:
-        try:
-            pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
-        except OSError:
-            return []
+        return range(after + 1, last + 1)
+    try:
+        return [pid for pid in (int(name) for name in os.listdir("/proc") if name.isdigit())
+                if pid > after]
+    except OSError:
+        return []
+
+
+def _marked(needle: bytes, own: int, pids: Iterable[int]) -> list[int]:
+    """The processes of ``pids`` (not this one) whose environment holds ``needle``."""
     found = []
     for pid in pids:
-        if pid <= after or pid == own:
+        if pid == own:
             continue
         try:
-            with open("/proc/%d/environ" % pid, "rb") as fh:
-                if needle in fh.read():
-                    found.append(pid)
+            if needle in read_proc("/proc/%d/environ" % pid):
+                found.append(pid)
         except OSError:  # no such process, or another user's
             continue
     return found
 
 
-def kill_marked(mark: str, sig: int = signal.SIGKILL, after: int = 0) -> int:
+def kill_marked(mark: str, sig: int = signal.SIGKILL, after: int = 0,
+                within: Callable[[], list[int]] | None = None) -> int:
     """Kill every process of the job marked ``mark``, again until none is left (one may
     fork meanwhile; a killed one has no environment left to match); how many were found.
-    ``after``: the last pid before the job started (``last_pid``), unless pids wrapped."""
+    ``after``: the last pid before the job started (``last_pid``), unless pids wrapped.
+    ``within``: where they can be, if known (``strangers`` and their descendants, once
+    the app has ended), asked again each round."""
     needle = (MARK_VAR + "=" + mark + "\0").encode()
     own = os.getpid()
     seen: set[int] = set()
     for _ in range(_KILL_ROUNDS):
-        last = last_pid()
-        if after and last < after:  # pid numbers wrapped round: search them all
-            after = 0
-        found = _marked(needle, own, after, last)
+        if within is not None:
+            pids: Iterable[int] = within()
+        else:
+            last = last_pid()
+            if after and last < after:  # pid numbers wrapped round: search them all
+                after = 0
+            pids = _candidates(after, last)
+        found = _marked(needle, own, pids)
         if not found:
             break
         for pid in found:
@@ -102,6 +127,9 @@ def kill_marked(mark: str, sig: int = signal.SIGKILL, after: int = 0) -> int:
 
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper = False
+#: the kernel made this process its apps' subreaper: every process an ended app left
+#: running is in the tree of a child of ours
+_reaper = False
 #: pids of the apps started in this process and not yet ended (Job.started)
 _APPS: set[int] = set()
 _ORPHAN_ROUNDS = 50
@@ -112,13 +140,50 @@ def become_subreaper() -> None:
     (Linux PR_SET_CHILD_SUBREAPER), so that one which dropped the job's mark (``env -i``)
     is still found, as a child of ours in the app's session, and ended with its call.
     Once per process; nothing where prctl is missing."""
-    global _subreaper
+    global _subreaper, _reaper
     if _subreaper:
         return
     _subreaper = True
     prctl = load_prctl()
     if prctl:
-        prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        _reaper = prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+
+
+def strangers() -> list[int] | None:
+    """This process's children that are no running app of ours: where whatever an ended
+    app left running is (its descendants were reparented to this subreaper, so each is
+    one of these or under one); besides, apps of ours still being started.  None when
+    not known (this process is not its apps' subreaper: they may be anywhere).  One
+    look at the children lists, where a search by pid reads the environment of every
+    process made since the app started (on every call's path).  Only the main
+    thread's list is read: the kernel gives a subreaper's orphans to its first live
+    thread, and apps started on other threads are no strangers."""
+    if not _reaper:
+        return None
+    try:
+        kids = read_proc(f"/proc/self/task/{os.getpid()}/children").split()
+    except OSError:  # the main thread has ended: orphans go to another one
+        return [pid for pid in children() if pid not in _APPS]
+    return [pid for pid in map(int, kids) if pid not in _APPS]
+
+
+def with_descendants(pids: list[int]) -> list[int]:
+    """``pids`` and every process under them (their threads' /proc children lists)."""
+    found: list[int] = []
+    todo = list(pids)
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                todo.extend(int(p) for p in read_proc(f"/proc/{pid}/task/{tid}/children").split())
+            except (OSError, ValueError):
+                pass
+    return found
 
 
 def children() -> list[int]:
@@ -130,8 +195,7 @@ def children() -> list[int]:
         return found
     for tid in tasks:
         try:
-            with open(f"/proc/self/task/{tid}/children", "rb") as fh:
-                found.extend(int(p) for p in fh.read().split())
+            found.extend(int(p) for p in read_proc(f"/proc/self/task/{tid}/children").split())
         except (OSError, ValueError):
             pass
     return found
@@ -140,8 +204,7 @@ def children() -> list[int]:
 def _session_of(pid: int) -> tuple[int, int, int] | None:
     """(parent pid, process group, session) of ``pid``, None once it is gone."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            fields = fh.read().rsplit(b")", 1)[1].split()
+        fields = read_proc(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
         return int(fields[1]), int(fields[2]), int(fields[3])
     except (OSError, IndexError, ValueError):
         return None
