@@ -102,17 +102,21 @@ class EventBus:
 
     def __init__(self, clock: Callable[[], float] = _time.time) -> None:
         self.clock = clock
-        self._subscribers: list[Subscriber] = []
+        # a tuple replaced on (un)subscribe: emit, once per log line, iterates it as it
+        # is, and a subscriber that (un)subscribes while called changes the next emit only
+        self._subscribers: tuple[Subscriber, ...] = ()
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Add a subscriber; returns the function that removes it again."""
-        self._subscribers.append(callback)
+        self._subscribers = (*self._subscribers, callback)
 
         def unsubscribe() -> None:
+            subscribers = list(self._subscribers)
             try:
-                self._subscribers.remove(callback)
+                subscribers.remove(callback)
             except ValueError:
-                pass
+                return
+            self._subscribers = tuple(subscribers)
 
         return unsubscribe
 
@@ -135,13 +139,13 @@ class EventBus:
             logger,
             text,
         )
-        for callback in tuple(self._subscribers):
+        for callback in self._subscribers:
             callback(event)
         return event
 
     def publish(self, event: Event) -> None:
         """Forward an already-built event (a log being tailed, a remote service)."""
-        for callback in tuple(self._subscribers):
+        for callback in self._subscribers:
             callback(event)
 
 

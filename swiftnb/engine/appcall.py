@@ -9,43 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import values as V
 from swiftnb.engine.memo import CallMemo, MemoDecision
 from swiftnb.engine.restart import RestartLog, RestartLogError
-from swiftnb.engine.task import Executor, Task, TaskResult
+from swiftnb.engine.task import Executor, Task
 
 if TYPE_CHECKING:
     from swiftnb.engine.pgraph import PGraph
     from swiftnb.engine.procedures import AppCall
     from swiftnb.events import EventBus
 
-__all__ = ["AppCalls", "attempts"]
-
-
-async def attempts(submit: Callable[[Task], Awaitable[TaskResult]], task: Task, retries: int,
-                   emit: Callable[..., object]) -> TaskResult:
-    """Run ``task`` up to ``1 + retries`` times (executionRetries) until it succeeds, is
-    canceled or fails in a way no retry would change; the last attempt's result."""
-    result = None
-    for attempt in range(1 + retries):
-        # each attempt is its own Task (executors may keep the one they ran)
-        result = await submit(dataclasses.replace(task, attempt=attempt))
-        if result.ok or result.canceled:
-            break
-        emit("APPLICATION_EXCEPTION", {"jobid": task.jobid, "message": result.message})
-        if not result.retryable:
-            break  # e.g. no executable bit: Swift did not retry, nothing would differ
-    assert result is not None
-    return result
+__all__ = ["AppCalls"]
 
 
 class AppCalls:
-    """The run's app calls: submit and _run_app."""
+    """The run's app calls: submit, and _run_app for a call that runs (or is memoized)."""
 
     bus: EventBus
     executor: Executor
@@ -76,8 +60,27 @@ class AppCalls:
         if self.aborted:
             call.finish(False, "run aborted")
             return
+        if self._ends_at_once(call, task):
+            return
         self.active += 1
         self.spawn(self._run_app(call, task))
+
+    def _ends_at_once(self, call: AppCall, task: Task) -> bool:
+        """A call that runs nothing (``-dryrun``, or ``-resume`` finds its outputs) ends
+        from the engine's queue, without a coroutine of its own: a dry run of 100,000
+        calls would otherwise hold 100,000 pending asyncio tasks."""
+        restarted = bool(self.restart is not None and task.outputs
+                         and self.restart.is_done(task.outputs))
+        if not restarted and not self.dry_run:
+            return False
+        if self.pgraph is not None:
+            self.pgraph.call(call.info.name, task)
+        emit = self.bus.emit
+        emit("JOB_INIT", {"jobid": task.jobid, "tr": task.tr})
+        if restarted:
+            emit("JOB_RESTARTED", {"jobid": task.jobid})
+        V.schedule(functools.partial(call.finish, True))
+        return True
 
     def _record_restart(self, task: Task) -> None:
         """A finished call's outputs into the restart log (for ``-resume``)."""
@@ -97,13 +100,6 @@ class AppCalls:
             if self.pgraph is not None:
                 self.pgraph.call(info.name, task)
             emit("JOB_INIT", {"jobid": task.jobid, "tr": task.tr})
-            if self.restart is not None and task.outputs and self.restart.is_done(task.outputs):
-                emit("JOB_RESTARTED", {"jobid": task.jobid})
-                ok = True
-                return
-            if self.dry_run:
-                ok = True
-                return
             memo = self.memo
             decision: MemoDecision | None = None
             if memo is not None:
@@ -123,7 +119,18 @@ class AppCalls:
             emit("PROCEDURE", {"line": info.proc.pos.line, "thread": thread, "name": info.name},
                  level="DEBUG")
             started = time.time()
-            result = await attempts(self.executor.submit, task, self.retries, emit)
+            # up to 1 + executionRetries attempts, here rather than in a coroutine of
+            # their own: each frame is held by every call waiting for a slot
+            submit = self.executor.submit
+            result = await submit(task)
+            attempt = 0
+            while not result.ok and not result.canceled:
+                emit("APPLICATION_EXCEPTION", {"jobid": task.jobid, "message": result.message})
+                if attempt == self.retries or not result.retryable:
+                    break  # not retryable, e.g. no executable bit: nothing would differ
+                attempt += 1
+                # each retry is its own Task (executors may keep the one they ran)
+                result = await submit(dataclasses.replace(task, attempt=attempt))
             if memo is not None and decision is not None and not result.canceled:
                 await memo.remember(task, result, decision, started, time.time())
             emit("JOB_END", {"jobid": task.jobid})

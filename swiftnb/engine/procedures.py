@@ -10,6 +10,7 @@ an asyncio task: that is a real wait.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +67,7 @@ class ProcInfo:
         self.out_slots: list[int] = []
         self.out_syms: list[Sym] = []
         self.in_syms: list[Sym] = []
+        #: each command: (executable, argument evaluators, redirections, "file:line:col")
         self.commands: list[Any] = []
         self.profiles: list[Any] = []
         #: a compound procedure whose body may end with an output (not an array or a
@@ -109,7 +111,10 @@ class ProcInfo:
             args = [c.expr(a, scope) for a in cmd.args]
             redir = [c.expr(r, scope) if r is not None else None
                      for r in (cmd.stdin, cmd.stdout, cmd.stderr)]
-            self.commands.append((cmd.executable, args, redir, cmd.pos))
+            # the command's place as failure messages name it (script.swift:12:5),
+            # made once here rather than per call
+            source = f"{os.path.basename(cmd.pos.file)}:{cmd.pos.line}:{cmd.pos.column}"
+            self.commands.append((cmd.executable, args, redir, source))
         self.profiles = [(c.expr(pr.key, scope), c.expr(pr.value, scope)) for pr in p.profiles]
 
     def make_frame(self) -> list:
@@ -324,6 +329,9 @@ def _deref(v: Any) -> Any:
 
 class AppCall:
     """One app invocation: wait for inputs, build the task, submit, set outputs."""
+
+    # slots: one is held by every call of a large run that waits for a slot
+    __slots__ = ("rt", "info", "frame", "outs", "done", "pos")
 
     def __init__(self, rt: Runtime, info: ProcInfo, frame: list, outs: list[Node],
                  done: Callable[[], None], pos: A.Pos) -> None:

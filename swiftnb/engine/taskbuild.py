@@ -7,6 +7,7 @@ declared below.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,16 @@ __all__ = ["TaskBuilding"]
 
 _B35 = "0123456789abcdefghijklmnopqrstuvxyz"  # base 35: a-z without w
 _UID_SPACE = 35**8  # eight base-35 digits
+_PAIR_SPACE = 35**2
+#: two base-35 digits, least significant first, for each number below 35**2
+_PAIRS = tuple(_B35[n % 35] + _B35[n // 35] for n in range(_PAIR_SPACE))
+
+
+@functools.lru_cache(maxsize=1024)
+def _jobid_prefix(tr: str) -> str:
+    """``echo-``: the app's name as a job id starts, made once per app."""
+    return "".join(ch if ch.isalnum() or ch in "_-" else "_"
+                   for ch in os.path.basename(tr)) + "-"
 
 
 class TaskBuilding:
@@ -60,12 +71,9 @@ class TaskBuilding:
         # a bijection of the per-run counter mod 35**8 (7919 is prime to 35): ids look
         # scattered like Swift's but never repeat within a run
         n = (next(self._uid) * 7919) % _UID_SPACE
-        s = ""
-        for _ in range(8):
-            s += _B35[n % 35]
-            n //= 35
-        clean = "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in os.path.basename(tr))
-        return f"{clean}-{s}"
+        high, low = divmod(n, _PAIR_SPACE ** 2)
+        return (f"{_jobid_prefix(tr)}{_PAIRS[low % _PAIR_SPACE]}{_PAIRS[low // _PAIR_SPACE]}"
+                f"{_PAIRS[high % _PAIR_SPACE]}{_PAIRS[high // _PAIR_SPACE]}")
 
     def _words(self, v: Any, out: list[str]) -> None:
         if isinstance(v, Node):
@@ -93,7 +101,7 @@ class TaskBuilding:
     def build_task(self, info: ProcInfo, frame: list, outs: list[Node], pos: A.Pos) -> Task:
         if not info.commands:
             raise SwiftError(f"app {info.name} has no command")
-        exe, args, redir, cpos = info.commands[0]
+        exe, args, redir, source = info.commands[0]
         argv, rd = self._command_line(args, redir, frame)
         profiles: dict[str, str] = {}
         for k, v in info.profiles:
@@ -101,12 +109,17 @@ class TaskBuilding:
         inputs: list[str] = []
         for slot in info.in_slots:
             x = frame[slot]
-            if isinstance(x, Node):
+            if x.__class__ is FileNode:
+                inputs.append(self.path_of(x))
+            elif isinstance(x, Node):
                 for leaf in V.file_leaves(x):
                     inputs.append(self.path_of(leaf))
         outputs: list[str] = []
         globs: list[str] = []
         for o in outs:
+            if o.__class__ is FileNode:
+                outputs.append(self.path_of(o))
+                continue
             for leaf in V.file_leaves(o):
                 outputs.append(self.path_of(leaf))
             if isinstance(o, Composite) and not o.closed:
@@ -128,15 +141,15 @@ class TaskBuilding:
                 except OSError:
                     pass
         maxwall = None
-        mw = profiles.get("maxwalltime") or profiles.get("maxWallTime")
-        if mw:
-            maxwall = _walltime(mw)
-        tr = exe
+        if profiles:
+            mw = profiles.get("maxwalltime") or profiles.get("maxWallTime")
+            if mw:
+                maxwall = _walltime(mw)
         task = Task(
-            jobid=self._jobid(tr), tr=tr, args=argv, base_dir=self.base_dir, run_dir=self.run_dir,
-            stdin=rd[0], stdout=rd[1], stderr=rd[2], inputs=inputs, outputs=outputs,
-            profiles=profiles, maxwalltime=maxwall,
-            source=_source(cpos), thread=f"R-{next(self._thread)}", output_globs=globs,
+            jobid=self._jobid(exe), tr=exe, args=argv, base_dir=self.base_dir,
+            run_dir=self.run_dir, stdin=rd[0], stdout=rd[1], stderr=rd[2], inputs=inputs,
+            outputs=outputs, profiles=profiles, maxwalltime=maxwall, source=source,
+            thread=f"R-{next(self._thread)}", output_globs=globs,
         )
         if len(info.commands) > 1:
             task.more_commands = self._more_commands(info.commands[1:], frame)
@@ -146,10 +159,10 @@ class TaskBuilding:
         """The commands after the first of an app body of several (trunk runs them in
         order in the one job directory), each with its own words and redirections."""
         more = []
-        for exe, args, redir, cpos in commands:
+        for exe, args, redir, source in commands:
             argv, streams = self._command_line(args, redir, frame)
             more.append(Command(tr=exe, args=argv, stdin=streams[0], stdout=streams[1],
-                                stderr=streams[2], source=_source(cpos)))
+                                stderr=streams[2], source=source))
         return tuple(more)
 
     def _command_line(self, args: list[Any], redir: list[Any],
@@ -167,11 +180,6 @@ class TaskBuilding:
                 self._words(r(frame), words)
                 streams.append(" ".join(words))
         return argv, streams
-
-
-def _source(pos: A.Pos) -> str:
-    """``script.swift:12:5``: a command's place, as failure messages name it."""
-    return f"{os.path.basename(pos.file)}:{pos.line}:{pos.column}"
 
 
 def _walltime(text: str) -> float | None:

@@ -127,12 +127,15 @@ class Attempt(StatusReporter):
     async def hold_submit(self) -> None:
         """Step 3: take the site's submit throttle, then the run's (given back at the
         provider's first status after SUBMITTING, or at the end)."""
-        await self.host_submit.acquire()
-        try:
-            await self.throttles.job_submit.acquire()
-        except BaseException:
-            self.host_submit.release()
-            raise
+        if not self.host_submit.try_acquire():  # free slots are taken without a wait
+            await self.host_submit.acquire()
+        job_submit = self.throttles.job_submit
+        if not job_submit.try_acquire():
+            try:
+                await job_submit.acquire()
+            except BaseException:
+                self.host_submit.release()
+                raise
         self.holds_submit = True
 
     def release_submit(self) -> None:

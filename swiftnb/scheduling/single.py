@@ -111,10 +111,16 @@ class SingleSiteExecutor(ThrottleControl):
                     ok=False, failure=FailureKind.NOT_EXECUTABLE,
                     message=f'The application "{missing}" is not available on any of the sites')
             task = self.apps.resolve(self.name, task)
-        await self._ensure_started()
+        if not self._started:
+            await self._ensure_started()
         if not self.parallel.try_acquire():
             self.waits.full(self.name, self.parallel.limit)
-            await self.parallel.acquire()
+            turn = self.parallel.queue()  # awaited here: no coroutine per waiting call
+            try:
+                await turn
+            except asyncio.CancelledError:
+                self.parallel.withdraw(turn)
+                raise
         try:
             if self.closed:  # the run stopped while this call waited for a slot
                 return TaskResult(ok=False, message="Canceled: the run was stopped",
