@@ -178,8 +178,9 @@ class Scheduler(ThrottleControl):
     # ================================================================ Executor interface
     async def submit(self, task: Task) -> TaskResult:
         """Run one attempt of ``task`` on a site chosen by the policy."""
-        if self.closed:
-            raise SchedulerError("scheduler is closed")
+        if self.closed:  # the run stopped before this call reached a site: status 6
+            return TaskResult(ok=False, message="Canceled: the run was stopped",
+                              failure=FailureKind.CANCELED)
         self.stats["submitted"] += 1
         if self.clusterer is not None and self.clusterer.eligible(task):
             result = await self.clusterer.submit(task)

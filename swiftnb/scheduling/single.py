@@ -99,10 +99,15 @@ class SingleSiteExecutor(ThrottleControl):
                 await self.provider.start()
                 self._started = True
 
+    def _stopped(self) -> TaskResult:
+        """A call the stopped run will not start: canceled, as Swift's status 6."""
+        return TaskResult(ok=False, message="Canceled: the run was stopped",
+                          site=self.name, failure=FailureKind.CANCELED)
+
     async def submit(self, task: Task) -> TaskResult:
         """Run one attempt of a task on the provider; returns when it has ended."""
-        if self.closed:
-            raise RuntimeError("executor is closed")
+        if self.closed:  # the run stopped before this call reached the site
+            return self._stopped()
         self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
         if self.apps is not None:
             missing = self.apps.missing(self.name, task)
@@ -123,8 +128,7 @@ class SingleSiteExecutor(ThrottleControl):
                 raise
         try:
             if self.closed:  # the run stopped while this call waited for a slot
-                return TaskResult(ok=False, message="Canceled: the run was stopped",
-                                  site=self.name, failure=FailureKind.CANCELED)
+                return self._stopped()
             attempt = Attempt(self.bus, self.name, self.task_ids.next(), self.host_submit,
                               self.run_throttles)
             job = self.provider.prepare(task)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from swiftnb.engine.task import Task, TaskResult
+from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import Event, EventBus, TaskStatus
 from swiftnb.scheduling.clustering import ClusteringSettings
 from swiftnb.scheduling.provider import Job, Provider, ProviderState, StatusReporter, swift_job_dir
@@ -114,3 +114,22 @@ def test_panels_reach_providers_through_the_throttle_control_interface() -> None
     assert sched.providers() == [a, b]
     assert [p.name for p in single.providers()] == ["local"]
     assert not isinstance(DryRunExecutor(bus), ThrottleControl)
+
+
+def test_a_call_reaching_a_stopped_run_is_canceled_not_an_error() -> None:
+    """Ctrl-C closes the executor while the engine still hands it calls: those end as
+    canceled (status 6), with nothing executed and no traceback in the log."""
+    for executor, provider in _closed_executors():
+        async def late_call() -> TaskResult:
+            await executor.close()
+            return await executor.submit(_task(9))
+
+        result = asyncio.run(late_call())
+        assert not result.ok and result.failure is FailureKind.CANCELED
+        assert "stopped" in result.message and provider.executed == []
+
+
+def _closed_executors() -> list[tuple[SingleSiteExecutor | Scheduler, _Checking]]:
+    one, many = _Checking("local"), _Checking("a")
+    return [(SingleSiteExecutor(one, EventBus()), one),
+            (Scheduler([Site("a", many)], EventBus()), many)]
