@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import stat
 import tempfile
@@ -58,10 +59,12 @@ def write_atomically(path: str, data: bytes, mode: int | None = None) -> None:
         fh.write(data)
 
 
+@functools.cache
 def new_file_mode() -> int:
     """The mode a new file gets here (0666 less the umask): mkstemp makes 0600, and a file
     fetched through a temporary name should look like any other.  Read from /proc, since
-    setting the umask to learn it would race with other threads."""
+    setting the umask to learn it would race with other threads; once per process (a
+    process's umask is set at its start: an SSH site fetches thousands of files)."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
             for line in f:

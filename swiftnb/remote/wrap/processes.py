@@ -174,28 +174,26 @@ def with_descendants(pids: list[int]) -> list[int]:
     while todo:
         pid = todo.pop()
         found.append(pid)
-        try:
-            tasks = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in tasks:
-            try:
-                todo.extend(int(p) for p in read_proc(f"/proc/{pid}/task/{tid}/children").split())
-            except (OSError, ValueError):
-                pass
+        todo.extend(_children_of(str(pid)))
     return found
 
 
 def children() -> list[int]:
     """This process's children (its threads' /proc children lists)."""
+    return _children_of("self")
+
+
+def _children_of(pid: str) -> list[int]:
+    """The children of process ``pid`` (a number or ``self``): one list per thread,
+    since a child belongs to the thread that forked it; none once it is gone."""
     found: list[int] = []
     try:
-        tasks = os.listdir("/proc/self/task")
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return found
     for tid in tasks:
         try:
-            found.extend(int(p) for p in read_proc(f"/proc/self/task/{tid}/children").split())
+            found.extend(int(p) for p in read_proc(f"/proc/{pid}/task/{tid}/children").split())
         except (OSError, ValueError):
             pass
     return found
