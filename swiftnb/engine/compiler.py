@@ -748,9 +748,7 @@ class Compiler:
             a = base(f)
             k = idx(f)
             if a.__class__ is ArrayNode:
-                n = a.items.get(k)
-                if n is None:
-                    n = a.lookup(k)
+                n = a.lookup(k)
             elif isinstance(a, dict):
                 if k not in a:
                     raise SwiftError(f"Invalid index [{k}]")
@@ -835,9 +833,7 @@ class Compiler:
                     if isinstance(a, Node) and a.state == V.FAILED:
                         raise Failed(a.error)  # type: ignore[arg-type]  # FAILED: its error is set
                     raise SwiftError("indexing a value that is not an array")
-                n = a.items.get(k)
-                if n is None:
-                    n = a.lookup(k)
+                n = a.lookup(k)
                 return n if isinstance(n, Node) else V.closed_cell(n)
             return evr
         if isinstance(e, (A.Member, A.StarIndex)):

@@ -92,6 +92,26 @@ class Exec:
         for get in self.holds:
             get(f).remove_writer()
 
+    def attempt(self, f: list, done: Done) -> bool:
+        """:meth:`run_unheld`, except that a statement that finished at once may return
+        True instead of calling ``done`` (one call less per loop iteration); False:
+        ``done`` is called, now or later."""
+        self.run_unheld(f, done)
+        return False
+
+    def run_unheld(self, f: list, done: Done) -> None:
+        """Run as the one statement of a block, which has not counted it as a writer of
+        what it holds: while the block starts, its own starter holds all of that, so a
+        statement that finishes at once need not count itself (the hot path of a loop
+        body ``a[i] = expr``); this one counts itself first, as the block would have."""
+        holds = self.holds
+        if holds:
+            for get in holds:
+                get(f).add_writer()
+            if not self.self_release:
+                done = _releaser(f, holds, done)
+        self.run(f, done)
+
     def fail_writes(self, f: list, err: SwiftError) -> None:
         """The statement will not run (its inputs failed): its outputs fail too, so that
         their readers are skipped instead of waiting forever."""
@@ -145,7 +165,8 @@ class BlockExec(Exec):
             scope.hidden = []
         self.stmts = stmts
         self.decls: list[Sym] = list(scope.decls)
-        self.single = len(stmts) == 1 and not self.decls and not stmts[0].holds
+        #: one statement and nothing declared: the statement runs without the set-up
+        self.single = len(stmts) == 1 and not self.decls
         #: slots of the variables holding files that this scope cleans up when it ends
         #: (Swift's cleanDataset: temporary files nothing else refers to are deleted)
         self.cleanups: tuple[int, ...] = tuple(
@@ -153,6 +174,16 @@ class BlockExec(Exec):
         #: the statement running this block cleans up itself (iterate: its condition
         #: may still read the iteration's files after the body has finished)
         self.defer_gc = False
+
+    def starter(self) -> Callable[[list, Done], bool]:
+        """What starts this block in a frame made by the caller (a loop iteration), as
+        :meth:`Exec.attempt`: for one statement and nothing declared that statement
+        itself, else ``run_in``."""
+        return self.stmts[0].attempt if self.single else self._attempt_in
+
+    def _attempt_in(self, f: list, done: Done) -> bool:
+        self.run_in(f, done)
+        return False
 
     def run(self, parent: list, done: Done) -> None:
         """Run as a statement (a nested block, an if/switch branch): one level deeper."""
@@ -182,10 +213,18 @@ class BlockExec(Exec):
         statements count their own nesting, once, not once per iteration).
         ``deferred``: set up now, start the statements from the trampoline."""
         if self.single:
-            if deferred:  # the one statement holds nothing: nothing to set up
-                V.schedule(lambda: self.stmts[0].run(f, done))
-            else:
-                self.stmts[0].run(f, done)
+            st = self.stmts[0]
+            if not deferred:
+                st.run_unheld(f, done)
+                return
+            holds = st.holds
+            if holds:  # set up now: the caller may release its holds when this returns
+                for get in holds:
+                    get(f).add_writer()
+                if not st.self_release:
+                    done = _releaser(f, holds, done)
+            then = done
+            V.schedule(lambda: st.run(f, then))
             return
         if self.cleanups and self.rt.file_gc and not self.defer_gc:
             done = _cleaner(self.rt, f, self.cleanups, done)
@@ -487,6 +526,32 @@ class IndexAssignExec(Exec):
         self.lv = lv
 
     self_release = True  # the hot path: no release closure per run
+
+    def run_unheld(self, f: list, done: Done) -> None:
+        if self.attempt(f, done):
+            done()
+
+    def attempt(self, f: list, done: Done) -> bool:
+        """Assign at once if the value is there (no writer counting), else count this
+        statement as a writer and wait as :meth:`run` does."""
+        try:
+            v = self.ev(f)
+            a = self.arr(f)
+            k = self.key(f)
+            if self.to_float and v.__class__ is int:
+                v = float(v)
+            a.set_value(k, v)
+        except NotReady as nr:
+            for get in self.holds:
+                get(f).add_writer()
+            nr.wait(lambda: self.run(f, done))
+            return False
+        except Failed as e:
+            _fail_lv(self.lv, f, e.error)
+        except SwiftError as e:
+            self.rt.runtime_error(e, self.pos)
+            _fail_lv(self.lv, f, SwiftError(e.message, dependency=True))
+        return True
 
     def run(self, f: list, done: Done) -> None:
         try:

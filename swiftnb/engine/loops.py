@@ -112,7 +112,7 @@ _DRIVE_SLICE = 10000
 class _ForeachRun:
     __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
                  "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
-                 "released", "arr_held", "self_ref", "count", "thread")
+                 "released", "arr_held", "self_ref", "count", "thread", "due")
 
     def __init__(self, st: ForeachExec, f: list, src: ArrayNode | RangeItems,
                  done: Done) -> None:
@@ -121,6 +121,8 @@ class _ForeachRun:
         self.done = done
         self.running = 0
         self.driving = False
+        #: a drive is queued on the trampoline (keys arriving in a burst share it)
+        self.due = False
         self.finished = False
         self.max = st.rt.max_foreach_threads
         self.vslot = st.vslot
@@ -159,7 +161,8 @@ class _ForeachRun:
         if self.self_ref and not self.arr_held and not self.finished:
             self.arr.add_writer()  # type: ignore[union-attr]  # self_ref: arr is set
             self.arr_held = True
-        if not self.driving:
+        if not self.driving and not self.due:
+            self.due = True
             V.schedule(self._drive)
 
     def _closed(self) -> None:
@@ -167,15 +170,21 @@ class _ForeachRun:
         self._drive()
 
     def _drive(self) -> None:
+        self.due = False
         if self.finished or self.driving:
             return
         self.driving = True
         try:
             body = self.body
-            nslots = body.scope.nslots + 1
+            start = body.starter()
+            done = self._it_done
+            logged = self.thread is not None
+            # an iteration's frame: the enclosing frame, the loop variables, and last
+            # the iteration's key (temporary names, unit events)
+            blank: list[Any] = [None] * (body.scope.nslots + 1)
+            blank[0] = self.f
             vslot = self.vslot
             kslot = self.kslot
-            f = self.f
             it = self.it
             q = self.queue
             budget = _DRIVE_SLICE
@@ -204,17 +213,19 @@ class _ForeachRun:
                         v = node
                 else:
                     break
-                fr: list[Any] = [None] * nslots
-                fr[0] = f
+                fr = blank[:]
                 fr[vslot] = v
                 if kslot:
                     fr[kslot] = k
-                self.running += 1
-                if self.thread is None:
-                    fr[-1] = (ITER, k)
-                    body.run_in(fr, self._it_done)
-                else:
+                if logged:
+                    self.running += 1
                     self._logged_iteration(fr, k)
+                else:
+                    fr[-1] = (ITER, k)
+                    # counted only if it goes on (its end may come before this count,
+                    # from the trampoline: the sum is right once this returns)
+                    if not start(fr, done):
+                        self.running += 1
         finally:
             self.driving = False
         if self.finished:

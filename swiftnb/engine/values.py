@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any, cast
 
+from swiftnb.engine.denseitems import DenseItems
 from swiftnb.errors import SwiftnbError
 
 if TYPE_CHECKING:
@@ -402,11 +403,10 @@ class Composite(Node):
     """What arrays and structs share: writer counting and deep-closure tracking."""
 
     __slots__ = ("writers", "closed", "open_children", "tinfo", "key_waiters", "mapper",
-                 "watch", "tag")
+                 "tag")
 
     def _init_composite(self, tinfo: TypeInfo) -> None:
         self.mapper: Mapper | Cell | None = None  # as FileNode.mapped_by
-        self.watch: Callback | None = None
         self.tag: str | None = None  # stable name stem for unmapped temporaries
         self.writers = 0
         self.closed = False
@@ -422,8 +422,6 @@ class Composite(Node):
         self.writers -= n
         if self.writers <= 0 and not self.closed:
             self.close()
-        elif self.watch is not None:
-            schedule(self.watch)  # a self-referencing foreach re-checks its end
 
     def close(self) -> None:
         """No more keys or members will be assigned: close this and its open parts,
@@ -520,7 +518,9 @@ class Composite(Node):
 
 
 class ArrayNode(Composite):
-    """A sparse monotonic array: ``items`` maps key -> element node.
+    """A sparse monotonic array: ``items`` maps key -> element node (or a closed
+    primitive element's plain value): a :class:`DenseItems` while the keys have come as
+    0, 1, 2, ..., a dict from the first key that did not.
 
     ``subscribers`` are called with each new key (``foreach``); ``key_waiters`` once the
     key set is final; ``waiters`` once every element is closed too.
@@ -533,13 +533,21 @@ class ArrayNode(Composite):
     def __init__(self, tinfo: TypeInfo, parent: Any = None, key: Any = None) -> None:
         Node.__init__(self, parent, key)
         self._init_composite(tinfo)
-        self.items: dict[Any, Any] = {}  # Nodes, and closed primitives' plain values
+        elem = tinfo.elem
+        self.items: DenseItems | dict[Any, Any] = DenseItems(
+            ints=elem is not None and elem.name == "int")
         self.subscribers: list[Callable[[Any, Node], None]] | None = None
         self.missing: dict[Any, list[Callback]] | None = None
         self.next_auto = 0
 
     def _children(self) -> Iterable[Node]:
-        return self.items.values()
+        # only composite elements matter to ``close`` (a Cell element of an array is
+        # closed by its writer): a list of them, not a walk of a million plain values
+        items = self.items
+        if items.__class__ is DenseItems and items.all_plain():
+            return ()
+        return [x for x in items.values()
+                if x.__class__ is ArrayNode or x.__class__ is StructNode]
 
     def element(self, key: Any) -> Node:
         """The element at ``key`` for writing, created (open) if it is not there yet."""
@@ -553,8 +561,18 @@ class ArrayNode(Composite):
             raise SwiftError(f"{self.name}[{_fmt_key(key)}] is written to twice")
         return node
 
+    def _store(self, key: Any, item: Any) -> None:
+        """Put a new key's item in: by position while keys come in order, else in a dict."""
+        items = self.items
+        if items.__class__ is DenseItems:
+            if key.__class__ is int and key == len(items.vals):
+                items.append(item)
+                return
+            self.items = items = items.to_dict()
+        items[key] = item  # type: ignore[index]  # a dict here
+
     def _add(self, key: Any, node: Node) -> None:
-        self.items[key] = node
+        self._store(key, node)
         self._count_child(node)
         if self.subscribers is not None:
             for sub in self.subscribers:
@@ -586,12 +604,32 @@ class ArrayNode(Composite):
     def set_value(self, key: Any, value: Any) -> None:
         """Assign a primitive element in one step (the common ``a[i] = expr``)."""
         items = self.items
-        node = items.get(key)
+        if items.__class__ is DenseItems:
+            vals = items.vals
+            if key.__class__ is int and key == len(vals) and not self.closed:
+                # the next key in order: the hot path of ``a[i] = expr`` in a foreach
+                if vals.__class__ is list or value.__class__ is int:
+                    try:
+                        vals.append(value)
+                    except OverflowError:  # past 64 bits: no longer an array('q')
+                        items.append(value)
+                else:
+                    items.append(value)
+                node = None
+            else:
+                node = items.get(key)
+                if node is None:
+                    if self.closed:
+                        raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
+                    self._store(key, value)
+        else:
+            node = items.get(key)
+            if node is None:
+                if self.closed:
+                    raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
+                # a closed primitive element is stored as the plain value (no Cell)
+                items[key] = value  # type: ignore[index]  # a dict here
         if node is None:
-            if self.closed:
-                raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
-            # a closed primitive element is stored as the plain value (no Cell)
-            items[key] = value
             if self.subscribers is not None:
                 for sub in self.subscribers:
                     sub(key, value)
@@ -617,9 +655,14 @@ class ArrayNode(Composite):
         return node_or_value
 
     def lookup(self, key: Any) -> Node:
-        """The element at ``key`` for reading; NotReady until it exists; error if the
-        array closed without it."""
-        node = self.items.get(key)
+        """The element at ``key`` for reading (a node, or a closed primitive's plain
+        value); NotReady until it exists; error if the array closed without it."""
+        items = self.items
+        if items.__class__ is DenseItems:
+            vals = items.vals
+            if key.__class__ is int and 0 <= key < len(vals):
+                return vals[key]
+        node = items.get(key)
         if node is not None:
             return node
         if self.state == FAILED:
@@ -670,7 +713,10 @@ class ArrayNode(Composite):
         Composite._close_keys(self)
 
     def sorted_keys(self) -> list[Any]:
-        return sort_keys(self.items.keys())
+        items = self.items
+        if items.__class__ is DenseItems:
+            return list(range(len(items)))  # in order already
+        return sort_keys(items.keys())
 
     def __len__(self) -> int:
         return len(self.items)

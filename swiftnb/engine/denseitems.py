@@ -1,0 +1,99 @@
+"""The items of an array whose keys are 0, 1, 2, ... in the order they arrived.
+
+That is the usual array: ``foreach i in [0:n] { a[i] = ...; }`` or one that reads
+another array in key order.  A dict of two million entries takes some 80 MB for its
+hash table and another 56 MB for its key objects; a list takes 16 MB and no keys.  An
+``int[]`` whose elements are all plain ints keeps them in an ``array('q')``: 8 bytes
+each instead of a pointer and a 28-byte int object (the ints are made again as they are
+read); the first element that does not fit (a node, an int past 64 bits) turns that
+into a list.
+:class:`~swiftnb.engine.values.ArrayNode` starts every array with these and switches
+to a dict the first time a key arrives that is not the next one (a gap, a string, a
+boolean, a key out of order), so iteration order (insertion order) is the same either
+way and the switch is invisible to readers: :class:`DenseItems` reads like that dict.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, MutableSequence
+from typing import Any
+
+_MISSING: Any = object()
+
+
+class DenseItems:
+    """Array items keyed 0..len-1, stored by position; a dict's read interface."""
+
+    __slots__ = ("vals",)
+
+    def __init__(self, ints: bool = False) -> None:
+        #: element i: a node, or the plain value of a closed primitive element; for
+        #: ``ints`` (an ``int[]``) plain ints in machine words until one does not fit
+        self.vals: MutableSequence[Any] = array("q") if ints else []
+
+    def append(self, item: Any) -> None:
+        """Add the next element (the key ``len(self)``)."""
+        vals = self.vals
+        if vals.__class__ is list or item.__class__ is int:
+            try:
+                vals.append(item)
+                return
+            except OverflowError:
+                pass
+        self.vals = vals = list(vals)  # a node, or an int wider than 64 bits
+        vals.append(item)
+
+    def index(self, key: Any) -> int:
+        """The position of ``key``, or -1 if no element has it (a dict's rule of key
+        equality: ``1``, ``1.0`` and ``True`` are one key)."""
+        if key.__class__ is not int:
+            try:
+                if key != int(key):
+                    return -1
+            except (TypeError, ValueError, OverflowError):
+                return -1
+            key = int(key)
+        return key if 0 <= key < len(self.vals) else -1
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        i = self.index(key)
+        return self.vals[i] if i >= 0 else default
+
+    def __getitem__(self, key: Any) -> Any:
+        i = self.index(key)
+        if i < 0:
+            raise KeyError(key)
+        return self.vals[i]
+
+    def __contains__(self, key: Any) -> bool:
+        return self.index(key) >= 0
+
+    def __len__(self) -> int:
+        return len(self.vals)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self.vals)))
+
+    def __bool__(self) -> bool:
+        return bool(self.vals)
+
+    def keys(self) -> range:
+        return range(len(self.vals))
+
+    def values(self) -> MutableSequence[Any]:
+        return self.vals
+
+    def all_plain(self) -> bool:
+        """Whether every element is a plain value for sure (no nodes among them)."""
+        return self.vals.__class__ is array
+
+    def items(self) -> Iterator[tuple[int, Any]]:
+        return enumerate(self.vals)
+
+    def to_dict(self) -> dict[Any, Any]:
+        """The same items as a dict (the array is about to get a key out of order)."""
+        return dict(enumerate(self.vals))
+
+    def __repr__(self) -> str:
+        return f"DenseItems({len(self.vals)})"
