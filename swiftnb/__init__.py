@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -12,13 +13,20 @@ __version__ = "0.1.0"
 SWIFT_VERSION = "0.96.2"
 
 if TYPE_CHECKING:
+    import pandas as pd
+
+    from swiftnb.forecast.model import Model
     from swiftnb.store import Explanation, RunStore
+    from swiftnb.widgets.whatif import WhatIfPanel  # noqa: F401  (lazy, below)
 
 
-def __getattr__(name: str) -> ModuleType:
-    """``swiftnb.store`` on first use, so that importing swiftnb stays cheap."""
+def __getattr__(name: str) -> ModuleType | type:
+    """``swiftnb.store`` and ``swiftnb.WhatIfPanel`` on first use, so that importing
+    swiftnb stays cheap."""
     if name == "store":
         return importlib.import_module("swiftnb.store")
+    if name == "WhatIfPanel":
+        return importlib.import_module("swiftnb.widgets.whatif").WhatIfPanel
     raise AttributeError(f"module 'swiftnb' has no attribute {name!r}")
 
 
@@ -33,7 +41,8 @@ def explain(path: str, why: bool = False, store: RunStore | str | None = None) -
         return explain_in(opened, path, why)
 
 
-def whatif(script: str, model: Any, **keywords: Any) -> Any:
+def whatif(script: str | os.PathLike[str], model: Model | str | os.PathLike[str],
+           **keywords: Any) -> pd.DataFrame:
     """The predicted timings of ``script`` on sites that behave as ``model`` (a
     ``swiftnb calibrate`` file or a Model) says: a DataFrame (docs/whatif.md)."""
     from swiftnb.forecast.prediction import whatif as predict_timings

@@ -2,7 +2,8 @@
 script's time to completion on simulated sites that behave like them (docs/whatif.md).
 
 ``calibrate(logs)`` -> :class:`Model`; ``whatif(script, model=...)`` -> a DataFrame of the
-predicted timings.  Imports are lazy: pandas only when asked.
+predicted timings; ``compare(script, model, {label: config})`` -> one row per
+configuration (the table the ``WhatIfPanel`` widget shows).  Imports are lazy: pandas only when asked.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ _LAZY = {
     "swiftnb.forecast.model": ("Model", "SiteModel", "ModelError"),
     "swiftnb.forecast.calibration": ("calibrate",),
     "swiftnb.forecast.prediction": ("whatif", "predict"),
+    "swiftnb.forecast.comparison": ("compare", "Scenario"),
 }
 
 __all__ = exported(_LAZY)

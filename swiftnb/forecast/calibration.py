@@ -114,6 +114,8 @@ def calibrate_run(frame: LogFrame, model: Model, name: str = "<log>") -> None:
     block_site = _site_of_blocks(tasks, blocks, sites) if len(blocks) else pd.Series(dtype=object)
     arguments = _job_arguments(frame)
     first_submit = float(jobs["task"].min()) if len(jobs) else float("nan")
+    index = len(model.run_starts)  # this run's number, which its queue samples carry
+    model.run_starts.append(float(run["start"] if run["start"] is not None else finish))
     if run["start"] is not None and first_submit == first_submit:
         model.run_startup.append(round(first_submit - float(run["start"]), 3))
     ends = pd.concat([tasks["completed"], tasks["failed"]]).dropna()
@@ -126,9 +128,11 @@ def calibrate_run(frame: LogFrame, model: Model, name: str = "<log>") -> None:
         _add_tasks(sm, mine, arguments, finish)
         if len(blocks):
             ids = block_site.index[block_site == site]
-            _add_blocks(sm, blocks.loc[ids], workers, mine, jobs, finish)
+            _add_blocks(sm, blocks.loc[ids], workers, mine, jobs, finish, index)
         else:
-            sm.job_queue += _seconds(mine["active"] - mine["submitted"])
+            waits = _seconds(mine["active"] - mine["submitted"])
+            sm.job_queue += waits
+            sm.job_queue_run += [index] * len(waits)
 
 
 def _add_tasks(sm: SiteModel, tasks: pd.DataFrame, arguments: pd.Series,
@@ -162,10 +166,12 @@ def _add_tasks(sm: SiteModel, tasks: pd.DataFrame, arguments: pd.Series,
 
 
 def _add_blocks(sm: SiteModel, blocks: pd.DataFrame, workers: pd.DataFrame,
-                tasks: pd.DataFrame, jobs: pd.DataFrame, finish: float) -> None:
+                tasks: pd.DataFrame, jobs: pd.DataFrame, finish: float, run: int) -> None:
     if not len(blocks):
         return
-    sm.block_queue += _seconds(blocks["active"] - blocks["requested"])
+    waits = _seconds(blocks["active"] - blocks["requested"])
+    sm.block_queue += waits
+    sm.block_queue_run += [run] * len(waits)
     mine = workers[workers["block"].isin(blocks.index)] if len(workers) else workers
     if len(mine):
         startup = (mine["active"] - mine["block_active"]).groupby(mine["block"]).min()

@@ -2,7 +2,7 @@
 
     swiftnb calibrate LOG... -o model.json
     swiftnb whatif -model model.json [-config swift.conf] script.swift [script args]
-                   [-runs R] [-seed S] [-format table|json]
+                   [-runs R] [-seed S] [-at EPOCH] [-format table|json]
 
 Options are Swift's single-dash words, so ``-runs 5`` may come after the script's own
 ``-N=8``: a script argument is ``-name=value``, never a word followed by a value.
@@ -25,7 +25,7 @@ EXIT_OK, EXIT_USAGE, EXIT_COMPILE, EXIT_MISSING_SCRIPT = 0, 1, 3, 4
 
 CALIBRATE_USAGE = "usage: swiftnb calibrate LOG... -o model.json"
 WHATIF_USAGE = ("usage: swiftnb whatif -model model.json [-config swift.conf] script.swift "
-                "[script args] [-runs R] [-seed S] [-format table|json]")
+                "[script args] [-runs R] [-seed S] [-at EPOCH] [-format table|json]")
 
 
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
@@ -65,7 +65,7 @@ def calibrate_main(argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
-_VALUED = ("-model", "-config", "-runs", "-seed", "-format")
+_VALUED = ("-model", "-config", "-runs", "-seed", "-at", "-format")
 
 
 def whatif_main(argv: Sequence[str]) -> int:
@@ -101,11 +101,15 @@ def whatif_main(argv: Sequence[str]) -> int:
         return _fail(f"-runs and -seed take whole numbers\n{WHATIF_USAGE}")
     if runs < 1:
         return _fail("-runs must be at least 1")
+    try:
+        at = float(values["-at"]) if "-at" in values else None
+    except ValueError:
+        return _fail(f"-at {values['-at']}: expected epoch seconds (the moment to predict for)")
     if not os.path.isfile(script):
         return _fail(f"script {script}: no such file", EXIT_MISSING_SCRIPT)
     try:
         per_run = predict(script, values["-model"], config=values.get("-config"),
-                          args=script_args, runs=runs, seed=seed)
+                          args=script_args, runs=runs, seed=seed, at=at)
     except CompileError as exc:
         return _fail(str(exc), EXIT_COMPILE)
     except (SwiftnbError, OSError) as exc:

@@ -14,16 +14,21 @@ import io
 import os
 import random
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from swiftnb.forecast.model import Model
+from swiftnb.forecast.model import QUEUE_MEMORY, Model
+from swiftnb.logs.frame import LogFrame
 from swiftnb.forecast.sites import model_config_text, simulated_config
 
-__all__ = ["predict", "whatif", "summarize", "BREAKDOWN"]
+__all__ = ["predict", "whatif", "summarize", "site_shares", "BREAKDOWN", "SHARE"]
+
+#: a per-run column holding a site's share of the jobs: ``share:stampede``
+SHARE = "share:"
 
 #: the AIMES timings of the breakdown (docs/logs.md), after TTC
 BREAKDOWN = ("Tss", "Tw", "Tq", "Tb", "Tsi", "Te", "Tso", "Tse", "Ta")
@@ -54,7 +59,7 @@ def _one_run(script: str, config: Any, args: Any, base_dir: str) -> dict[str, fl
         handle.start()
         return await handle
 
-    asyncio.run(main())
+    _run_to_end(main)
     frame = handle.log_frame()
     row: dict[str, float] = {"ok": float(bool(handle.ok))}
     run = frame.run
@@ -62,13 +67,41 @@ def _one_run(script: str, config: Any, args: Any, base_dir: str) -> dict[str, fl
     summary = frame.summary()
     for name in BREAKDOWN:
         row[name] = float(summary.loc[name, "mean"]) if name in summary.index else np.nan
+    row.update(site_shares(frame))
     return row
+
+
+def _run_to_end(main: Callable[[], Coroutine[Any, Any, Any]]) -> None:
+    """Run ``main()`` on an event loop of its own: in this thread, or, where a loop is
+    already running here (a notebook's kernel), in a thread of its own."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(main())
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="swiftnb-whatif") as pool:
+        pool.submit(lambda: asyncio.run(main())).result()
+
+
+def site_shares(frame: LogFrame) -> dict[str, float]:
+    """``share:<site>`` -> the fraction of the run's jobs that ran there."""
+    jobs = frame.jobs
+    if not len(jobs):
+        return {}
+    counts = jobs["host"].dropna().value_counts(normalize=True)
+    return {f"{SHARE}{site}": float(part) for site, part in counts.items()}
 
 
 def predict(script: str | os.PathLike[str], model: Model | str | os.PathLike[str], *,
             config: Any = None, args: Sequence[str] | Mapping[str, Any] | None = None,
-            runs: int = 10, seed: int = 0) -> pd.DataFrame:
-    """One row per simulated run: TTC and the mean of each timing of the breakdown."""
+            runs: int = 10, seed: int = 0, at: float | None = None,
+            memory: float = QUEUE_MEMORY) -> pd.DataFrame:
+    """One row per simulated run: TTC, the mean of each timing of the breakdown and each
+    site's share of the tasks (``share:<site>``).
+
+    Each run's queue waits are one log's (:meth:`Model.resampled`): any log alike, or with
+    ``at`` (epoch seconds) the logs nearer that moment the likelier (``memory``: the
+    e-folding distance in seconds)."""
     if not isinstance(model, Model):
         model = Model.load(model)
     script = os.path.abspath(os.fspath(script))
@@ -77,7 +110,7 @@ def predict(script: str | os.PathLike[str], model: Model | str | os.PathLike[str
         base, as_seen = _load_config(config, model, scratch)
         for r in range(runs):
             rng = random.Random(f"whatif:{seed}:{r}")
-            drawn = model.resampled(rng)
+            drawn = model.resampled(rng, at=at, memory=memory)
             sim = simulated_config(base, drawn, seed * 10007 + r, as_seen=as_seen)
             where = os.path.join(scratch, f"run{r}")
             os.makedirs(where)
@@ -108,10 +141,12 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 def whatif(script: str | os.PathLike[str], model: Model | str | os.PathLike[str], *,
            config: Any = None, args: Sequence[str] | Mapping[str, Any] | None = None,
-           runs: int = 10, seed: int = 0) -> pd.DataFrame:
+           runs: int = 10, seed: int = 0, at: float | None = None,
+           memory: float = QUEUE_MEMORY) -> pd.DataFrame:
     """The predicted timings of ``script`` (TTC, Tss, Tw, Tq...: median, p10, p90 in
-    seconds); ``.attrs["runs"]`` holds the per-run table."""
-    per_run = predict(script, model, config=config, args=args, runs=runs, seed=seed)
+    seconds); ``.attrs["per_run"]`` holds the per-run table (:func:`predict`)."""
+    per_run = predict(script, model, config=config, args=args, runs=runs, seed=seed,
+                      at=at, memory=memory)
     table = summarize(per_run)
     table.attrs["per_run"] = per_run
     return table
