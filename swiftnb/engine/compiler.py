@@ -34,17 +34,8 @@ from swiftnb.engine.interp import (
 from swiftnb.engine.loops import ForeachExec, IterateExec
 from swiftnb.engine.scopes import LoweringError, Scope, Sym
 from swiftnb.engine.typeinfo import TypeTable
-from swiftnb.engine.values import (
-    CLOSED,
-    ArrayNode,
-    Cell,
-    Failed,
-    Node,
-    NotReady,
-    StructNode,
-    SwiftError,
-    TypeInfo,
-)
+from swiftnb.engine.values import (CLOSED, ArrayNode, Cell, Failed, Node, NotReady,
+                                   StructNode, SwiftError, TypeInfo)
 from swiftnb.lang import ast as A
 from swiftnb.lang import types as T
 from swiftnb.lang.checked import CheckedProgram

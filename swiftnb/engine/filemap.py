@@ -17,19 +17,8 @@ from swiftnb.engine import values as V
 from swiftnb.engine.interp import _set_binding
 from swiftnb.engine.mapcheck import MappingChecker
 from swiftnb.engine.mappers import Mapper, MapperContext, create_mapper, reads_file
-from swiftnb.engine.values import (
-    CLOSED,
-    FAILED,
-    ArrayNode,
-    Cell,
-    Composite,
-    Failed,
-    FileNode,
-    Node,
-    NotReady,
-    StructNode,
-    SwiftError,
-)
+from swiftnb.engine.values import (CLOSED, FAILED, ArrayNode, Cell, Composite, Failed,
+                                   FileNode, Node, NotReady, StructNode, SwiftError)
 from swiftnb.lang import ast as A
 
 if TYPE_CHECKING:

@@ -29,20 +29,9 @@ from typing import TYPE_CHECKING, Any
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
 from swiftnb.engine.runtime import Runtime
-from swiftnb.engine.values import (
-    CLOSED,
-    FAILED,
-    ArrayNode,
-    Cell,
-    Composite,
-    Failed,
-    FileNode,
-    Node,
-    NotReady,
-    StructNode,
-    SwiftError,
-    TypeInfo,
-)
+from swiftnb.engine.values import (CLOSED, FAILED, ArrayNode, Cell, Composite, Failed,
+                                   FileNode, Node, NotReady, StructNode, SwiftError,
+                                   TypeInfo)
 from swiftnb.engine.scopes import Scope, Sym
 from swiftnb.lang import ast as A
 

@@ -20,19 +20,8 @@ from swiftnb.engine.runtime import Runtime
 from swiftnb.engine.interp import (CALL, MAX_CALL_DEPTH, BlockExec, Exec, _tag, call_depth,
                                    frame_thread, nested, temp_tag)
 from swiftnb.engine.scopes import LoweringError, Scope, Sym
-from swiftnb.engine.values import (
-    CLOSED,
-    FAILED,
-    ArrayNode,
-    Cell,
-    Composite,
-    Failed,
-    FileNode,
-    Node,
-    NotReady,
-    StructNode,
-    SwiftError,
-)
+from swiftnb.engine.values import (CLOSED, FAILED, ArrayNode, Cell, Composite, Failed,
+                                   FileNode, Node, NotReady, StructNode, SwiftError)
 from swiftnb.lang import ast as A
 
 if TYPE_CHECKING:
