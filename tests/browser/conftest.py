@@ -165,6 +165,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     root = base / "notebooks"
     shutil.copytree(NOTEBOOKS, root, ignore=shutil.ignore_patterns(
         "conftest.py", "sanitize.cfg", "__pycache__", ".ipynb_checkpoints"))
+    # a notebook may read the examples beside it as ../examples/... (09-what-if)
+    shutil.copytree(NOTEBOOKS.parent / "examples", base / "examples")
     env = {**os.environ, **_private_dirs(base / "home"), "PYTHONUNBUFFERED": "1"}
     for key in ("JUPYTER_PATH", "JUPYTER_TOKEN", "SSH_AUTH_SOCK"):
         env.pop(key, None)

@@ -29,6 +29,7 @@ SHIPPED = {
     "06-ssh-site.ipynb": (1, 1),
     "07-batch-and-coasters-on-slurm.ipynb": (2, 2),
     "08-memoization.ipynb": (1, 0),
+    "09-what-if.ipynb": (1, 1),
 }
 SSH_NOTEBOOK = "06-ssh-site.ipynb"
 SLURM_NOTEBOOK = "07-batch-and-coasters-on-slurm.ipynb"
