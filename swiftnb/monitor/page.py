@@ -133,7 +133,7 @@ class Page:
                 self.sent[name] = data
                 source = self.sources[name]
                 rows = len(next(iter(source.data.values()), []))
-                source.data = dict(data)  # type: ignore[call-overload]
+                source.data = dict(data)  # type: ignore[call-overload]  # bokeh types data as its own DataDict
                 table = self.tables.get(name)
                 if table is not None and rows == len(next(iter(source.data.values()), [])):
                     # BokehJS redraws a table when its row count changes, not when its

@@ -14,7 +14,7 @@ from collections.abc import Callable
 try:
     import _json
 except ImportError:  # a Python without the C accelerator: json's own encoder
-    _json = None  # type: ignore[assignment]
+    _json = None  # type: ignore[assignment]  # the module, or None where it is missing
 
 __all__ = ["sorted_text", "ascii_text", "ascii_sorted_text"]
 
