@@ -437,7 +437,7 @@ def _execute(opts: CommandLine, program: CheckedProgram, config: Config, base_di
             verbose=opts.flag("-verbose", "-v"),
             minimal_logging=opts.flag("-minimalLogging", "-minimal.logging"),
             reduced_logging=opts.flag("-reducedLogging", "-reduced.logging"),
-            full_logging=opts.flag("-debug", "-d"),
+            compact_logging=opts.flag("-compactLogging", "-compact.logging"),
             keep_events=False)  # the log has them; in memory they grow with the run
     except RunSetupError as exc:
         print(f"Could not start execution:\n\t{exc}", file=sys.stderr)

@@ -637,7 +637,7 @@ def prepare_run(source: str | os.PathLike | CheckedProgram | A.Program,
             from swiftnb.logs.writer import LogWriter
 
             writer = LogWriter(run_dir.log_file, minimal=log.minimal_logging,
-                               reduced=log.reduced_logging, compact=not log.full_logging)
+                               reduced=log.reduced_logging, compact=log.compact_logging)
             detach_log = writer.attach(bus)
             writer.write_header(run_id=run_dir.runid,
                                 arguments=list(log.log_arguments if log.log_arguments is not None

@@ -61,8 +61,9 @@ class Logging:
     verbose: bool = False
     minimal_logging: bool = False
     reduced_logging: bool = False
-    #: every Swift/K 0.96 line of each call (``-debug``), not the compact log (docs/logs.md)
-    full_logging: bool = False
+    #: the compact log (``-compactLogging``, docs/logs.md): what the readers need of each
+    #: call, without the lines and fields another line of the call repeats
+    compact_logging: bool = False
     bus: EventBus | None = None
     keep_events: bool = True
 

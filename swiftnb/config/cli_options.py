@@ -123,12 +123,13 @@ CONFIG_OPTIONS = frozenset({"-config", "-configpath", "-sites.file", "-tc.file",
 #: the run's options that take a value
 VALUE_OPTIONS = frozenset({"-resume", "-runid", "-logfile", "-ui", "-pgraph", "-e"})
 
-#: the run's options without a value (-pauseOnStart, -monitor and -tui are accepted
-#: and ignored, as their displays do not exist here)
+#: the run's options without a value (-pauseOnStart is accepted and ignored;
+#: -compactLogging is swiftnb's own: docs/logs.md)
 FLAG_OPTIONS = frozenset({
     "-typecheck", "-dryrun", "-verbose", "-v", "-debug", "-d", "-version", "-help", "-h",
     "-monitor", "-tui", "-listconfig", "-sitelist", "-recompile", "-rlog",
     "-minimal.logging", "-reduced.logging", "-minimalLogging", "-reducedLogging",
+    "-compact.logging", "-compactLogging",
     "-pauseOnStart", "-compileOnly", "-c"})
 
 #: flags that take an optional word after them (0.96: ``-listconfig [files|full]``)

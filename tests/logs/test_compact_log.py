@@ -1,5 +1,5 @@
-"""The compact log (issue 30): what a run's log leaves out of each call, and that the
-readers (timings, the monitor's replay) get the same answers from it as from the full log."""
+"""The compact log (issue 30, ``-compactLogging``): what it leaves out of each call, and
+that the readers (timings, the monitor's replay) get the same answers from it as from the full log."""
 
 from __future__ import annotations
 
@@ -139,10 +139,10 @@ foreach i in [1:20] {
 """
 
 
-def test_a_run_writes_the_compact_log_and_debug_the_full_one(tmp_path):
+def test_compact_logging_asks_for_the_compact_log_and_the_default_is_swifts(tmp_path):
     (tmp_path / "e.swift").write_text(SCRIPT)
     swiftnb = str(Path(sys.executable).parent / "swiftnb")
-    for args, runid in (([], "compact"), (["-debug"], "full")):
+    for args, runid in ((["-compactLogging"], "compact"), ([], "full")):
         proc = subprocess.run([swiftnb, "run", *args, "-runid", runid, "e.swift"],
                               cwd=tmp_path, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr
