@@ -20,6 +20,7 @@ the name is known, and the run fails then; the file was already written.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable
 
@@ -27,7 +28,13 @@ from swiftnb.engine.data import local_path
 from swiftnb.engine.mappers.base import Mapper
 from swiftnb.engine.values import FileNode, SwiftError
 from swiftnb.lang.checked import CheckedProgram
-from swiftnb.lang.mapcheck import MappedFile, MappingTable, clashes, constant_mappings
+from swiftnb.lang.mapcheck import (
+    Declaration,
+    MappedFile,
+    MappingTable,
+    clashes,
+    constant_mappings,
+)
 
 __all__ = ["MappingChecker"]
 
@@ -40,7 +47,9 @@ class MappingChecker:
 
     def __init__(self, base_dir: str) -> None:
         self.base_dir = base_dir
-        self._table = MappingTable()
+        #: each claim kept as its file node (alive in its array or scope anyway); the
+        #: variable's name is only spelled out for a message (see _describe)
+        self._table: MappingTable[FileNode] = MappingTable(_describe)
         self._real_dirs: dict[str, str] = {}
         self._reported: set[tuple[str, str, str]] = set()
 
@@ -74,12 +83,19 @@ class MappingChecker:
         if mapper.temp or not path:
             return
         key = self.key(path)
-        mapped = MappedFile(node.name, ctx.where, path, ctx.writes)
-        clash = self._table.add(key, mapped)
+        clash = self._table.add(key, node, (ctx.where, ctx.writes))
         if clash is None:
             return
-        seen = (key, mapped.variable, mapped.where)
+        # the new claim's node has no path yet (it is set once the claim is taken)
+        clash = dataclasses.replace(clash, second=MappedFile(node.name, ctx.where, path,
+                                                             ctx.writes))
+        seen = (key, clash.second.variable, clash.second.where)
         if seen in self._reported:  # said once (the mapping, then the app writing it)
             raise SwiftError(clash.message, dependency=True)
         self._reported.add(seen)
         raise SwiftError(clash.message)
+
+
+def _describe(node: FileNode, declaration: Declaration) -> MappedFile:
+    where, writes = declaration
+    return MappedFile(node.name, where, node.path or "", writes)

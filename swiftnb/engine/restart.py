@@ -141,6 +141,10 @@ class RestartLog:
     def __init__(self, path: str | os.PathLike[str], *, resume: bool = False) -> None:
         self.path = os.fspath(path)
         self.resumed = resume
+        #: what the log held when it was opened (``-resume``): the outputs a call of this
+        #: run may find done.  What this run records is not added: no call asks for a file
+        #: another call of the same run made (the mapping checker forbids two writers),
+        #: and a run of a million calls would keep a million paths for nothing
         self._entries: set[str] = set()
         self._values: dict[str, str] = {}
         #: what reading set aside, for people (the run prints them as warnings)
@@ -284,14 +288,14 @@ class RestartLog:
         return done
 
     def record(self, outputs: Iterable[str]) -> None:
-        """Append a successful call's outputs, one per line, in one write to the OS now.
-        Raises :class:`RestartLogError` the first time the file cannot take them; from
-        then on nothing more is recorded (the next lines would follow a gap)."""
+        """Append a successful call's outputs, one per line, in one write to the OS now
+        (on disk only: see ``_entries``).  Raises :class:`RestartLogError` the first time
+        the file cannot take them; from then on nothing more is recorded (the next lines
+        would follow a gap)."""
         outs = [os.fspath(o) for o in outputs]
         if not outs or self.closed or self.failure is not None:
             return
         self._append(b"".join(_entry_bytes(o) for o in outs))
-        self._entries.update(outs)
 
     def record_value(self, key: str, value: str) -> None:
         """A ``KEY!VALUE`` line (used for external outputs and similar keyed results)."""

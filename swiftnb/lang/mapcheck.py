@@ -25,12 +25,16 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from swiftnb.lang import ast
 from swiftnb.lang import types as T
 from swiftnb.lang.checked import CheckedProgram
 
-__all__ = ["MappedFile", "Clash", "ClashKind", "MappingTable", "constant_mappings", "clashes"]
+C = TypeVar("C")
+
+__all__ = ["MappedFile", "Declaration", "Clash", "ClashKind", "MappingTable", "constant_mappings",
+           "clashes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,44 +83,51 @@ class Clash:
                 "(mappingCheckerEnabled)")
 
 
-class _Entry:
-    """Who maps one file: its writer, and the first variable that reads it."""
-
-    __slots__ = ("writer", "reader")
-
-    def __init__(self) -> None:
-        self.writer: MappedFile | None = None
-        self.reader: MappedFile | None = None
+#: the declaration a claim comes from: (``where``, ``writes``), as in :class:`MappedFile`
+Declaration = tuple[str, bool]
 
 
-class MappingTable:
+class MappingTable(Generic[C]):
     """The files mapped so far, by key; :meth:`add` says whether a new one clashes.
 
-    Each leaf variable is added once (when its name becomes known), so a second writer of
-    a key is always another variable.  Only the first reader is kept: enough to name one
-    in a message, and a table entry stays small on runs of millions of files.
+    One claimant is kept per file: its writer, else its first reader (a writer meeting
+    either is a clash, and a clash is not recorded, so the two never share a file).
+    Claimants are whatever the caller finds cheapest to keep (a run of millions of files
+    keeps them compact); ``describe`` makes a :class:`MappedFile` of one and its
+    declaration, when a clash has to be told or a second claim compared.  Keys are
+    split at their last ``/`` and grouped by directory, then by declaration (both are
+    few: a claim looks in each declaration's files of its directory), so that each file
+    keeps only its own name and its claimant.
     """
 
-    def __init__(self) -> None:
-        self._entries: dict[str, _Entry] = {}
+    def __init__(self, describe: Callable[[C, Declaration], MappedFile]) -> None:
+        self._dirs: dict[str, list[tuple[Declaration, dict[str, C]]]] = {}
+        self._describe = describe
 
-    def add(self, key: str, file: MappedFile) -> Clash | None:
-        """Record ``file`` under ``key``; the clash it makes, if any (then it is not
-        recorded, so that the first variable keeps the file)."""
-        entry = self._entries.get(key)
-        if entry is None:
-            entry = self._entries[key] = _Entry()
-        if file.writes:
-            if entry.writer is not None:
-                return Clash(ClashKind.TWO_WRITERS, entry.writer, file)
-            if entry.reader is not None:
-                return Clash(ClashKind.WRITER_AND_READER, entry.reader, file)
-            entry.writer = file
-            return None
-        if entry.writer is not None:
-            return Clash(ClashKind.WRITER_AND_READER, entry.writer, file)
-        if entry.reader is None:
-            entry.reader = file
+    def add(self, key: str, claimant: C, declaration: Declaration) -> Clash | None:
+        """Record ``claimant`` of ``declaration`` under ``key``; the clash it makes, if
+        any (then it is not recorded, so that the first variable keeps the file)."""
+        head, _, tail = key.rpartition("/")
+        groups = self._dirs.get(head)
+        if groups is None:
+            groups = self._dirs[head] = []
+        mine: dict[str, C] | None = None
+        for seen_in, files in groups:
+            first = files.get(tail)
+            if first is not None:
+                known = self._describe(first, seen_in)
+                writes = declaration[1]
+                if not writes and not known.writes:
+                    return None  # two readers: the first one is enough to name
+                kind = (ClashKind.TWO_WRITERS if writes and known.writes
+                        else ClashKind.WRITER_AND_READER)
+                return Clash(kind, known, self._describe(claimant, declaration))
+            if seen_in == declaration:
+                mine = files
+        if mine is None:
+            mine = {}
+            groups.append((declaration, mine))
+        mine[tail] = claimant
         return None
 
 
@@ -143,10 +154,10 @@ def constant_mappings(program: CheckedProgram, skip: Iterable[str] = ()) -> list
 
 def clashes(files: Iterable[MappedFile], key: Callable[[str], str]) -> list[Clash]:
     """Every clash among ``files`` (each compared by ``key(path)``), in order."""
-    table = MappingTable()
+    table: MappingTable[MappedFile] = MappingTable(lambda f, _: f)
     found = []
     for f in files:
-        clash = table.add(key(f.path), f)
+        clash = table.add(key(f.path), f, (f.where, f.writes))
         if clash is not None:
             found.append(clash)
     return found
