@@ -6,8 +6,9 @@ together, bags of N = 8, 32, 256, 2048 ``sleep 900`` tasks.  For each run, calib
 model on the other 31 logs, predict the run with the experiment's configuration
 (examples/aimes/swift.conf, ``sites:`` as the run used) and examples/aimes/bag_of_tasks.swift
 (-N, -sleep from its metadata.json), asked at the run's own start (``at``: queue waits are
-drawn from the logs nearest that moment; ``-at none``: from any log alike), and compare the
-predicted time to completion with the log's.
+drawn from the logs nearest that moment; ``-at none``: from any log alike; each simulated
+run's other samples are one log's, of a run on as many sites), and compare the predicted
+time to completion with the log's.
 
 The baseline in the same run is the naive prediction: the median time of the training runs
 with the same task count and sites.

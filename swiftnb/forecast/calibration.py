@@ -114,50 +114,54 @@ def calibrate_run(frame: LogFrame, model: Model, name: str = "<log>") -> None:
     block_site = _site_of_blocks(tasks, blocks, sites) if len(blocks) else pd.Series(dtype=object)
     arguments = _job_arguments(frame)
     first_submit = float(jobs["task"].min()) if len(jobs) else float("nan")
-    index = len(model.run_starts)  # this run's number, which its queue samples carry
+    index = len(model.run_starts)  # this run's number, which its samples carry
+    used = sorted(set(sites) | set(block_site.dropna()))
     model.run_starts.append(float(run["start"] if run["start"] is not None else finish))
+    model.run_sites.append(len(used))
     if run["start"] is not None and first_submit == first_submit:
-        model.run_startup.append(round(first_submit - float(run["start"]), 3))
+        model.add("run_startup", [round(first_submit - float(run["start"]), 3)], index)
     ends = pd.concat([tasks["completed"], tasks["failed"]]).dropna()
     if len(ends) and run["outcome"] is not None:
-        model.run_shutdown.append(round(finish - float(ends.max()), 3))
-    for site in sorted(set(sites) | set(block_site.dropna())):
+        model.add("run_shutdown", [round(finish - float(ends.max()), 3)], index)
+    for site in used:
         sm = model.sites.setdefault(site, SiteModel())
         sm.logs += 1
         mine = tasks[tasks["site"] == site]
-        _add_tasks(sm, mine, arguments, finish)
+        _add_tasks(sm, mine, arguments, finish, index)
         if len(blocks):
             ids = block_site.index[block_site == site]
             _add_blocks(sm, blocks.loc[ids], workers, mine, jobs, finish, index)
         else:
-            waits = _seconds(mine["active"] - mine["submitted"])
-            sm.job_queue += waits
-            sm.job_queue_run += [index] * len(waits)
+            sm.add("job_queue", _seconds(mine["active"] - mine["submitted"]), index)
 
 
 def _add_tasks(sm: SiteModel, tasks: pd.DataFrame, arguments: pd.Series,
-               finish: float) -> None:
+               finish: float, run: int) -> None:
     done = tasks["completed"].notna()
     failed = tasks["failed"].notna() & ~done
     sm.attempts += int((done | failed).sum())
     sm.failures += int(failed.sum())
-    sm.stage_in += _seconds(tasks["active"] - tasks["stage_in"])
-    sm.stage_out += _seconds(tasks["completed"] - tasks["stage_out"])
+    sm.add("stage_in", _seconds(tasks["active"] - tasks["stage_in"]), run)
+    sm.add("stage_out", _seconds(tasks["completed"] - tasks["stage_out"]), run)
     ran = tasks[done & tasks["active"].notna()]
     for app, group in ran.groupby("tr"):
         durations = group["completed"] - group["active"]
         args = group["jobid"].map(arguments) if len(arguments) else pd.Series(dtype=object)
         fresh = _app_model(durations, args.dropna() if len(args.dropna()) == len(group)
                            else pd.Series(dtype=object))
+        fresh.runs = [run] * len(fresh.samples)
         old = sm.apps.get(str(app))
         if old is None:
             sm.apps[str(app)] = fresh
         elif old.argument == fresh.argument:
             old.samples += fresh.samples
+            old.runs += fresh.runs
         elif old.argument is None or fresh.argument is None:  # keep the plain seconds
             plain = _app_model(durations, pd.Series(dtype=object))
+            plain.runs = [run] * len(plain.samples)
             if old.argument is None:
                 old.samples += plain.samples
+                old.runs += plain.runs
             else:
                 sm.apps[str(app)] = plain  # the older factors cannot be turned back
     running = _most_at_once(tasks["active"], tasks["completed"].fillna(tasks["failed"]),
@@ -169,26 +173,24 @@ def _add_blocks(sm: SiteModel, blocks: pd.DataFrame, workers: pd.DataFrame,
                 tasks: pd.DataFrame, jobs: pd.DataFrame, finish: float, run: int) -> None:
     if not len(blocks):
         return
-    waits = _seconds(blocks["active"] - blocks["requested"])
-    sm.block_queue += waits
-    sm.block_queue_run += [run] * len(waits)
+    sm.add("block_queue", _seconds(blocks["active"] - blocks["requested"]), run)
     mine = workers[workers["block"].isin(blocks.index)] if len(workers) else workers
     if len(mine):
         startup = (mine["active"] - mine["block_active"]).groupby(mine["block"]).min()
-        sm.block_startup += _seconds(startup)
+        sm.add("block_startup", _seconds(startup), run)
     requested = blocks["requested"].dropna().sort_values()
     first_done = blocks["done"].min()
     burst = requested[requested < first_done] if first_done == first_done else requested
-    sm.block_submit += _seconds(burst.diff().dropna())
+    sm.add("block_submit", _seconds(burst.diff().dropna()), run)
     submits = jobs.loc[jobs.index.isin(tasks["jobid"]), "task"]
     if len(requested) and len(submits):
-        sm.service_start += _seconds([requested.iloc[0] - submits.min()])
+        sm.add("service_start", _seconds([requested.iloc[0] - submits.min()]), run)
     ended = pd.concat([tasks["completed"], tasks["failed"]]).groupby(
         pd.concat([tasks["blockid"], tasks["blockid"]])).max()
     idle = blocks["done"] - blocks.index.map(ended).astype("float64")
     # a block that ended with the run tells how long the run lasted, not the idle time
     last_end = ended.max() if len(ended) else finish
-    sm.block_idle += _seconds(idle[blocks["done"] < last_end])
+    sm.add("block_idle", _seconds(idle[blocks["done"] < last_end]), run)
     limits = sm.limits
     limits["blocks"] = max(limits.get("blocks", 0),
                            _most_at_once(blocks["requested"], blocks["done"], finish))

@@ -29,6 +29,9 @@ Samples = list[float]
 #: moment predicted for (``at``): e-fold in one day (queues stay busy or quiet for days)
 QUEUE_MEMORY = 86400.0
 
+#: the sample lists that are a batch queue's waits (drawn by the day, whatever the sites)
+QUEUE_LISTS = ("block_queue", "job_queue")
+
 
 class ModelError(SwiftnbError, ValueError):
     """A model that cannot be made or used (no blocks in a log, another version, a site
@@ -37,10 +40,12 @@ class ModelError(SwiftnbError, ValueError):
 
 @dataclass
 class AppModel:
-    """Durations of one app: seconds, or (``argument`` set) factors of that argument."""
+    """Durations of one app: seconds, or (``argument`` set) factors of that argument;
+    ``runs``: the calibrated run of each sample (see :attr:`Model.run_starts`)."""
 
     samples: Samples
     argument: int | None = None
+    runs: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -49,13 +54,11 @@ class SiteModel:
 
     logs: int = 0                                   # how many logs it appears in
     block_queue: Samples = field(default_factory=list)     # Tq
-    block_queue_run: list[int] = field(default_factory=list)  # the run of each Tq sample
     block_startup: Samples = field(default_factory=list)   # Tb
     block_submit: Samples = field(default_factory=list)    # between two block requests
     service_start: Samples = field(default_factory=list)   # first task -> first request
     block_idle: Samples = field(default_factory=list)      # last task end -> block done
     job_queue: Samples = field(default_factory=list)       # Tw on a site without blocks
-    job_queue_run: list[int] = field(default_factory=list)    # the run of each Tw sample
     stage_in: Samples = field(default_factory=list)        # Tsi
     stage_out: Samples = field(default_factory=list)       # Tso
     apps: dict[str, AppModel] = field(default_factory=dict)
@@ -63,6 +66,13 @@ class SiteModel:
     failures: int = 0
     #: the most seen at once: blocks, workers, running tasks; a block's slots, walltime
     limits: dict[str, float] = field(default_factory=dict)
+    #: sample list name -> the calibrated run of each of its samples
+    runs: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, key: str, samples: Samples, run: int) -> None:
+        """Append ``samples`` of calibrated run ``run`` to the list ``key``."""
+        getattr(self, key).extend(samples)
+        self.runs.setdefault(key, []).extend([run] * len(samples))
 
     @property
     def failure_probability(self) -> float:
@@ -81,8 +91,18 @@ class Model:
     run_startup: Samples = field(default_factory=list)    # run start -> first submission
     run_shutdown: Samples = field(default_factory=list)   # last task end -> run finish
     sources: list[str] = field(default_factory=list)
-    #: the start (epoch seconds) of each calibrated run; a queue sample's run indexes it
+    #: the start (epoch seconds) of each calibrated run; a sample's run indexes it
     run_starts: list[float] = field(default_factory=list)
+    #: how many sites each calibrated run used (a run of two coaster sites starts two
+    #: services: its start-up is not a one-site run's)
+    run_sites: list[int] = field(default_factory=list)
+    #: ``run_startup`` / ``run_shutdown`` -> the calibrated run of each sample
+    runs: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, key: str, samples: Samples, run: int) -> None:
+        """Append ``samples`` of calibrated run ``run`` to ``run_startup``/``run_shutdown``."""
+        getattr(self, key).extend(samples)
+        self.runs.setdefault(key, []).extend([run] * len(samples))
 
     def site(self, name: str) -> SiteModel:
         """The model of ``name`` (ModelError naming it and the known sites if absent)."""
@@ -94,46 +114,68 @@ class Model:
         return found
 
     def resampled(self, rng: random.Random, *, at: float | None = None,
-                  memory: float = QUEUE_MEMORY) -> Model:
-        """A bootstrap copy: every sample list drawn again with replacement, so that
-        repeated predictions carry the uncertainty of few observations.
+                  memory: float = QUEUE_MEMORY, sites: int | None = None) -> Model:
+        """A bootstrap copy for one simulated run: the samples of one calibrated log,
+        drawn again with replacement.
 
-        With ``at`` (epoch seconds), each copy's queue waits are one log's: a log drawn
-        the likelier the nearer it ran to ``at`` (e-fold every ``memory`` seconds),
-        because a queue stays busy or quiet for days, for all of a run's blocks."""
-        def again(samples: Samples) -> Samples:
-            return [rng.choice(samples) for _ in samples] if samples else []
+        A real run's start-ups, service start and task durations come from one run, and
+        runs differ from each other more than the samples of one run do; so each copy
+        takes every sample list from one log (the interval then holds the run-to-run
+        spread, not only the spread within a run).  With ``at`` (epoch seconds), queue
+        waits (``block_queue``, ``job_queue``) are those of one log drawn among all, the
+        likelier the nearer it ran to ``at`` (e-fold every ``memory`` seconds: a queue
+        stays busy or quiet for days); without, all logs' alike.  The other lists are
+        the drawn log's if it used ``sites`` sites, else those of a log drawn the same way
+        among the logs that did (two coaster services start slower than one).  A list the
+        drawn log has no sample of is taken from another log drawn the same way among
+        those that have; a model that does not say its samples' runs is resampled whole."""
+        every = list(range(len(self.run_starts)))
+        alike = self._candidates(sites)
+        queue_log = self._choose(every, rng, at, memory)
+        run_log = queue_log if queue_log in alike else self._choose(alike, rng, at, memory)
 
-        sites = {}
+        def again(samples: Samples, runs: list[int] | None, queue: bool = False) -> Samples:
+            mine = samples
+            pooled = queue and at is None
+            if runs is not None and len(runs) == len(samples) and samples and not pooled:
+                log, pool = (queue_log, every) if queue else (run_log, alike)
+                mine = [s for s, r in zip(samples, runs) if r == log]
+                if not mine:
+                    seen = set(runs)
+                    other = self._choose(sorted(seen & set(pool)) or sorted(seen & set(every)),
+                                         rng, at, memory)
+                    mine = [s for s, r in zip(samples, runs) if r == other] or samples
+            return [rng.choice(mine) for _ in mine] if mine else []
+
+        copies = {}
         for name, site in self.sites.items():
-            lists: dict[str, Any] = {k: again(v) for k, v in vars(site).items()
-                                     if isinstance(v, list) and not k.endswith("_run")}
-            for key in ("block_queue", "job_queue"):
-                if at is not None:
-                    lists[key] = self._by_run(getattr(site, key),
-                                              getattr(site, f"{key}_run"), rng, at, memory)
-                lists[f"{key}_run"] = []
-            copy = replace(site, **lists, limits=dict(site.limits), apps={
-                app: AppModel(again(a.samples), a.argument) for app, a in site.apps.items()})
-            sites[name] = copy
-        return Model(sites, again(self.run_startup), again(self.run_shutdown),
-                     list(self.sources), list(self.run_starts))
+            lists: dict[str, Any] = {
+                k: again(v, site.runs.get(k), k in QUEUE_LISTS)
+                for k, v in vars(site).items() if isinstance(v, list)}
+            apps = {app: AppModel(again(a.samples, a.runs), a.argument)
+                    for app, a in site.apps.items()}
+            copies[name] = replace(site, **lists, limits=dict(site.limits), apps=apps, runs={})
+        return Model(copies, again(self.run_startup, self.runs.get("run_startup")),
+                     again(self.run_shutdown, self.runs.get("run_shutdown")),
+                     list(self.sources), list(self.run_starts), list(self.run_sites))
 
-    def _by_run(self, samples: Samples, runs: list[int], rng: random.Random,
-                at: float, memory: float) -> Samples:
-        """The samples of one log, that log drawn the likelier the nearer it ran to ``at``
-        (every log alike however many samples it has), resampled within: a queue busy on
-        one day is busy for all of that run's blocks.  Plain resampling when the samples
-        do not say their runs."""
-        if not samples or len(runs) != len(samples) \
-                or any(not 0 <= r < len(self.run_starts) for r in runs):
-            return [rng.choice(samples) for _ in samples] if samples else []
-        seen = sorted(set(runs))
-        distance = [abs(self.run_starts[r] - at) for r in seen]
+    def _candidates(self, sites: int | None) -> list[int]:
+        """The calibrated runs a copy may take its samples from."""
+        every = list(range(len(self.run_starts)))
+        if sites is None or len(self.run_sites) != len(every):
+            return every
+        return [r for r in every if self.run_sites[r] == sites] or every
+
+    def _choose(self, candidates: list[int], rng: random.Random, at: float | None,
+                memory: float) -> int | None:
+        """One of ``candidates``: alike, or the likelier the nearer it ran to ``at``."""
+        if not candidates:
+            return None
+        if at is None:
+            return rng.choice(candidates)
+        distance = [abs(self.run_starts[r] - at) for r in candidates]
         weights = [math.exp(-(d - min(distance)) / memory) for d in distance]  # nearest: 1
-        chosen = rng.choices(seen, weights)[0]
-        mine = [s for s, r in zip(samples, runs) if r == chosen]
-        return [rng.choice(mine) for _ in mine]
+        return rng.choices(candidates, weights)[0]
 
     # -- JSON ----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -152,9 +194,14 @@ class Model:
             sites = {}
             for name, raw in doc["sites"].items():
                 apps = {app: AppModel(**a) for app, a in raw.pop("apps", {}).items()}
-                sites[name] = SiteModel(**raw, apps=apps)
+                runs = raw.pop("runs", {})
+                for key in ("block_queue", "job_queue"):  # the first models' spelling
+                    if f"{key}_run" in raw:
+                        runs[key] = raw.pop(f"{key}_run")
+                sites[name] = SiteModel(**raw, apps=apps, runs=runs)
             return cls(sites, doc.get("run_startup", []), doc.get("run_shutdown", []),
-                       doc.get("sources", []), doc.get("run_starts", []))
+                       doc.get("sources", []), doc.get("run_starts", []),
+                       doc.get("run_sites", []), doc.get("runs", {}))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ModelError(f"{where}: damaged model ({exc})") from None
 

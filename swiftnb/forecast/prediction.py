@@ -1,6 +1,7 @@
 """Predict a script's time to completion: R runs in virtual time on simulated sites.
 
-Each run uses a bootstrap copy of the model (so few observations widen the interval)
+Each run uses a bootstrap copy of the model, the samples of one calibrated log (so the
+interval holds the spread between runs, and few observations widen it),
 and its own seed, runs the script through the ordinary engine and scheduler (the
 configuration's throttles, retries, replication and policies) on ``sim`` sites, and
 reads its timings back through the one log analysis (LogFrame).  The run's own start-up
@@ -99,18 +100,20 @@ def predict(script: str | os.PathLike[str], model: Model | str | os.PathLike[str
     """One row per simulated run: TTC, the mean of each timing of the breakdown and each
     site's share of the tasks (``share:<site>``).
 
-    Each run's queue waits are one log's (:meth:`Model.resampled`): any log alike, or with
-    ``at`` (epoch seconds) the logs nearer that moment the likelier (``memory``: the
-    e-folding distance in seconds)."""
+    Each run takes its samples from one calibrated log that used as many sites as the
+    configuration selects (:meth:`Model.resampled`): any such log alike, or with ``at``
+    (epoch seconds) the logs nearer that moment the likelier (``memory``: the e-folding
+    distance in seconds)."""
     if not isinstance(model, Model):
         model = Model.load(model)
     script = os.path.abspath(os.fspath(script))
     rows = []
     with tempfile.TemporaryDirectory(prefix="swiftnb-whatif-") as scratch:
         base, as_seen = _load_config(config, model, scratch)
+        sites = len(base.selected_sites or base.sites)
         for r in range(runs):
             rng = random.Random(f"whatif:{seed}:{r}")
-            drawn = model.resampled(rng, at=at, memory=memory)
+            drawn = model.resampled(rng, at=at, memory=memory, sites=sites)
             sim = simulated_config(base, drawn, seed * 10007 + r, as_seen=as_seen)
             where = os.path.join(scratch, f"run{r}")
             os.makedirs(where)

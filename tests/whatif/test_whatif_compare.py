@@ -10,6 +10,7 @@ import pytest
 
 from swiftnb.forecast import calibrate
 from swiftnb.forecast.comparison import Scenario, compare
+from swiftnb.forecast.model import Model
 from swiftnb.logs.frame import LogFrame
 from swiftnb.runner import load_run_config
 
@@ -106,6 +107,49 @@ def test_queue_waits_are_drawn_from_the_logs_nearest_the_moment_asked_for(frames
     seen = {w for _ in range(40)
             for w in model.resampled(rng).sites["stampede"].block_queue}
     assert seen == set(waits.values())
+
+
+def test_each_draw_takes_every_sample_from_one_log_with_as_many_sites(frames):
+    """One simulated run's start-up, service start, worker start-up and durations are one
+    log's, asked for one site a one-site log's; with ``at``, its queue waits are the log's
+    nearest ``at``, of any number of sites."""
+    names = ("stampede-exp-020", "stampede-exp-017", "stampede_gordon-exp-039")
+    model = calibrate([frames[n] for n in names])
+    assert model.run_sites == [1, 1, 2]
+    stampede = model.sites["stampede"]
+    service = dict(zip(names, stampede.service_start))
+    assert service["stampede_gordon-exp-039"] > 40 > 25 > max(
+        service["stampede-exp-020"], service["stampede-exp-017"])  # two services start slower
+    rng = random.Random(3)
+    seen = set()
+    for _ in range(30):
+        drawn = model.resampled(rng, sites=1)
+        site = drawn.sites["stampede"]
+        (run,) = {model.sites["stampede"].runs["service_start"][
+            stampede.service_start.index(s)] for s in site.service_start}
+        seen.add(run)
+        assert set(site.block_startup) <= {
+            s for s, r in zip(stampede.block_startup, stampede.runs["block_startup"]) if r == run}
+        assert set(drawn.run_startup) == {model.run_startup[run]}
+        sleep = stampede.apps["sleep"]
+        assert set(site.apps["sleep"].samples) <= {
+            s for s, r in zip(sleep.samples, sleep.runs) if r == run}
+    assert seen == {0, 1}  # both one-site logs, never the two-site one
+    # asked for February, Stampede alone waits February's queue (a queue is the site's,
+    # however many sites the run used) but starts up as a one-site run
+    feb = model.resampled(rng, sites=1, at=float(frames["stampede_gordon-exp-039"].run["start"]))
+    queue = dict(zip(stampede.runs["block_queue"], stampede.block_queue))
+    assert set(feb.sites["stampede"].block_queue) == {queue[2]}
+    assert feb.sites["stampede"].service_start[0] < 25
+    two = {model.resampled(rng, sites=2).sites["stampede"].service_start[0] for _ in range(5)}
+    assert two == {service["stampede_gordon-exp-039"]}
+    # a model written before the samples said their runs reads as before
+    doc = model.to_json()
+    for site in doc["sites"].values():
+        site["block_queue_run"] = site.pop("runs")["block_queue"]
+    again = Model.from_json(doc)
+    assert again.sites["stampede"].runs == {"block_queue": stampede.runs["block_queue"]}
+    assert again.sites["stampede"].block_queue == stampede.block_queue
 
 
 def test_swiftnb_whatif_at_a_moment_on_the_command_line(tmp_path, frames):
