@@ -49,6 +49,7 @@ KEYS: dict[str, tuple[str, str, object]] = {
     "hostName": ("host_name", "example.org", "example.org"),
     "TCPPortRange": ("TCP_port_range", "51000,51100", (51000, 51100)),
     "alwaysTransferWrapperLog": ("always_transfer_wrapper_log", "false", False),
+    "wrapperLogPerJob": ("wrapper_log_per_job", "true", True),
     "tracingEnabled": ("tracing_enabled", "true", True),
     "wrapperStagingLocalServer": ("wrapper_staging_local_server", "http://x", "http://x"),
     "maxForeachThreads": ("max_foreach_threads", "64", 64),
