@@ -41,32 +41,13 @@ from swiftnb.engine.task import Task  # noqa: E402
 from swiftnb.events import EventBus  # noqa: E402
 from swiftnb.execution.local import LocalProvider  # noqa: E402
 from swiftnb.scheduling.provider import Provider, RecordingReporter  # noqa: E402
+from workloads import COASTER_CONF, ECHO_BAG  # noqa: E402  (benchmarks/workloads.py)
 
 SWIFTNB = [sys.executable, "-m", "swiftnb.cli"]
 
 #: one block of 2 single-slot workers on this machine
 COASTER_OPTIONS = {"maxJobs": 1, "maxNodesPerJob": 2, "tasksPerNode": 1,
                    "allocationStepSize": 1}
-
-SCRIPT = """type file;
-app (file o) echo(int i) {{ echo i stdout=@o; }}
-file f[] <simple_mapper; prefix="out/f", suffix=".txt">;
-foreach i in [1:{n}] {{ f[i] = echo(i); }}
-"""
-
-COASTER_CONF = """sites: coast
-site.coast {
-    execution {
-        type: "coaster"
-        jobManager: "local:local"
-        options { maxJobs: 1, maxNodesPerJob: 2, tasksPerNode: 1, allocationStepSize: 1 }
-    }
-    workDirectory: "swiftwork"
-    maxParallelTasks: 8
-    initialParallelTasks: 8
-    app.echo { executable: "echo" }
-}
-"""
 
 
 @dataclass
@@ -154,7 +135,7 @@ def xargs(base: str, n: int) -> float:
 def command(base: str, n: int, conf: str | None) -> float:
     """The whole ``swiftnb run`` (its process and everything it starts)."""
     with open(os.path.join(base, "bag.swift"), "w") as fh:
-        fh.write(SCRIPT.format(n=n))
+        fh.write(ECHO_BAG.format(n=n))
     argv = [*SWIFTNB, "run", "-ui", "none"]
     if conf is not None:
         with open(os.path.join(base, "coaster.conf"), "w") as fh:

@@ -43,29 +43,11 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from workloads import COASTER_CONF, ECHO_BAG  # noqa: E402  (benchmarks/workloads.py)
 
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = 10
 
-SCRIPT = """type file;
-app (file o) echo (int i) {{ echo i stdout=@o; }}
-file f[] <simple_mapper; prefix="out/f", suffix=".txt">;
-foreach i in [1:{n}] {{ f[i] = echo(i); }}
-"""
-
-COASTER_CONF = """sites: coast
-site.coast {
-    execution {
-        type: "coaster"
-        jobManager: "local:local"
-        options { maxJobs: 1, maxNodesPerJob: 2, tasksPerNode: 1, allocationStepSize: 1 }
-    }
-    workDirectory: "swiftwork"
-    maxParallelTasks: 8
-    initialParallelTasks: 8
-    app.echo { executable: "echo" }
-}
-"""
 
 SSH_CONF = """sites: [remote]
 site.remote {{
@@ -160,7 +142,7 @@ def traced_run(site: str, n: int, pythonpath: str | None, sshd_listener: int | N
     traces.mkdir()
     work = base / "work"
     work.mkdir()
-    (work / "wf.swift").write_text(SCRIPT.format(n=n))
+    (work / "wf.swift").write_text(ECHO_BAG.format(n=n))
     (work / "c.conf").write_text(extra_conf)
     run_env = dict(env)
     if pythonpath:

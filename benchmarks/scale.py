@@ -46,6 +46,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import peers  # noqa: E402  (the bag's commands, checks and round runner)
+from workloads import COASTER_CONF  # noqa: E402  (benchmarks/workloads.py)
 
 SWIFTNB = [sys.executable, "-m", "swiftnb.cli"]
 
@@ -60,19 +61,6 @@ foreach i in [1:{n}] {{ a[i] = i * 3 + 1; b[i] = a[i] %% 7; }}
 trace(length(b));
 """
 
-COASTER_CONF = """sites: coast
-site.coast {
-    execution {
-        type: "coaster"
-        jobManager: "local:local"
-        options { maxJobs: 1, maxNodesPerJob: 2, tasksPerNode: 1, allocationStepSize: 1 }
-    }
-    workDirectory: "swiftwork"
-    maxParallelTasks: 8
-    initialParallelTasks: 8
-    app.echo { executable: "echo" }
-}
-"""
 
 PLACES = {"tmpfs": "/dev/shm", "disk": os.environ.get("TMPDIR") or "/var/tmp"}
 
