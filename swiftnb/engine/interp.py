@@ -520,16 +520,21 @@ class IndexAssignExec(Exec):
         if self.attempt(f, done):
             done()
 
+    def _store(self, f: list) -> None:
+        """Evaluate the value, the array and the key, and set the element (NotReady,
+        Failed or SwiftError say why not)."""
+        v = self.ev(f)
+        a = self.arr(f)
+        k = self.key(f)
+        if self.to_float and v.__class__ is int:
+            v = float(v)
+        a.set_value(k, v)
+
     def attempt(self, f: list, done: Done) -> bool:
         """Assign at once if the value is there (no writer counting), else count this
         statement as a writer and wait as :meth:`run` does."""
         try:
-            v = self.ev(f)
-            a = self.arr(f)
-            k = self.key(f)
-            if self.to_float and v.__class__ is int:
-                v = float(v)
-            a.set_value(k, v)
+            self._store(f)
         except NotReady as nr:
             for get in self.holds:
                 get(f).add_writer()
@@ -544,12 +549,7 @@ class IndexAssignExec(Exec):
 
     def run(self, f: list, done: Done) -> None:
         try:
-            v = self.ev(f)
-            a = self.arr(f)
-            k = self.key(f)
-            if self.to_float and v.__class__ is int:
-                v = float(v)
-            a.set_value(k, v)
+            self._store(f)
         except NotReady as nr:
             nr.wait(lambda: self.run(f, done))
             return
