@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import pty
-import threading
 
 import pytest
 
+import ptys
 from swiftnb.events import Event
 from swiftnb.monitor.frame import Style, line, plain
 from swiftnb.monitor.painter import ENTER, LEAVE, LineRenderer, Painter, frame_update
@@ -69,20 +69,7 @@ def test_a_terminal_that_does_not_read_never_holds_the_caller():
     for n in range(frames):
         painter.paint(_frame(n), (80, 24))   # returns although nothing reads
     assert painter.painted < frames          # the blocked thread dropped frames
-    received = bytearray()
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            received.extend(data)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
+    received, reader = ptys.drain(master)
     painter.stop(timeout=30)
     assert not painter.failed
     os.close(slave)

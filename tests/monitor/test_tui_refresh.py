@@ -7,11 +7,11 @@ from __future__ import annotations
 import asyncio
 import os
 import pty
-import threading
 
 import pytest
 
 import swiftnb.monitor.tui as tui
+import ptys
 from swiftnb.events import EventBus
 
 pytestmark = pytest.mark.timeout(60)
@@ -27,20 +27,7 @@ def test_redraws_are_bounded_while_events_pour_in(monkeypatch):
 
     monkeypatch.setattr(tui, "draw", counting_draw)
     master, slave = pty.openpty()
-    received = bytearray()
-
-    def drain() -> None:
-        while True:
-            try:
-                data = os.read(master, 65536)
-            except OSError:
-                return
-            if not data:
-                return
-            received.extend(data)
-
-    reader = threading.Thread(target=drain, daemon=True)
-    reader.start()
+    received, reader = ptys.drain(master)
     terminal = os.fdopen(slave, "w", encoding="utf-8")
 
     async def main() -> float:
