@@ -39,17 +39,7 @@ from swiftnb.engine.task import Task  # noqa: E402
 from swiftnb.events import EventBus  # noqa: E402
 from swiftnb.execution.local import LocalProvider  # noqa: E402
 from swiftnb.scheduling.single import SingleSiteExecutor  # noqa: E402
-
-SCRIPT = """\
-type file;
-app (file o) echo (int i) {
-    echo i stdout=@filename(o);
-}
-file f[] <simple_mapper; prefix="out/f", suffix=".txt">;
-foreach i in [1:{n}] {
-    f[i] = echo(i);
-}
-"""
+from workloads import ECHO_BAG  # noqa: E402  (benchmarks/workloads.py)
 
 
 def bench_xargs(n: int, cores: int, workdir: str) -> float:
@@ -107,7 +97,7 @@ def bench_engine(n: int, cores: int, workdir: str, info: bool = True) -> float |
     os.makedirs(workdir)
     script = os.path.join(workdir, "bench.swift")
     with open(script, "w") as fh:
-        fh.write(SCRIPT.replace("{n}", str(n)))
+        fh.write(ECHO_BAG.format(n=n))
     with open(os.path.join(workdir, "swift.conf"), "w") as fh:
         fh.write(f"sites: local\n{'' if info else 'alwaysTransferWrapperLog: false'}\n"
                  f"site.local {{\n  execution {{ type: local }}\n"

@@ -34,23 +34,13 @@ from typing import NamedTuple
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from swiftnb import cli, lang  # noqa: E402
-
-SCRIPT = """\
-type file;
-app (file o) echo (int i) {
-    echo i stdout=@filename(o);
-}
-file f[] <simple_mapper; prefix="out/f", suffix=".txt">;
-foreach i in [1:{n}] {
-    f[i] = echo(i);
-}
-"""
+from workloads import ECHO_BAG  # noqa: E402  (benchmarks/workloads.py)
 
 
 def prepare(workdir: str, n: int, cores: int) -> None:
     os.makedirs(workdir)
     with open(os.path.join(workdir, "bench.swift"), "w") as fh:
-        fh.write(SCRIPT.replace("{n}", str(n)))
+        fh.write(ECHO_BAG.format(n=n))
     with open(os.path.join(workdir, "swift.conf"), "w") as fh:
         fh.write(f"sites: local\nalwaysTransferWrapperLog: false\n"
                  f"site.local {{\n  execution {{ type: local }}\n"

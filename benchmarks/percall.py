@@ -40,19 +40,10 @@ import sys
 import tempfile
 import time
 from typing import NamedTuple
+from workloads import ECHO_BAG  # noqa: E402  (benchmarks/workloads.py)
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-SCRIPT = """\
-type file;
-app (file o) echo (int i) {
-    echo i stdout=@filename(o);
-}
-file f[] <simple_mapper; prefix="out/f", suffix=".txt">;
-foreach i in [1:{n}] {
-    f[i] = echo(i);
-}
-"""
 
 #: issue 30: a million calls on a local coaster block at most 0.5 KB of peak RSS each
 GOAL_RSS_PER_CALL = 512
@@ -87,7 +78,7 @@ def child(mode: str, n: int, workdir: str) -> None:
     os.makedirs(workdir)
     os.chdir(workdir)
     with open("bench.swift", "w") as fh:
-        fh.write(SCRIPT.replace("{n}", str(n)))
+        fh.write(ECHO_BAG.format(n=n))
     cores = os.cpu_count() or 1
     with open("swift.conf", "w") as fh:
         fh.write(f"sites: local\nsite.local {{\n  execution {{ type: local }}\n"
