@@ -1,7 +1,11 @@
 """The apps' daemons that escaped everything the wrapper knows them by, on the local site.
 
 The local provider runs apps as children of the swiftnb process, which is their
-subreaper (``wrapper.become_subreaper``): what an app orphans becomes our child.  The
+subreaper while one runs: ``app_starting`` takes a hold of the role
+(``processes.hold_subreaper``) and the end of that app's call (``end_escaped``) or its
+failed start gives it back, so that between calls (between runs in a Jupyter kernel,
+between tests under pytest) what other code in the process orphans goes to init rather
+than to us: nothing here would reap it.  What an app orphans becomes our child.  The
 wrapper ends what keeps the job's mark, and the orphans still in the app's session or
 group.  A classic daemon double-forks: its middle process calls ``setsid`` and exits,
 so the daemon is in another session and group, and with ``env -i`` it has dropped the
@@ -21,7 +25,8 @@ from __future__ import annotations
 import os
 import threading
 
-from swiftnb.remote.wrap.processes import children, kill_rounds, read_proc
+from swiftnb.remote.wrap.processes import (children, hold_subreaper, kill_rounds, proc_stat,
+                                           release_subreaper)
 
 __all__ = ["app_starting", "app_started", "app_ended", "end_escaped"]
 
@@ -35,22 +40,16 @@ _lock = threading.Lock()
 _ROUNDS = 50
 
 
-def _stat(pid: int | str) -> list[bytes] | None:
-    """The fields of /proc/PID/stat after the command name (state first); None if gone."""
-    try:
-        return read_proc(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
 def _start_ticks(fields: list[bytes]) -> int:
     return int(fields[19])
 
 
 def app_starting() -> None:
     """An app is about to start (then ``app_started``, or ``app_started(None)`` if it
-    could not be): until then no daemon is judged, since that app may be its maker."""
+    could not be): until then no daemon is judged, since that app may be its maker.
+    From now until its call's ``end_escaped`` this process is the subreaper."""
     global _starting
+    hold_subreaper()
     with _lock:
         _starting += 1
 
@@ -63,6 +62,8 @@ def app_started(pid: int | None) -> None:
         _starting -= 1
         if pid is not None:
             _RUNNING[pid] = None
+    if pid is None:
+        release_subreaper()
 
 
 def app_ended(pid: int) -> None:
@@ -80,7 +81,7 @@ def _escaped(own_session: int) -> list[int]:
     running: dict[int, int] = {}
     for pid, ticks in known.items():
         if ticks is None:
-            fields = _stat(pid)
+            fields = proc_stat(pid)
             # gone already: its call is ending, and what it left may end with it
             ticks = _start_ticks(fields) if fields is not None else 1 << 62
             with _lock:
@@ -91,7 +92,7 @@ def _escaped(own_session: int) -> list[int]:
     for pid in children():
         if pid in running:
             continue
-        fields = _stat(pid)
+        fields = proc_stat(pid)
         if fields is None:
             continue
         session = int(fields[3])
@@ -104,10 +105,14 @@ def _escaped(own_session: int) -> list[int]:
 
 
 def end_escaped(left_strangers: bool = True) -> int:
-    """Kill and reap the escaped daemons no running app can own; how many.
-    ``left_strangers`` False: the ended call's look at our children found none but
-    running apps (``Job.left_strangers``), so there is nothing to find."""
-    if not left_strangers:
-        return 0
-    own_session = os.getsid(0)
-    return kill_rounds(lambda: _escaped(own_session), _ROUNDS)
+    """The last step of a started app's call: kill and reap the escaped daemons no
+    running app can own (how many), then give back the call's hold of the subreaper
+    role.  ``left_strangers`` False: the ended call's look at our children found none
+    but running apps (``Job.left_strangers``), so there is nothing to find."""
+    try:
+        if not left_strangers:
+            return 0
+        own_session = os.getsid(0)
+        return kill_rounds(lambda: _escaped(own_session), _ROUNDS)
+    finally:
+        release_subreaper()

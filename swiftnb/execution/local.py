@@ -170,7 +170,6 @@ class LocalProvider(Provider):
         self._site_dirs: set[str] = set()
         self._runners = Runners("swiftnb-local", MAX_RUNNERS)
         self._spares = wrapper.SpareDirs()
-        wrapper.become_subreaper()  # what an app orphans stays ours to end (Job.end_processes)
         self._pidfds = hasattr(os, "pidfd_open")  # False once the kernel said no
         self._start_time = 0.0  # moving average of a start on the loop, seconds
         self._threaded = 0      # starts still to hand to runner threads

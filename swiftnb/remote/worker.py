@@ -461,7 +461,7 @@ class Worker:
             os.set_blocking(fd, False)
         # empty job directories reused by the next task (wrapper.py ships with this file)
         self._spares = wrapper.SpareDirs()
-        wrapper.become_subreaper()  # what an app orphans stays ours to end (Job.end_processes)
+        wrapper.become_subreaper()  # for good: this process exists for its apps (Job.end_processes)
 
     def hello(self) -> dict[str, Any]:
         """The first message: who this worker is (the transport adds what it needs)."""

@@ -10,15 +10,25 @@ import sys
 from typing import Any
 
 from .job import prepare
-from .processes import become_subreaper
+from .processes import become_subreaper, hold_subreaper, release_subreaper
 from .sequence import parent_death_kill
 from .spec import JobResult, JobSpec
 
 
 def run_job(spec: JobSpec, alone: bool = False) -> JobResult:
     """Run one job to its end, blocking; the result dict (``ok``, ``exit_code``, ``message``...).
-    ``alone``: this process exists for this job (any orphan it adopts is the job's)."""
-    become_subreaper()
+    ``alone``: this process exists for this job (any orphan it adopts is the job's).
+    This process is the subreaper while the job runs (for good when ``alone``)."""
+    if alone:
+        become_subreaper()
+    hold_subreaper()
+    try:
+        return _run_held(spec, alone)
+    finally:
+        release_subreaper()
+
+
+def _run_held(spec: JobSpec, alone: bool) -> JobResult:
     job = prepare(spec)
     if job.failure is not None:
         return job.failure

@@ -7,6 +7,20 @@ failure, walltime, cancel) kills every process that carries it, as a batch syste
 a job's processes.  Without /proc (not Linux) only the process group is reached.  Those
 that dropped the mark (``env -i``) reparent to this process, a subreaper, and are ended
 as its orphans.
+
+The subreaper role catches the orphans of *every* descendant, not only an app's.  A
+process that exists for its apps (a coaster worker, the wrapper run as a batch job)
+holds it for good (``become_subreaper``); a process that does other things too (a
+Jupyter kernel, pytest) holds it only while an app of its own runs (``hold_subreaper``
+/ ``release_subreaper``, counted), so that what other code orphans between calls goes
+to init as before.  What it adopts while it holds the role is no app's and no child
+anything here will wait for when its session is led by another process: a child this
+process forks stays in our session or leads its own, and no process can join another
+session.  Such children that have exited are reaped where the end of a call reads the
+children list anyway (``strangers``): no /proc read is added when none is left.  An
+orphan in our own session or one that leads its own session cannot be told from a
+child that other code forked (``subprocess.Popen`` waits for its own by pid, and
+asyncio's watcher would report 255 for one reaped under it), so it is never reaped.
 """
 
 from __future__ import annotations
@@ -14,6 +28,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import threading
 import time
 from typing import Callable, Iterable
 
@@ -126,27 +141,58 @@ def kill_marked(mark: str, sig: int = signal.SIGKILL, after: int = 0,
 
 
 _PR_SET_CHILD_SUBREAPER = 36
-_subreaper = False
-#: the kernel made this process its apps' subreaper: every process an ended app left
-#: running is in the tree of a child of ours
+#: holds of the subreaper role (``hold_subreaper``), and whether one never ends
+_holds = 0
+_for_good = False
+_holds_lock = threading.Lock()
+#: the kernel makes this process its apps' subreaper now: every process an ended app
+#: left running is in the tree of a child of ours
 _reaper = False
 #: pids of the apps started in this process and not yet ended (Job.started)
 _APPS: set[int] = set()
 _ORPHAN_ROUNDS = 50
 
 
-def become_subreaper() -> None:
-    """Have the processes an app orphans reparent to this process rather than to init
-    (Linux PR_SET_CHILD_SUBREAPER), so that one which dropped the job's mark (``env -i``)
-    is still found, as a child of ours in the app's session, and ended with its call.
-    Once per process; nothing where prctl is missing."""
-    global _subreaper, _reaper
-    if _subreaper:
-        return
-    _subreaper = True
+def _set_subreaper(on: bool) -> None:
+    """Ask the kernel for the role, or to drop it; ``_reaper`` says what it did."""
+    global _reaper
     prctl = load_prctl()
-    if prctl:
-        _reaper = prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    if prctl and prctl(_PR_SET_CHILD_SUBREAPER, int(on), 0, 0, 0) == 0:
+        _reaper = on
+
+
+def hold_subreaper() -> None:
+    """Have the processes an app orphans reparent to this process rather than to init
+    (Linux PR_SET_CHILD_SUBREAPER) from now until the matching ``release_subreaper``,
+    so that one which dropped the job's mark (``env -i``) is still found, as a child of
+    ours, and ended with its call.  Call it before the app starts: what it orphans
+    before the role is held goes to init.  Nothing where prctl is missing."""
+    global _holds
+    with _holds_lock:
+        _holds += 1
+        if _holds == 1 and not _reaper:
+            _set_subreaper(True)
+
+
+def release_subreaper() -> None:
+    """End one ``hold_subreaper``; the last one gives the role back, so that what other
+    code in this process orphans from now on goes to init, not to us, unreaped."""
+    global _holds
+    with _holds_lock:
+        _holds -= 1
+        if _holds == 0 and _reaper and not _for_good:
+            _set_subreaper(False)
+
+
+def become_subreaper() -> None:
+    """Hold the role for good: this process exists for its apps (a coaster worker, the
+    wrapper run as a batch job's process), so every orphan it adopts is theirs."""
+    global _for_good
+    with _holds_lock:
+        if _for_good:
+            return
+        _for_good = True
+    hold_subreaper()
 
 
 def strangers() -> list[int] | None:
@@ -157,14 +203,47 @@ def strangers() -> list[int] | None:
     look at the children lists, where a search by pid reads the environment of every
     process made since the app started (on every call's path).  Only the main
     thread's list is read: the kernel gives a subreaper's orphans to its first live
-    thread, and apps started on other threads are no strangers."""
+    thread, and apps started on other threads are no strangers.  Adopted children that
+    have exited are reaped on the way (``reap_adopted``) and are not listed."""
     if not _reaper:
         return None
     try:
         kids = read_proc(f"/proc/self/task/{os.getpid()}/children").split()
     except OSError:  # the main thread has ended: orphans go to another one
-        return [pid for pid in children() if pid not in _APPS]
-    return [pid for pid in map(int, kids) if pid not in _APPS]
+        found = [pid for pid in children() if pid not in _APPS]
+    else:
+        found = [pid for pid in map(int, kids) if pid not in _APPS]
+    return reap_adopted(found) if found else found
+
+
+def proc_stat(pid: int | str) -> list[bytes] | None:
+    """The fields of /proc/PID/stat after the command name (state first, then parent,
+    process group, session; start time at index 19); None once it is gone."""
+    try:
+        return read_proc(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def reap_adopted(pids: list[int]) -> list[int]:
+    """Reap those of our children ``pids`` that have exited and were adopted, not forked
+    here (their session is led by another process: see the module's docstring); the
+    others, still to look at.  Nothing here waits for an adopted child, so reaping it
+    takes no exit status from anyone."""
+    own_session = os.getsid(0)
+    left = []
+    for pid in pids:
+        fields = proc_stat(pid)
+        if fields is None:
+            continue
+        if fields[0] == b"Z" and int(fields[3]) not in (own_session, pid):
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not ours (any more)
+                pass
+            continue
+        left.append(pid)
+    return left
 
 
 def with_descendants(pids: list[int]) -> list[int]:
@@ -201,10 +280,12 @@ def _children_of(pid: str) -> list[int]:
 
 def _session_of(pid: int) -> tuple[int, int, int] | None:
     """(parent pid, process group, session) of ``pid``, None once it is gone."""
+    fields = proc_stat(pid)
+    if fields is None:
+        return None
     try:
-        fields = read_proc(f"/proc/{pid}/stat").rsplit(b")", 1)[1].split()
         return int(fields[1]), int(fields[2]), int(fields[3])
-    except (OSError, IndexError, ValueError):
+    except (IndexError, ValueError):
         return None
 
 
