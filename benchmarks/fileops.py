@@ -122,6 +122,8 @@ def count_traces(trace_dir: Path, app: str, shared_roots: tuple[str, ...]) -> Co
                 assert path is not None
                 shape = re.sub(r"echo-[0-9a-z]+", "echo-JOB", _shorten(path.group(1),
                                                                        shared_roots))
+                # atomicfile's temporary names: one shape, so that they add up
+                shape = re.sub(r"\.swiftnb-\w+\.part", ".swiftnb-TMP.part", shape)
                 shape = re.sub(r"\d+", "N", shape)
                 counts.paths[f"{name} {shape}"] += 1
     return counts

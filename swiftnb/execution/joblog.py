@@ -42,8 +42,10 @@ class InfoWriter:
     its speed), each batch in one append; a provider that asks for it calls
     :meth:`close` at its end, when every record is on disk.  The local site asks: with
     alwaysTransferWrapperLog (on in Swift's distributed configuration) it writes one
-    per app call, a cost the run's own thread need not wait for.  ``per_job=True``
-    (``wrapperLogPerJob``) writes a file per record, as Swift did."""
+    per app call, a cost the run's own thread need not wait for.  That thread keeps the
+    records file open from its first batch to :meth:`close` (an open and a close per
+    batch were most of its file operations).  ``per_job=True`` (``wrapperLogPerJob``)
+    writes a file per record, as Swift did."""
 
     BATCH_SECONDS = 0.05
 
@@ -61,6 +63,8 @@ class InfoWriter:
         self._bus = bus
         self._lost: list[str] = []     # appended on the writing thread, said on the loop's
         self._said = False
+        #: the records files the thread appends to, open until close()
+        self._appending: dict[str, int] = {}
 
     def close(self) -> None:
         """Wait until every record handed over is written."""
@@ -70,6 +74,9 @@ class InfoWriter:
             thread.join()
             self._closing.clear()
         self._write_pending()  # handed over as the thread ended
+        appending, self._appending = self._appending, {}
+        for fd in appending.values():
+            os.close(fd)
         self._say_lost()
 
     def _drain(self) -> None:
@@ -90,13 +97,30 @@ class InfoWriter:
             else:
                 self._write_file(path, data, append=False)
         for path, parts in appends.items():
-            self._write_file(path, b"".join(parts), append=True)
+            self._append(path, b"".join(parts))
+
+    def _append(self, path: str, data: bytes) -> None:
+        """Records appended to the run's records file, kept open (the thread's)."""
+        fd = self._appending.get(path)
+        try:
+            if fd is None:
+                fd = self._appending[path] = os.open(
+                    path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o666)
+            _write_all(fd, data)
+        except OSError as exc:
+            if fd is not None:  # opened again for the next batch: the disk may have room
+                os.close(self._appending.pop(path))
+            self._note_lost(path, exc)
 
     def _write_file(self, path: str, data: bytes, *, append: bool) -> None:
         """Records; a failure to write them is not the job's failure, but the run's
         records are incomplete: the first such failure is kept, to be said."""
         error = _write_file(path, data, append=append)
-        if error is not None and not self._lost:
+        if error is not None:
+            self._note_lost(path, error)
+
+    def _note_lost(self, path: str, error: OSError) -> None:
+        if not self._lost:
             self._lost.append(f"the -info record {path} could not be written "
                               f"({error.strerror or error}); the run's job records are "
                               "incomplete")
@@ -198,18 +222,23 @@ def _record_bytes(text: str) -> bytes:
 def _write_file(path: str, data: bytes, *, append: bool) -> OSError | None:
     """Records, whole (a file's, or appended to the run's records); os-level.  The error
     that stopped it, if one did."""
-    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if append else os.O_TRUNC)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | (os.O_APPEND if append else os.O_TRUNC)
     try:
         fd = os.open(path, flags, 0o666)
         try:
-            view = memoryview(data)
-            while view:  # a short write (a disk filling up) is not the whole record
-                view = view[os.write(fd, view):]
+            _write_all(fd, data)
         finally:
             os.close(fd)
     except OSError as exc:
         return exc
     return None
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """All of ``data``: a short write (a disk filling up) is not the whole record."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 def records(path: str) -> Iterator[tuple[str, str]]:

@@ -111,6 +111,8 @@ _TASK_LEVEL = frozenset({"JOB_TASK", "TASK_STATUS_CHANGE", "THREAD_ASSOCIATION",
 #: name are the job's; the -debug dataflow lines are a full log's) and the site
 #: selection, logged in the millisecond of the job's JOB_INIT
 _NOT_COMPACT = frozenset({"PROCEDURE", "PROCEDURE_END", "JOB_SITE_SELECT"})
+#: the call's end lines a compact log writes with the job's id instead of its thread
+_CALL_ENDS = frozenset({"END_SUCCESS", "END_FAILURE"})
 #: task states a compact log leaves out when the same task's next state follows in the
 #: same millisecond (submitting, submitted: a local or coaster task passes them at once)
 _PASSING = frozenset({8, 1})
@@ -230,6 +232,14 @@ class _Stamp:
         return stamp
 
 
+def _jobs_dir_of(tmpdir: str, jobid: object) -> str | None:
+    """``SCRIPT-RUNID/jobs/`` of a job directory named the usual way, else None."""
+    if type(jobid) is not str or not jobid:
+        return None
+    tail = f"/jobs/{jobid[0]}/{jobid}"
+    return tmpdir[:-len(tail)] + "/jobs/" if tmpdir.endswith(tail) else None
+
+
 def _printable(text: str) -> str:
     """``text`` with the bytes of a name that is not UTF-8 as ``\\xff`` escapes."""
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
@@ -263,12 +273,15 @@ class LogWriter:
     lines (``-minimalLogging``), ``reduced=True`` leaves out the task-level lines
     (``-reducedLogging``: JOB_TASK, TASK_STATUS_CHANGE, THREAD_ASSOCIATION, ...).
 
-    ``compact=True`` (a run's log unless ``-debug``) writes what the readers need of each
-    call and leaves out what repeats (docs/logs.md, "The compact log"): no PROCEDURE,
-    PROCEDURE_END or JOB_SITE_SELECT lines, no ``replicationGroup=null``, no JOB_TASK
-    ``dir=``/``args=`` equal to its JOB_START's ``tmpdir=``/``arguments=``, and no
-    ``status=8``/``status=1`` line that the same task's next status follows in the same
-    millisecond.  Every line written is still a Swift 0.96 line.
+    ``compact=True`` (``-compactLogging``) writes what the readers need of each call and
+    leaves out what repeats (docs/logs.md, "The compact log"): no PROCEDURE,
+    PROCEDURE_END or JOB_SITE_SELECT lines, no THREAD_ASSOCIATION without a replication
+    group (the call's ``END_SUCCESS``/``END_FAILURE`` names its job: ``jobid=J tr=TR``),
+    no JOB_START ``tmpdir=`` that is ``SCRIPT-RUNID/jobs/X/JOBID`` under the last one
+    written, no JOB_TASK ``dir=``/``args=`` equal to its JOB_START's
+    ``tmpdir=``/``arguments=``, and no ``status=8``/``status=1`` line that the same task's
+    next status follows in the same millisecond.  Every line written is still a line
+    Swift's readers parse.
     """
 
     def __init__(
@@ -294,6 +307,12 @@ class LogWriter:
         self._compact = compact
         #: (jobid, tmpdir, arguments joined) of the last JOB_START: its JOB_TASK follows
         self._started: tuple[Any, Any, str] | None = None
+        #: the job of each thread whose THREAD_ASSOCIATION was left out: its END_SUCCESS
+        #: or END_FAILURE names the job instead (an entry lives as long as the call)
+        self._thread_jobs: dict[str, str] = {}
+        #: ``SCRIPT-RUNID/jobs/`` of the last tmpdir= written: a job directory there,
+        #: named after its job, goes without saying
+        self._jobs_dir: str | None = None
         #: a status line held back: (taskid, stamp, line), dropped if the task's next
         #: status comes in the same millisecond
         self._held: tuple[str, str, str] | None = None
@@ -335,7 +354,10 @@ class LogWriter:
         head = _FAST_HEAD.get(kind)
         fields = event.fields
         if self._compact and head is not None:
-            fields = self._compacted(kind, fields)
+            compacted = self._compacted(kind, fields)
+            if compacted is None:
+                return
+            fields = compacted
         if head is not None and event.text is None and (
                 kind != "JOB_START" or fields.get("arguments", True)):
             # the common case (job, task and coaster lines): no special layout
@@ -378,22 +400,45 @@ class LogWriter:
         self.lines += 1
         return True
 
-    def _compacted(self, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
-        """The fields a compact log writes: those another line of the job repeats go."""
+    def _compacted(self, kind: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+        """The fields a compact log writes: those another line of the job repeats go;
+        None: the line goes (a THREAD_ASSOCIATION whose thread the call's end names)."""
         if kind == "JOB_START":
             args = fields.get("arguments")
             joined = " ".join(format_value(a) for a in args) if isinstance(args, list) else ""
-            self._started = (fields.get("jobid"), fields.get("tmpdir"), joined)
+            tmpdir = fields.get("tmpdir")
+            self._started = (fields.get("jobid"), tmpdir, joined)
+            if type(tmpdir) is str:
+                if self._implied_dir(tmpdir, fields.get("jobid")):
+                    fields = {k: v for k, v in fields.items() if k != "tmpdir"}
+                else:
+                    self._jobs_dir = _jobs_dir_of(tmpdir, fields.get("jobid"))
         elif kind == "JOB_TASK" and self._started is not None \
                 and self._started[0] == fields.get("jobid"):
             _, tmpdir, joined = self._started
             if fields.get("dir") == tmpdir or fields.get("args") == joined:
                 fields = {k: v for k, v in fields.items()
                           if not (k == "dir" and v == tmpdir or k == "args" and v == joined)}
-        elif kind == "THREAD_ASSOCIATION" and "replicationGroup" in fields \
-                and fields["replicationGroup"] is None:
-            fields = {k: v for k, v in fields.items() if k != "replicationGroup"}
+        elif kind == "THREAD_ASSOCIATION":
+            if fields.get("replicationGroup") is not None:  # replicas: the group is news
+                return fields
+            thread, jobid = fields.get("thread"), fields.get("jobid")
+            if type(thread) is str and type(jobid) is str \
+                    and self._thread_jobs.setdefault(thread, jobid) == jobid:
+                return None  # (a thread another running job has is written, as in full)
+            return {k: v for k, v in fields.items() if k != "replicationGroup"}
+        elif kind in _CALL_ENDS and "jobid" not in fields:
+            jobid = self._thread_jobs.pop(str(fields.get("thread")), None)
+            if jobid is not None:
+                fields = {"jobid": jobid, **{k: v for k, v in fields.items() if k != "thread"}}
         return fields
+
+    def _implied_dir(self, tmpdir: str, jobid: object) -> bool:
+        """Whether ``tmpdir`` is ``SCRIPT-RUNID/jobs/X/JOBID`` under the last one written
+        (X the job id's first character, as every site names job directories)."""
+        jobs_dir = self._jobs_dir
+        return (jobs_dir is not None and type(jobid) is str and bool(jobid)
+                and tmpdir == f"{jobs_dir}{jobid[0]}/{jobid}")
 
     def _hold(self, kind: str, fields: dict[str, Any], stamp: str, line: str) -> bool:
         """Hold back a passing status line until the next event says whether it is

@@ -369,15 +369,12 @@ def inline_outputs(spec: dict[str, Any], result: dict[str, Any], limit: int) -> 
     total = 0
     for rel in result.get("staged_out") or ():
         path = os.path.join(spec["base_dir"], rel)
-        try:
-            size = os.path.getsize(path)
-            if size > limit or total + size > 4 * limit:
-                continue
+        try:  # one open and a bounded read: no stat of the path first
             with open(path, "rb") as fh:
                 data = fh.read(limit + 1)
         except OSError:
             continue
-        if len(data) <= limit:
+        if len(data) <= limit and total + len(data) <= 4 * limit:
             found[rel] = base64.b64encode(data).decode("ascii")
             total += len(data)
     return found

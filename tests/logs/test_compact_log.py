@@ -64,17 +64,38 @@ def test_compact_lines_of_a_call():
     messages = [line.split(None, 4)[4] for line in text.splitlines()]
     assert messages == [
         "JOB_INIT jobid=echo-00000001 tr=echo",
-        "THREAD_ASSOCIATION jobid=echo-00000001 thread=R-1 host=local",
         "JOB_START jobid=echo-00000001 tr=echo arguments=[1] "
         "tmpdir=echo-run001/jobs/e/echo-00000001 host=local",
         "JOB_TASK jobid=echo-00000001 taskid=urn:R-1-1795935291696 exec=echo",
         "TASK_STATUS_CHANGE taskid=urn:R-1-1795935291696 status=2",
         "TASK_STATUS_CHANGE taskid=urn:R-1-1795935291696 status=7",
         "JOB_END jobid=echo-00000001",
-        "END_SUCCESS thread=R-1 tr=echo",
+        "END_SUCCESS jobid=echo-00000001 tr=echo",
     ]
     full = _write(_call(1, T0))
-    assert len(full.splitlines()) == 13 and len(text) < 0.7 * len(full)
+    assert len(full.splitlines()) == 13 and len(text) < 0.6 * len(full)
+
+
+def test_a_job_directory_where_the_last_one_was_goes_without_saying():
+    events = _call(1, T0) + _call(2, T0 + 1)
+    events += [Event(T0 + 2, "JOB_START", {"jobid": "cat-1", "tr": "cat", "arguments": [],
+                                           "tmpdir": "elsewhere/cat-1", "host": "local"}),
+               Event(T0 + 2, "JOB_START", {"jobid": "cat-2", "tr": "cat", "arguments": [],
+                                           "tmpdir": "echo-run001/jobs/c/cat-2",
+                                           "host": "local"})]
+    starts = [line for line in _write(events, compact=True).splitlines() if "JOB_START" in line]
+    assert [line.partition(" tmpdir=")[2].partition(" ")[0] for line in starts] == [
+        "echo-run001/jobs/e/echo-00000001", "", "elsewhere/cat-1",
+        "echo-run001/jobs/c/cat-2"]
+
+
+def test_a_thread_two_running_jobs_share_keeps_its_association():
+    events = [Event(T0, "THREAD_ASSOCIATION", {"jobid": j, "thread": "R", "host": "local",
+                                               "replicationGroup": None}) for j in ("a", "b")]
+    events += [Event(T0 + 1, "END_SUCCESS", {"thread": "R", "tr": "echo"})] * 2
+    lines = [line.split(None, 4)[4] for line in _write(events, compact=True).splitlines()]
+    assert lines == ["THREAD_ASSOCIATION jobid=b thread=R host=local",
+                     "END_SUCCESS jobid=a tr=echo", "END_SUCCESS thread=R tr=echo"]
 
 
 def test_a_passing_status_in_another_millisecond_is_kept_in_order():
@@ -171,3 +192,23 @@ def test_the_report_of_a_large_run_samples_its_task_view_and_says_so():
     page = report_html(LogFrame.from_events(events))
     assert "This run has 12,000 tasks: the task timeline draws one task in every 3 " in page
     assert "Tasks (one in every 3 of 12,000)" in page
+
+
+def test_a_failed_call_ends_naming_its_job_and_reads_as_failed():
+    jobid, thread, taskid = "sh-00000001", "R-7", "urn:R-7-1795935291696"
+    events = [Event(T0, "JOB_INIT", {"jobid": jobid, "tr": "sh"}),
+              Event(T0, "THREAD_ASSOCIATION", {"jobid": jobid, "thread": thread,
+                                               "host": "local", "replicationGroup": None}),
+              Event(T0, "JOB_START", {"jobid": jobid, "tr": "sh", "arguments": ["-c", "exit 3"],
+                                      "tmpdir": "x-run001/jobs/s/sh-00000001", "host": "local"}),
+              Event(T0, "JOB_TASK", {"jobid": jobid, "taskid": taskid, "exec": "sh"}),
+              Event(T0, "TASK_STATUS_CHANGE", {"taskid": taskid, "status": 2}),
+              Event(T0 + 0.1, "TASK_STATUS_CHANGE", {"taskid": taskid, "status": 5,
+                                                     "message": "exit code 3"}),
+              Event(T0 + 0.1, "END_FAILURE", {"thread": thread, "tr": "sh"}),
+              Event(T0 + 0.2, "RUN_FAILURE", {}, "INFO", "Loader")]
+    compact = _write(events, compact=True)
+    assert "END_FAILURE jobid=sh-00000001 tr=sh" in compact and "THREAD_ASSOCIATION" not in compact
+    outcomes = [LogFrame(parse_text(text)).jobs.loc[jobid, "outcome"]
+                for text in (_write(events), compact)]
+    assert outcomes == ["failure", "failure"]

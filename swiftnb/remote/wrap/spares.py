@@ -2,10 +2,51 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
+from collections.abc import Callable
 
 _NO_SHAPE: frozenset[str] = frozenset()
+
+#: renameat2's flag: fail with EEXIST rather than replace the target
+_RENAME_NOREPLACE = 1
+_AT_FDCWD = -100
+#: libc's renameat2, False where there is none (then a look first, then a rename)
+_renameat2: Callable[..., int] | bool | None = None
+
+
+def _libc_renameat2() -> Callable[..., int] | bool:
+    global _renameat2
+    if _renameat2 is None:
+        try:
+            import ctypes
+
+            _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+        except (OSError, AttributeError, ImportError):
+            _renameat2 = False
+    return _renameat2
+
+
+def rename_no_replace(src: str, dst: str) -> None:
+    """``os.rename(src, dst)`` that raises FileExistsError when ``dst`` exists (a
+    rename of a directory replaces an empty one silently).  One system call where the
+    kernel and file system can (renameat2's RENAME_NOREPLACE: a job directory made
+    without a look at its path first); else a look, then the rename (callers hold
+    :attr:`SpareDirs.lock`, so nothing of ours comes between)."""
+    call = _libc_renameat2()
+    if callable(call):
+        import ctypes
+
+        if call(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst),
+                _RENAME_NOREPLACE) == 0:
+            return
+        code = ctypes.get_errno()
+        if code not in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+            raise OSError(code, os.strerror(code), src, None, dst)
+    if os.path.lexists(dst):
+        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), dst)
+    os.rename(src, dst)
 
 
 class SpareDirs:
@@ -41,21 +82,26 @@ class SpareDirs:
         return self._shapes.get(tr, _NO_SHAPE)
 
     def take(self, path: str, shape: frozenset[str] = frozenset()) -> frozenset[str] | None:
-        """Move a spare of ``shape`` (else an empty one) to ``path``, which must not
-        exist (call with ``lock`` held); the shape taken, or None when there is none."""
+        """Move a spare of ``shape`` (else an empty one) to ``path`` (call with ``lock``
+        held); the shape taken, or None when there is none.  FileExistsError: ``path``
+        exists (the spare stays in the pool)."""
         for wanted in (shape, _NO_SHAPE) if shape else (_NO_SHAPE,):
             pool = self._dirs.get(wanted)
             while pool:
                 spare = pool.pop()
                 self._count -= 1
                 try:
-                    os.rename(spare, path)
+                    rename_no_replace(spare, path)
                     return wanted
+                except FileExistsError:
+                    pool.append(spare)
+                    self._count += 1
+                    raise
                 except FileNotFoundError:
                     if not os.path.isdir(spare):
                         continue  # removed behind our back (the site directory went away)
                     os.makedirs(os.path.dirname(path), exist_ok=True)
-                    os.rename(spare, path)
+                    rename_no_replace(spare, path)
                     return wanted
                 except OSError:
                     return None  # e.g. another file system: fall back to mkdir
