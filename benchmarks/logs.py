@@ -15,7 +15,7 @@ echo(i); }`` on the local site, written through ``LogWriter`` from the events th
 and the local provider emit (in the order a real run emits them: calls announced in waves
 of maxForeachThreads, then run two at a time), once as the full Swift/K log and once as
 the compact log (``-compactLogging``).  Printed: bytes per call (goal <= 600) against the
-full log; ``swiftnb timings`` of each log in a child process (CPU MB/s, goal >= 100,
+full log; ``swiftnb timings`` of each log (``LogFrame.scan``) in a child process (CPU MB/s, goal >= 100,
 and peak memory, goal <= 2x the file) with this tree and, if ``--base DIR`` names a
 worktree of the code before (``git worktree add /tmp/base HEAD``), with that code on
 its own full log in the same run; ``swiftnb plot-log`` of the compact log; and what

@@ -36,8 +36,9 @@ class _UsageError(SwiftnbError):
     pass
 
 
-def _load(path: str, err: TextIO):
-    """LogFrame of a path, with warnings printed for people; (frame, exit code)."""
+def _load(path: str, err: TextIO, *, scan: bool = False):
+    """LogFrame of a path, with warnings printed for people; (frame, exit code).
+    ``scan``: only the tables are needed, not the event table (LogFrame.scan)."""
     from swiftnb.logs.frame import LogFrame
     from swiftnb.logs.reader import LogFormatError
 
@@ -56,7 +57,7 @@ def _load(path: str, err: TextIO):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            frame = LogFrame.read(path)
+            frame = LogFrame.scan(path) if scan else LogFrame.read(path)
             frame.run  # noqa: B018  (compute the tables inside the guard)
         except (LogFormatError, OSError, UnicodeError) as exc:
             print(f"swiftnb: {exc}", file=err)
@@ -66,7 +67,7 @@ def _load(path: str, err: TextIO):
             return None, EXIT_ERROR
     for w in caught:
         print(f"swiftnb: warning: {w.message}", file=err)
-    if not len(frame.events):
+    if not frame.run["nevents"]:
         print(f"swiftnb: {path}: the log holds no records", file=err)
         return None, EXIT_ERROR
     return frame, EXIT_OK
@@ -104,17 +105,19 @@ def _select_runs(frame, wanted: str | None, path: str, err: TextIO, *,
 
 def _arguments_and_runs(parser: _Parser, argv: Sequence[str], err: TextIO, *,
                         one: Callable[[argparse.Namespace], bool],
+                        scan: Callable[[argparse.Namespace], bool] = lambda args: False,
                         ) -> tuple[argparse.Namespace, list] | int:
     """A log command's arguments and the runs of its log it analyses (``one(args)``: the
-    output holds one run only, see :func:`_select_runs`), or the exit code after saying
-    on ``err`` why not: every log command reads its arguments and its log alike."""
+    output holds one run only, see :func:`_select_runs`; ``scan(args)``: it reads only
+    the entity tables), or the exit code after saying on ``err`` why not: every log
+    command reads its arguments and its log alike."""
     try:
         args = parser.parse_args(list(argv))
     except _UsageError as exc:
         print(exc, file=err)
         print(parser.format_usage().rstrip(), file=err)
         return EXIT_USAGE
-    frame, code = _load(args.log, err)
+    frame, code = _load(args.log, err, scan=scan(args))
     if frame is None:
         return code
     runs, code = _select_runs(frame, args.run, args.log, err, one=one(args))
@@ -179,7 +182,8 @@ def timings_main(argv: Sequence[str], out: TextIO | None = None, err: TextIO | N
     parser.add_argument("-o", "--output", help="write to this file instead of stdout")
     parser.add_argument("--run", help="the run to analyse when the log holds several: its "
                                       "number (1, 2...) or its run id")
-    parsed = _arguments_and_runs(parser, argv, err, one=lambda args: args.format == "aimes")
+    parsed = _arguments_and_runs(parser, argv, err, one=lambda args: args.format == "aimes",
+                                 scan=lambda args: args.format != "aimes")
     if isinstance(parsed, int):
         return parsed
     args, runs = parsed

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["Front", "front_from_bytes"]
+__all__ = ["Front", "front_from_bytes", "stamp_seconds", "stamped_lines"]
 
 _WINDOW = 48  # the widest window below (28-byte stamps, 48-byte heads, 32-byte tags)
 _DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, 20, 21, 22)
@@ -98,32 +98,22 @@ def _factorize_bytes(window: np.ndarray, start: np.ndarray, length: np.ndarray):
     return codes.astype(np.int64), names
 
 
-def front_from_bytes(buf: bytes | bytearray, first_line: int) -> Front | None:
-    """Parse one piece of a log (no trailing newline) or return None to fall back."""
-    size = len(buf)
-    if size == 0:
-        return None
-    arr = np.frombuffer(buf, dtype=np.uint8)
-    newlines = np.flatnonzero(arr == _NL)
-    starts = np.concatenate(([0], newlines + 1))
-    ends = np.concatenate((newlines, [size]))
-    padded = np.concatenate((arr, np.full(_WINDOW + 40, _NL, dtype=np.uint8)))
-    rows_of = np.lib.stride_tricks.sliding_window_view(padded, _WINDOW)
-
-    # which lines start with a time stamp: one 28-byte row per line, checked by column
-    first28 = rows_of[starts, :28]
-    head = (ends - starts) >= 23
+def stamped_lines(first28: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Which lines (their first 28 bytes, their lengths) start with a time stamp."""
+    head = length >= 23
     digits = first28[:, _DIGITS] - np.uint8(48)  # wraps below '0': one compare suffices
     head &= (digits <= 9).all(axis=1)
     for k, ch in _SEPARATORS:
         head &= first28[:, k] == ch
-    heads = np.flatnonzero(head)
-    if not len(heads):
-        return None
-    m = len(heads)
-    h = starts[heads]
-    stamp = first28[heads]  # bytes: a column is widened only when it is read
-    del first28, digits
+    return head
+
+
+def stamp_seconds(stamp: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Epoch seconds (true UTC; NaN for an impossible date) and stamp length (23, 24 with
+    ``Z``, 28 with ``+zzzz``) of rows of a log line's first 28 bytes, whose digits and
+    separators are checked; None when a ``+``/``-`` is not followed by a zone.  One
+    arithmetic for every reader of time stamps, so their times agree to the bit."""
+    m = len(stamp)
 
     def digit(k: int) -> np.ndarray:
         return stamp[:, k].astype(np.int64) - 48
@@ -161,7 +151,36 @@ def front_from_bytes(buf: bytes | bytearray, first_line: int) -> Front | None:
             return None  # '+' not followed by a zone: the regex decides what that is
         offset = (zd[0] * 10 + zd[1]) * 3600 + (zd[2] * 10 + zd[3]) * 60
         time -= np.where(zoned, np.where(zone == ord("-"), -offset, offset), 0)
-    stamp_len = np.where(zoned, 28, np.where(zone == ord("Z"), 24, 23))
+    return time, np.where(zoned, 28, np.where(zone == ord("Z"), 24, 23))
+
+
+def front_from_bytes(buf: bytes | bytearray, first_line: int) -> Front | None:
+    """Parse one piece of a log (no trailing newline) or return None to fall back."""
+    size = len(buf)
+    if size == 0:
+        return None
+    arr = np.frombuffer(buf, dtype=np.uint8)
+    newlines = np.flatnonzero(arr == _NL)
+    starts = np.concatenate(([0], newlines + 1))
+    ends = np.concatenate((newlines, [size]))
+    padded = np.concatenate((arr, np.full(_WINDOW + 40, _NL, dtype=np.uint8)))
+    rows_of = np.lib.stride_tricks.sliding_window_view(padded, _WINDOW)
+
+    # which lines start with a time stamp: one 28-byte row per line, checked by column
+    first28 = rows_of[starts, :28]
+    head = stamped_lines(first28, ends - starts)
+    heads = np.flatnonzero(head)
+    if not len(heads):
+        return None
+    m = len(heads)
+    h = starts[heads]
+    stamp = first28[heads]  # bytes: a column is widened only when it is read
+    del first28
+
+    stamped = stamp_seconds(stamp)
+    if stamped is None:
+        return None  # '+' not followed by a zone: the regex decides what that is
+    time, stamp_len = stamped
 
     # the bytes after the stamp: [ ]LEVEL +LOGGER[ ][TAG( |EOL)]REST, looked at through
     # two small windows; byte classes come from one table lookup

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 import pandas as pd
@@ -153,6 +153,22 @@ def _first(frame: pd.DataFrame, key: str, value: str = "time") -> pd.Series:
     return sub.set_index(key)[value]
 
 
+def _with_schema(events: pd.DataFrame) -> pd.DataFrame:
+    """``events`` with every field column the tables read (empty where absent)."""
+    missing = {col: None for col in FIELD_COLUMNS if col not in events}
+    if missing:
+        events = events.assign(**missing)
+        if "status" in missing:
+            events["status"] = events["status"].astype("Int64")
+    return events
+
+
+#: the kinds of the lines a frame made by LogFrame.scan holds as columns, not events
+_PER_CALL_KINDS = frozenset(("JOB_INIT", "JOB_SITE_SELECT", "JOB_START", "JOB_TASK", "JOB_END",
+                             "TASK_STATUS_CHANGE", "THREAD_ASSOCIATION", "END_SUCCESS",
+                             "END_FAILURE"))
+
+
 class LogFrame:
     """The analysis model of one run: events plus entity tables and timings.
 
@@ -162,14 +178,28 @@ class LogFrame:
     """
 
     def __init__(self, events: pd.DataFrame, *, name: str | None = None) -> None:
-        missing = {col: None for col in FIELD_COLUMNS if col not in events}
-        if missing:  # every table can rely on the columns of the schema
-            events = events.assign(**missing)
-            if "status" in missing:
-                events["status"] = events["status"].astype("Int64")
-        self.events = events
+        self._events: pd.DataFrame | None = _with_schema(events)
         self.name = name
         self._cache: dict[str, Any] = {}
+        #: a frame made by :meth:`scan`: the log, the event table of its lines other
+        #: than the per-call ones, and its record count and first and last times
+        self._source: str | None = None
+        self._rest: pd.DataFrame | None = None
+        self._extent: tuple[int, float | None, float | None] = (0, None, None)
+
+    @property
+    def events(self) -> pd.DataFrame:
+        """The event table (of a frame made by :meth:`scan`: read on first use)."""
+        if self._events is None:
+            from swiftnb.logs.reader import read_log
+
+            self._events = _with_schema(read_log(cast(str, self._source)))  # scan's log
+        return self._events
+
+    @property
+    def is_scanned(self) -> bool:
+        """Made by :meth:`scan` with the per-call lines held as columns (not read whole)."""
+        return self._rest is not None
 
     @classmethod
     def read(cls, source: str | os.PathLike[str] | IO[Any], **kwargs: Any) -> LogFrame:
@@ -177,6 +207,24 @@ class LogFrame:
 
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else None
         return cls(read_log(source, **kwargs), name=name)
+
+    @classmethod
+    def scan(cls, source: str | os.PathLike[str]) -> LogFrame:
+        """A log's tables without its whole event table: the per-call lines are read
+        as integer columns (:mod:`swiftnb.logs.calltables`), the rest by the reader;
+        ``.events`` is read whole only when asked for.  The same tables as
+        :meth:`read` (a log those columns do not model is read by it), at a fraction of
+        the time and memory on a large run's log (docs/logs.md, "Speed")."""
+        from swiftnb.logs.calltables import read_call_tables
+
+        tables = read_call_tables(source)
+        if tables is None:
+            return cls.read(source)
+        frame = cls(tables.rest, name=os.fspath(source))
+        frame._source, frame._rest, frame._events = os.fspath(source), frame._events, None
+        frame._extent = (tables.records, tables.first, tables.last)
+        frame._cache.update(jobs=tables.jobs, tasks=tables.tasks)
+        return frame
 
     @classmethod
     def from_events(cls, events: Iterable[Event], *, name: str | None = None) -> LogFrame:
@@ -188,6 +236,8 @@ class LogFrame:
         timings of one are not mixed with another's.  ``[self]`` for a log of one run."""
         from swiftnb.logs.reader import split_runs
 
+        if self._rest is not None:  # scan reads logs of one run only
+            return [self]
         parts = split_runs(self.events)
         if len(parts) == 1:
             return [self]
@@ -196,8 +246,10 @@ class LogFrame:
     def _of(self, *kinds: str, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
         """The events of ``kinds``; with ``columns``, only those (and time and kind): a
         table of a million events has some twenty columns, and each selection of rows
-        copies every column it holds."""
-        ev = self.events
+        copies every column it holds.  A frame made by :meth:`scan` looks at the rest
+        of its lines for the kinds it does not hold as columns."""
+        scanned = self._rest is not None and _PER_CALL_KINDS.isdisjoint(kinds)
+        ev = self._rest if scanned and self._rest is not None else self.events
         if columns is not None:
             ev = ev[["time", "kind", *(c for c in columns if c in ev)]]
         if not len(ev):
@@ -411,11 +463,14 @@ class LogFrame:
         """Run-level facts: run id, start/finish, outcome and counts."""
         if "run" in self._cache:
             return self._cache["run"]
-        ev = self.events
+        ev = self.events if self._rest is None else self._rest
+        records, first, last = self._extent if self._rest is not None else (
+            len(ev), float(ev["time"].iloc[0]) if len(ev) else None,
+            float(ev["time"].iloc[-1]) if len(ev) else None)
         info: dict[str, Any] = {"run_id": None, "start": None, "run_start": None,
                                 "finish": None, "outcome": None}
-        if len(ev):
-            info["start"] = float(ev["time"].iloc[0])
+        if records:
+            info["start"] = first
             text = ev["text"]
             runid = ev[(ev["tag"] == "RUN_ID")]
             if len(runid):
@@ -428,7 +483,7 @@ class LogFrame:
                 info["finish"] = float(end["time"].iloc[0])
                 info["outcome"] = "success" if end["kind"].iloc[0] == "RUN_SUCCESS" else "failure"
             else:
-                info["finish"] = float(ev["time"].iloc[-1])
+                info["finish"] = last
         jobs, tasks, blocks, workers = self.jobs, self.tasks, self.blocks, self.workers
         info.update(
             njobs=len(jobs), ntasks=len(tasks), nblocks=len(blocks), nworkers=len(workers),
@@ -437,7 +492,7 @@ class LogFrame:
             jobs_succeeded=int((jobs.get("outcome") == "success").sum()) if len(jobs) else 0,
             jobs_failed=int((jobs.get("outcome") == "failure").sum()) if len(jobs) else 0,
             hosts=sorted(jobs["host"].dropna().unique().tolist()) if "host" in jobs else [],
-            nevents=len(ev),
+            nevents=records,
         )
         if info["start"] is not None and info["finish"] is not None:
             info["ttc"] = info["finish"] - info["start"]
@@ -445,12 +500,10 @@ class LogFrame:
         return info
 
     # -- timings -----------------------------------------------------------------
-    def timings(self, names: Iterable[str] | None = None) -> pd.DataFrame:
-        """Long table of durations: timing, entity, id, start, end, duration (seconds).
-
-        Entities that never reached both states are left out.
-        """
-        parts = []
+    def _spans(self, names: Iterable[str] | None) -> list[tuple[str, str, pd.DataFrame]]:
+        """(timing, entity, its entities' start and end) of each timing named, entities
+        missing either left out."""
+        spans = []
         wanted = list(TIMINGS) if names is None else list(names)
         for name in wanted:
             if name not in TIMINGS:
@@ -471,10 +524,19 @@ class LogFrame:
             sub = pd.DataFrame({"start": pd.to_numeric(table[start_col], errors="coerce"),
                                 "end": pd.to_numeric(table[end_col], errors="coerce")})
             sub = sub.dropna()
-            if not len(sub):
-                continue
+            if len(sub):
+                spans.append((name, entity.rstrip("s") if entity != "run" else "run", sub))
+        return spans
+
+    def timings(self, names: Iterable[str] | None = None) -> pd.DataFrame:
+        """Long table of durations: timing, entity, id, start, end, duration (seconds).
+
+        Entities that never reached both states are left out.
+        """
+        parts = []
+        for name, entity, sub in self._spans(names):
             sub.insert(0, "id", sub.index.astype(str))
-            sub.insert(0, "entity", entity.rstrip("s") if entity != "run" else "run")
+            sub.insert(0, "entity", entity)
             sub.insert(0, "timing", name)
             sub["duration"] = sub["end"] - sub["start"]
             parts.append(sub.reset_index(drop=True))
@@ -483,11 +545,17 @@ class LogFrame:
         return pd.concat(parts, ignore_index=True)
 
     def summary(self) -> pd.DataFrame:
-        """count, mean, min, median, max of each timing."""
-        t = self.timings()
-        if not len(t):
+        """count, mean, min, median, max of each timing (its durations only: no table
+        of every entity's id)."""
+        spans = self._spans(None)
+        if not spans:
             return pd.DataFrame(columns=["count", "mean", "min", "50%", "max"])
-        stats = t.groupby("timing", sort=False)["duration"].describe()
+        durations = pd.DataFrame({
+            "timing": np.concatenate([np.full(len(sub), name, dtype=object)
+                                      for name, _, sub in spans]),
+            "duration": np.concatenate([(sub["end"] - sub["start"]).to_numpy()
+                                        for _, _, sub in spans])})
+        stats = durations.groupby("timing", sort=False)["duration"].describe()
         return stats[["count", "mean", "min", "50%", "max"]]
 
     def plot(self) -> Any:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import mmap
 import os
 import re
 import stat
@@ -45,6 +46,11 @@ from swiftnb.logs.writer import stream_name
 
 __all__ = [
     "read_log",
+    "read_text",
+    "check_damage",
+    "check_head",
+    "open_log_path",
+    "COMPRESSION_MAGIC",
     "parse_text",
     "read_events",
     "split_runs",
@@ -161,6 +167,8 @@ BOMB_FLOOR = 32 << 20
 READ_CHUNK = 4 << 20
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"))
+#: how a compressed log starts
+COMPRESSION_MAGIC = tuple(magic for magic, _ in _MAGIC)
 
 
 class LineGuard:
@@ -287,7 +295,7 @@ class _CountingReader:
         return data
 
 
-def _open_path(name: str) -> IO[bytes]:
+def open_log_path(name: str) -> IO[bytes]:
     """A log file opened for reading; what is not a regular file is refused before it
     is opened (a FIFO would block, a device never ends)."""
     try:
@@ -350,7 +358,7 @@ def _read_bytes(source: str | os.PathLike[str] | IO[Any]) -> tuple[bytes | bytea
         name = stream_name(source) or "<stream>"
         return _read_stream(source, name), name
     name = os.fspath(source)
-    with _open_path(name) as fh:
+    with open_log_path(name) as fh:
         first = fh.read(READ_CHUNK)
         if not first.startswith(tuple(magic for magic, _ in _MAGIC)):
             return _read_plain(fh, first, name), name
@@ -424,9 +432,7 @@ def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) 
     warnings into :class:`LogFormatError`.  A file with no Swift log line at all raises
     :class:`LogFormatError`.
     """
-    data, name = _read_bytes(source)
-    if b"\r\n" in data[:65536]:  # a log that went through Windows
-        data = data.replace(b"\r\n", b"\n")
+    data, name = read_text(source)
     if strict:
         with warnings.catch_warnings():
             warnings.simplefilter("error", LogWarning)
@@ -435,6 +441,15 @@ def read_log(source: str | os.PathLike[str] | IO[Any], *, strict: bool = False) 
             except LogWarning as exc:
                 raise LogFormatError(str(exc)) from None
     return parse_bytes(data, name=name)
+
+
+def read_text(source: str | os.PathLike[str] | IO[Any]) -> tuple[bytes | bytearray, str]:
+    """A log's text as bytes (decompressed, bounded as :func:`read_log` bounds it, CRLF
+    line ends made LF) and the name to report it by."""
+    data, name = _read_bytes(source)
+    if b"\r\n" in data[:65536]:  # a log that went through Windows
+        data = data.replace(b"\r\n", b"\n")
+    return data, name
 
 
 #: logs longer than this (bytes) are parsed in pieces (bounds the intermediates' memory)
@@ -473,7 +488,7 @@ def parse_bytes(data: bytes | bytearray, *, name: str = "<log>", first_line: int
                 f"'2016-01-25 01:08:24,537+0000 INFO  Loader ...' (first line: {lead!r})")
         return _empty_frame()
     if check:
-        _check_damage(data, name)
+        check_damage(data, name)
     pos = first.start()
     line = first_line + data.count(b"\n", 0, pos)
     pieces: list[_Piece] = []
@@ -575,18 +590,24 @@ def _interned(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _check_damage(data: bytes | bytearray, name: str) -> None:
-    head = data[:200].lstrip(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
-    if head and not _STAMP_AT_START.match(head):
-        lead = head.splitlines()[0][:60] if head.strip() else "blank lines"
-        warnings.warn(f"{name}:1: text before the first log record ignored ({lead!r})",
-                      LogWarning, stacklevel=4)
+def check_damage(data: bytes | bytearray, name: str) -> None:
+    """Warn about text before the first record and a last line cut short."""
+    check_head(data, name, stacklevel=5)
     if data and not data.endswith(b"\n"):
         tail = data[data.rfind(b"\n") + 1:][:60].decode("utf-8", errors="replace")
         line = data.count(b"\n") + 1
         warnings.warn(
             f"{name}:{line}: log ends in the middle of a line ({tail!r}); "
             "it is truncated or still being written", LogWarning, stacklevel=4)
+
+
+def check_head(data: bytes | bytearray | mmap.mmap, name: str, *, stacklevel: int = 4) -> None:
+    """Warn about text before the first record (of a log read or mapped)."""
+    head = data[:200].lstrip(b"\xef\xbb\xbf").decode("utf-8", errors="replace")
+    if head and not _STAMP_AT_START.match(head):
+        lead = head.splitlines()[0][:60] if head.strip() else "blank lines"
+        warnings.warn(f"{name}:1: text before the first log record ignored ({lead!r})",
+                      LogWarning, stacklevel=stacklevel)
 
 
 def _empty_frame() -> pd.DataFrame:

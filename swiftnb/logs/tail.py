@@ -29,7 +29,7 @@ import pandas as pd
 
 from swiftnb.events import EventBus
 from swiftnb.logs.reader import (CHUNK_CHARS, READ_CHUNK, LineGuard, LogWarning, _empty_frame,
-                                 _open_path, _read_bytes, parse_bytes,
+                                 open_log_path, _read_bytes, parse_bytes,
                                  to_events)
 
 __all__ = ["LogFollower", "follow_log", "afollow_log", "tail_to_bus"]
@@ -64,7 +64,7 @@ class LogFollower:
             self._guard = LineGuard(self.path)
         if size == self.offset or self._compressed:
             return b""
-        with _open_path(self.path) as fh:
+        with open_log_path(self.path) as fh:
             fh.seek(self.offset)
             data = fh.read(min(size - self.offset, READ_CHUNK))
         if self.offset == 0 and (data[:3] in (b"BZh", b"\x1f\x8b\x08")
