@@ -4,8 +4,10 @@ Why a contract of its own: the engine must not know where calls are remembered (
 run store, :mod:`swiftnb.store.memo`, lives above it and imports sqlite), yet the
 decision belongs in the call path, after the restart log check and before the call is
 submitted, so that a reused call never reaches a site.  The engine asks
-:meth:`CallMemo.decide` once per call, and after a call that ran tells
-:meth:`CallMemo.remember` how it ended; a memo never raises into the engine for a
+:meth:`CallMemo.decide` once per call (or first :meth:`CallMemo.decide_now`, which
+answers at once when a reuse is known without waiting: a call it reuses need not become
+a coroutine of its own), and after a call that ran tells :meth:`CallMemo.remember` how
+it ended; a memo never raises into the engine for a
 problem of its own store (it says so and lets calls run).
 """
 
@@ -37,6 +39,12 @@ class CallMemo(abc.ABC):
     dry run, not for a call the restart log skips); when the decision is to run it sets
     ``task.digest_outputs`` so that the site reports the outputs' digests, runs the call
     (with its retries) and then calls :meth:`remember` with the last attempt's result."""
+
+    def decide_now(self, task: Task) -> MemoDecision | None:
+        """A reuse decided at once, on the loop, from what the memo holds in memory (a
+        few ``stat`` calls at most); None when it cannot tell without waiting: then ask
+        :meth:`decide`.  Never a decision to run (that needs :meth:`decide`)."""
+        return None
 
     @abc.abstractmethod
     async def decide(self, task: Task) -> MemoDecision:

@@ -7,7 +7,10 @@ transaction per 256 calls or per second, whichever comes first, and on
 ``end_run``/``flush``/``close``.  A call still in the buffer is already seen by
 :meth:`RunStore.lookup` of this process.  Memoization looks keys up in batches
 (:meth:`RunStore.earlier_rows`, one query for up to LOOKUP_CHUNK keys) and records and
-reads calls as rows (:mod:`swiftnb.store.callrows`), not as records."""
+reads calls as rows (:mod:`swiftnb.store.callrows`), not as records; a call reused on
+the event loop is recorded as a :class:`ReusedCall` (the earlier row's id: its texts are
+copied by the insert itself), and a full buffer of those is written by the store's
+flushing thread, never by the caller's."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import threading
 import time
 from collections.abc import Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from swiftnb.store import errors
 from swiftnb.store.callrows import CallRow, record_of, row_of
@@ -30,7 +33,8 @@ from swiftnb.store.sqlite import DATABASE_NAME, Row, StoreDatabase, path_text
 if TYPE_CHECKING:  # pandas is imported only when a frame is asked for
     import pandas as pd
 
-__all__ = ["RunStore", "DEFAULT_DIR", "BATCH_CALLS", "BATCH_SECONDS", "LOOKUP_CHUNK"]
+__all__ = ["RunStore", "ReusedCall", "DEFAULT_DIR", "BATCH_CALLS", "BATCH_SECONDS",
+           "LOOKUP_CHUNK"]
 
 #: the store directory of a run, under its working directory
 DEFAULT_DIR = ".swiftnb"
@@ -47,6 +51,29 @@ _LOOKUP = (f"SELECT {_CALL_COLUMNS} FROM calls WHERE key IN (?) AND decision IN 
            f"ORDER BY id")
 #: keys a lookup query asks for at once (SQLite allows 32,766 parameters)
 LOOKUP_CHUNK = 500
+#: reused calls: each the earlier call's row (v.column5) with this call's id, run,
+#: jobid, time and reason, all of a batch in one statement (one step of sqlite without
+#: the GIL, not one a row: the event loop's thread is not held up by this one's turns)
+_REUSE_CALLS = (f"INSERT INTO calls ({_CALL_COLUMNS}) SELECT v.column1, v.column2, v.column3, "
+                f"c.key, c.app, c.command, c.site, v.column4, v.column4, c.exit_code, 'cached', "
+                f"v.column6, c.key_parts, c.files FROM (VALUES {{rows}}) AS v "
+                f"JOIN calls c ON c.id = v.column5")
+_REUSE_FILES = ("INSERT INTO files SELECT v.column1, f.role, f.path, f.digest, f.size "
+                "FROM (VALUES {rows}) AS v JOIN files f ON f.call_id = v.column2 "
+                "ORDER BY v.column1, f.rowid")
+#: reused calls a statement writes (6 parameters each; sqlite allows 32,766)
+_REUSE_CHUNK = 1000
+
+
+class ReusedCall(NamedTuple):
+    """A call reused from the earlier call ``earlier_id`` with the same key, files and
+    all (what memoization records for a reuse it decided from memory)."""
+
+    run_id: str
+    jobid: str
+    at: float  # started and ended
+    reason: str
+    earlier_id: int
 
 
 class RunStore:
@@ -58,10 +85,12 @@ class RunStore:
         self._lock = threading.Lock()
         #: one flush at a time, so batches reach the file in the order they were recorded
         self._flushing = threading.Lock()
-        self._buffer: list[CallRow] = []
+        self._buffer: list[CallRow | ReusedCall] = []
         self._pending_keys: dict[str, CallRow] = {}
         self._oldest = 0.0  # when the oldest buffered call was recorded (monotonic)
         self._closed = threading.Event()
+        #: set when the buffer is full and the flushing thread should write it now
+        self._due = threading.Event()
         self._flusher: threading.Thread | None = None
         self.digests = DigestCache(db, self.flush)
         self.objects = ContentStore(db, os.path.join(directory, "objects"), object_limit)
@@ -114,26 +143,40 @@ class RunStore:
 
     def record_row(self, call: CallRow) -> None:
         """:meth:`record_call` of a call already in the columns' form (memoization's)."""
+        if self._buffered(call):
+            self.flush()
+
+    def record_reuse(self, call: ReusedCall) -> None:
+        """Record a reused call without touching the database in the caller's thread
+        (the event loop's): a full buffer is written by the flushing thread."""
+        if self._buffered(call):
+            self._due.set()
+
+    def _buffered(self, call: CallRow | ReusedCall) -> bool:
+        """Add ``call`` to the buffer; whether the buffer is full."""
         with self._lock:
             if not self._buffer:
                 self._oldest = time.monotonic()
             self._buffer.append(call)
-            if call.decision != "failed":
+            if isinstance(call, CallRow) and call.decision != "failed":
                 self._pending_keys[call.key] = call
-            full = len(self._buffer) >= BATCH_CALLS
             if self._flusher is None:
                 self._flusher = threading.Thread(target=self._flush_by_age, daemon=True,
                                                  name="swiftnb-store-flush")
                 self._flusher.start()
-        if full:
-            self.flush()
+            return len(self._buffer) >= BATCH_CALLS
 
     def _flush_by_age(self) -> None:
-        """One thread a store: writes a batch once its oldest call is BATCH_SECONDS old
-        (a quiet run still gets its calls on disk).  An error here comes back at the
-        next flush, which keeps the calls."""
-        while not self._closed.wait(BATCH_SECONDS / 4):
-            if self._buffer and time.monotonic() - self._oldest >= BATCH_SECONDS:
+        """One thread a store: writes a batch once it is full (:meth:`record_reuse`) or
+        its oldest call is BATCH_SECONDS old (a quiet run still gets its calls on disk).
+        An error here comes back at the next flush, which keeps the calls."""
+        while not self._closed.is_set():
+            self._due.wait(BATCH_SECONDS / 4)
+            self._due.clear()
+            if self._closed.is_set():
+                return
+            if self._buffer and (len(self._buffer) >= BATCH_CALLS
+                                 or time.monotonic() - self._oldest >= BATCH_SECONDS):
                 try:
                     self.flush()
                 except errors.StoreError:
@@ -157,21 +200,33 @@ class RunStore:
             raise
         with self._lock:
             for call in batch:
-                if self._pending_keys.get(call.key) is call:
+                if isinstance(call, CallRow) and self._pending_keys.get(call.key) is call:
                     del self._pending_keys[call.key]
 
-    def _write(self, conn: sqlite3.Connection, batch: Sequence[CallRow]) -> None:
-        # ids given here (the transaction holds the write lock), so that one executemany
-        # writes the whole batch
+    def _write(self, conn: sqlite3.Connection, batch: Sequence[CallRow | ReusedCall]) -> None:
+        # ids given here (the transaction holds the write lock), in the order recorded,
+        # so that one executemany writes each kind of row of the whole batch
         first = conn.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM calls").fetchone()[0]
+        rows: list[tuple[object, ...]] = []
         files: list[tuple[int, object, str, object, object]] = []
+        reused: list[tuple[object, ...]] = []
         for call_id, call in enumerate(batch, first):
+            if isinstance(call, ReusedCall):
+                reused.append((call_id, call.run_id, call.jobid, call.at, call.earlier_id,
+                               call.reason))
+                continue
+            rows.append((call_id, *call[:13]))
             files.extend((call_id, role, path_text(str(path)), digest, size)
                          for role, path, digest, size in call.files)
         conn.executemany(f"INSERT INTO calls ({_CALL_COLUMNS}) "
-                         f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                         [(call_id, *call[:13]) for call_id, call in enumerate(batch, first)])
+                         f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
         conn.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?)", files)
+        for start in range(0, len(reused), _REUSE_CHUNK):
+            chunk = reused[start:start + _REUSE_CHUNK]
+            conn.execute(_REUSE_CALLS.format(rows=", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk))),
+                         [value for row in chunk for value in row])
+            conn.execute(_REUSE_FILES.format(rows=", ".join(["(?, ?)"] * len(chunk))),
+                         [value for row in chunk for value in (row[0], row[4])])
         self.digests.write_pending(conn)
 
     def lookup(self, key: str) -> CallRecord | None:
@@ -201,6 +256,18 @@ class RunStore:
                 latest[row[3]] = row  # ordered by id: the last one is the latest
             found.update((key, _row(row)) for key, row in latest.items())
         return found
+
+    def known_call_rows(self, script: str, before_run: str, runs: int) -> list[Row]:
+        """(id, key, jobid, run_id, files, app) of the successful calls of the latest ``runs``
+        runs of ``script`` but ``before_run``, in the order recorded (what
+        :class:`~swiftnb.store.known.KnownCalls` reads once a run: a run that reuses a
+        call records it again, so the latest runs hold what an iteration reuses, and a
+        store of many runs is not read whole at each one)."""
+        return self._db.read(
+            f"SELECT id, key, jobid, run_id, files, app FROM calls WHERE decision IN "
+            f"{_SUCCESS} AND run_id IN (SELECT run_id FROM runs WHERE script = ? AND run_id != ? "
+            f"ORDER BY started DESC, rowid DESC LIMIT ?) ORDER BY id",
+            (script, before_run, runs))
 
     def last_decisions(self, keys: Sequence[str]) -> dict[str, str]:
         """The decision of the latest call of each key, whatever it was (memoization
@@ -306,6 +373,7 @@ class RunStore:
     # ------------------------------------------------------------------ life
     def close(self) -> None:
         self._closed.set()
+        self._due.set()
         if self._flusher is not None:
             self._flusher.join(timeout=BATCH_SECONDS)
         try:

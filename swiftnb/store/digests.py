@@ -101,6 +101,37 @@ class DigestCache:
             self._memory[key] = (signature, digest)
         return digest, st.st_size
 
+    def known(self, path: str) -> tuple[str, int] | None:
+        """:meth:`measure` without reading the file, for the event loop: None when its
+        digest is not remembered for the file as it is now (or it is missing, or a
+        directory, or the store's table is not read yet)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        signature = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        key = os.path.abspath(path)
+        known = self._memory.get(key)
+        if known is not None and known[0] == signature:
+            return known[1], st.st_size
+        table = self._table
+        if table is None:
+            return None
+        stored = table.get((st.st_dev, st.st_ino))
+        if stored is None or stored[1:3] != (st.st_size, st.st_mtime_ns) or (
+                stored[0] != path_text(key) and stored[0] != path_text(self._real(key))):
+            return None
+        with self._lock:
+            self._memory[key] = (signature, stored[3])
+        return stored[3], st.st_size
+
+    def preload(self) -> None:
+        """Read the store's table of digests now (in a thread: :meth:`known` answers
+        from it on the loop)."""
+        self._stored()
+
     def learn(self, path: str, st: os.stat_result, digest: str) -> None:
         """Remember ``digest`` for the regular file ``path`` as ``st`` found it, without
         reading it: the digest the job wrapper reported for an output it has just

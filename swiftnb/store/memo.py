@@ -19,6 +19,15 @@ Why parts and not one digest: when a call runs, the reason given is the first pa
 differs from the earlier call that made the same outputs ("input changed: data/a.txt"),
 and ``swiftnb explain -why`` compares the same parts.
 
+A re-run's reuses are decided on the event loop, at once: the successful calls of the
+script's earlier runs are read into memory when the run starts (:mod:`swiftnb.store.known`),
+and a call whose key is among them, whose inputs' and outputs' digests are remembered for
+the files as they are (a ``stat`` each) and whose files are the earlier call's is reused
+with no thread, query or file read (:meth:`StoreMemo.decide_now`); its row is the earlier
+one's, copied by the store's flushing thread (:class:`~swiftnb.store.db.ReusedCall`).
+Every other decision (a call that runs, an output to restore, a digest to read) is the
+worker thread's:
+
 Digests are read through the store's stat-keyed cache, in one worker thread that takes
 the calls' requests in batches (:mod:`swiftnb.store.batches`: one SQL query for the keys
 of a batch, one thread hop for all its calls), so the event loop is never blocked by file
@@ -34,6 +43,7 @@ unmemoized.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import os
@@ -50,8 +60,9 @@ from swiftnb.store.batches import BatchWorker
 from swiftnb.store.callrows import CallRow, FileEntry, files_text
 from swiftnb.store.canonical import ascii_sorted_text, ascii_text, sorted_text
 from swiftnb.store.copies import OutputCopies
-from swiftnb.store.db import RunStore
+from swiftnb.store.db import ReusedCall, RunStore
 from swiftnb.store.errors import StoreError
+from swiftnb.store.known import KnownCall, KnownCalls
 
 __all__ = ["StoreMemo", "AppSettings", "SCHEDULING_PROFILES", "MEMOIZE_PROFILE"]
 
@@ -137,14 +148,64 @@ class StoreMemo(CallMemo):
         self._app_parts_known: dict[tuple[object, ...], tuple[str, str, str, str]] = {}
         self._lock = threading.Lock()
         self._broken = False
+        runs = store.run_records()
         #: a store with no earlier call needs no look for what changed ("no earlier call")
-        self._history = any(run.run_id != run_id for run in store.run_records())
+        self._history = any(run.run_id != run_id for run in runs)
+        self._known = KnownCalls(store, next((run.script for run in runs
+                                              if run.run_id == run_id), None), run_id,
+                                 learn_apps=self._learn_apps)
         self.counts = {"ran": 0, "cached": 0, "failed": 0}
+        self._app_learning: dict[tuple[object, ...], asyncio.Future[object]] = {}
+        #: without history: the keys decided in this run, on the loop or by the worker
+        #: (a key seen twice in one run is the worker's: it may be the earlier call's)
+        self._seen: set[str] = set()
 
     # ------------------------------------------------------------------ contract
+    def decide_now(self, task: Task) -> MemoDecision | None:
+        """A reuse of an earlier run's call decided from memory (see the module's
+        docstring); None for anything else (a call that may run, an output changed or
+        missing, a digest not remembered, a call of this run or of another script)."""
+        if (self._broken or not self._known.ready or not len(self._known)
+                or task.output_globs or self._opted_out(task)):
+            return None  # nothing to reuse from memory: no key made for nothing
+        pending = self._key(task, on_loop=True)
+        if pending is None:
+            return None
+        earlier = self._known.get(pending.key)
+        if earlier is None:
+            return None
+        return self._reuse_now(task, pending, earlier)
+
+    def _reuse_now(self, task: Task, pending: _Pending, earlier: KnownCall) -> MemoDecision | None:
+        files = pending.inputs  # extended in place: pending is not kept
+        known = self.store.digests.known
+        for path in task.outputs:
+            full = os.path.abspath(self._local(task, path))
+            found = known(full)
+            if found is None:
+                return None
+            files.append(["out", full, found[0], found[1]])
+        if files_text(files) != earlier.files_json:
+            return None  # another directory, or an output changed: decide() says which
+        reason = f"same as {earlier.jobid} of run {earlier.run_id}"
+        self.store.record_reuse(ReusedCall(self.run_id, task.jobid, time.time(), reason,
+                                           earlier.call_id))
+        with self._lock:
+            self.counts["cached"] += 1
+        return MemoDecision(True, reason)
+
     async def decide(self, task: Task) -> MemoDecision:
         if self._broken:
             return MemoDecision(False, "run store unusable")
+        if not self._known.ready:
+            await self._known.loaded()
+        if self._known.ready and not self._broken:
+            decision = self._decide_on_loop(task)
+            if decision is None and self._app_parts_known.get(_app_cache_key(task)) is None:
+                await self._learn_app(task)  # then made from memory as the others
+                decision = self._decide_on_loop(task)
+            if decision is not None:
+                return decision
         try:
             decision = await self._worker.submit(_Decide(task))
         except StoreError as exc:
@@ -160,9 +221,51 @@ class StoreMemo(CallMemo):
         # store in writing it comes back with the next decision's batch, or at close
         self._worker.post(_Remember(task, result, decision, started, ended))
 
+    def _decide_on_loop(self, task: Task) -> MemoDecision | None:
+        """:meth:`decide_now`, or in a store that had no earlier run the decision to run
+        a call whose key is made without reading a file and not yet seen in this run
+        (no thread hop for it either); None: the worker decides."""
+        if task.output_globs or self._opted_out(task):
+            return None
+        pending = self._key(task, on_loop=True)
+        if pending is None:
+            return None
+        if self._history:
+            earlier = self._known.get(pending.key)
+            return None if earlier is None else self._reuse_now(task, pending, earlier)
+        with self._lock:
+            if pending.key in self._seen:
+                return None
+            self._seen.add(pending.key)
+            self._pending[task.jobid] = pending
+        return MemoDecision(False, "no earlier call")
+
+    def _learn_apps(self, apps: set[str]) -> None:
+        """In the thread that reads the earlier calls: digest the programs of their apps,
+        so that a re-run's calls make their keys on the loop from the first."""
+        for tr in apps:
+            try:
+                self._app(tr)
+            except StoreError:
+                return  # the worker's decisions say it
+
+    async def _learn_app(self, task: Task) -> None:
+        """Make an app's parts of the key (its program's digest: a file read) in a
+        thread, once for all the calls that wait for them."""
+        cache_key = _app_cache_key(task)
+        learning = self._app_learning.get(cache_key)
+        if learning is None:
+            learning = self._app_learning[cache_key] = asyncio.ensure_future(
+                asyncio.to_thread(self._app_parts, task, False))
+        try:
+            await asyncio.shield(learning)
+        except StoreError:
+            pass  # the worker's decision says it
+
     def close(self) -> None:
         """Finish the queued requests and copies, and flush the buffered calls (the
         store itself is closed by its opener)."""
+        self._known.wait()
         self._worker.close()
         self._copies.keep(everything=True)
         if not self._broken:
@@ -188,7 +291,10 @@ class StoreMemo(CallMemo):
 
     # ------------------------------------------------------------------ deciding
     def _decide_all(self, tasks: Sequence[Task]) -> list[MemoDecision]:
-        keyed = [(task, self._key(task)) for task in tasks]
+        keyed = [(task, self._key_of(task)) for task in tasks]
+        if not self._history:
+            with self._lock:
+                self._seen.update(pending.key for _, pending in keyed)
         earlier = self.store.earlier_rows([pending.key for _, pending in keyed])
         decisions = [self._decide(task, pending, earlier.get(pending.key))
                      for task, pending in keyed]
@@ -202,10 +308,7 @@ class StoreMemo(CallMemo):
                 earlier: CallRow | None) -> MemoDecision | None:
         """The decision; None when the call runs because no earlier call has its key
         (why is found for a whole batch at once: :meth:`_why_not_all`)."""
-        settings = self._settings_of(task.tr)
-        opted_out = (task.profiles[MEMOIZE_PROFILE] if MEMOIZE_PROFILE in task.profiles
-                     else settings.profiles.get(MEMOIZE_PROFILE, ""))
-        if opted_out.strip().lower() in ("false", "no", "off"):
+        if self._opted_out(task):
             return self._runs(task, pending, f"opted out ({MEMOIZE_PROFILE}: false)")
         if task.output_globs:
             return self._runs(task, pending, "dynamic outputs")
@@ -278,18 +381,41 @@ class StoreMemo(CallMemo):
             reasons.append(_changed(max(made, key=lambda found: found[0])[1], pending))
         return reasons
 
+    def _opted_out(self, task: Task) -> bool:
+        opted_out = (task.profiles[MEMOIZE_PROFILE] if MEMOIZE_PROFILE in task.profiles
+                     else self._settings_of(task.tr).profiles.get(MEMOIZE_PROFILE, ""))
+        return opted_out.strip().lower() in ("false", "no", "off")
+
     # ------------------------------------------------------------------ the key
-    def _key(self, task: Task) -> _Pending:
+    def _key_of(self, task: Task) -> _Pending:
+        """The key in the worker thread, reading what it must."""
+        pending = self._key(task, on_loop=False)
+        assert pending is not None
+        return pending
+
+    def _key(self, task: Task, on_loop: bool) -> _Pending | None:
+        """The call's key and what remember() needs of it.  ``on_loop``: no file is read
+        (None when an input's or the program's digest is not remembered)."""
+        app_parts = self._app_parts(task, on_loop)
+        if app_parts is None:
+            return None
+        program, app, env, profiles = app_parts
         digests: dict[str, str] = {}
         inputs: list[FileEntry] = []
         parts: dict[str, str] = {}
+        known = self.store.digests.known
         for path in dict.fromkeys(task.inputs):
             full = self._local(task, path)
-            digest, size = self._measure(full)
+            if on_loop:
+                found = known(full)
+                if found is None:
+                    return None
+                digest, size = found
+            else:
+                digest, size = self._measure(full)
             digests[path] = digest
             parts[f"input:{path}"] = digest
             inputs.append(["in", os.path.abspath(full), digest, size])
-        program, app, env, profiles = self._app_parts(task)
         parts["app"] = app
         if task.more_commands:
             argvs = [task.args, *(c.args for c in task.more_commands)]
@@ -308,14 +434,15 @@ class StoreMemo(CallMemo):
         key = _digest_text(sorted_text(parts))
         return _Pending(key, parts, inputs, [program, *task.args])
 
-    def _app_parts(self, task: Task) -> tuple[str, str, str, str]:
+    def _app_parts(self, task: Task, on_loop: bool) -> tuple[str, str, str, str] | None:
         """(the first command's program, the ``app``, ``env`` and ``profiles`` parts):
         the same for every call of an app with the same environment and profiles, so
-        made once a run for each (a call's key is otherwise made afresh)."""
-        cache_key = (task.apps, tuple(task.env.items()), tuple(task.profiles.items()))
+        made once a run for each (a call's key is otherwise made afresh); ``on_loop``:
+        None when not made yet (that reads the program)."""
+        cache_key = _app_cache_key(task)
         known = self._app_parts_known.get(cache_key)
-        if known is not None:
-            return known
+        if known is not None or (on_loop and not all(tr in self._apps for tr in task.apps)):
+            return known  # on the loop, a program not digested yet: None
         apps = [self._app(tr) for tr in task.apps]
         env: dict[str, str] = {}
         profiles: dict[str, str] = {}
@@ -421,6 +548,11 @@ class StoreMemo(CallMemo):
             self._broken = True
             self._warn(f"{exc}; the rest of this run goes on without memoization")
         return MemoDecision(False, "run store unusable")
+
+
+def _app_cache_key(task: Task) -> tuple[object, ...]:
+    """What the app's parts of a key depend on (:meth:`StoreMemo._app_parts`)."""
+    return (task.apps, tuple(task.env.items()), tuple(task.profiles.items()))
 
 
 def _changed(old: Mapping[str, str], pending: _Pending) -> str:
