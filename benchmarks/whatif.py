@@ -19,8 +19,9 @@ time is inside the interval; then per group (one site, two sites) the median abs
 percentage error of both and how often the actual time is inside the interval.
 Targets: one site <= 10%; inside >= 70% of all runs; two sites below the naive error.
 
-Run: ``.venv/bin/python benchmarks/whatif.py [RUNS] [-at start|none] [-only NAME...]``
-(default 10 simulated runs each, ``-at start``).
+Run: ``.venv/bin/python benchmarks/whatif.py [RUNS] [-at start|none] [-why] [-only NAME...]``
+(default 20 simulated runs each, ``-at start``; ``-why``: under each run, which training
+logs its simulated runs took their lists and their queue waits from, ``NNN x count``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from swiftnb.forecast import calibrate, whatif  # noqa: E402
+from swiftnb.forecast.prediction import DRAWN  # noqa: E402
 from swiftnb.logs.frame import LogFrame  # noqa: E402
 from swiftnb.runner import load_run_config  # noqa: E402
 
@@ -62,8 +64,19 @@ def mdape(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def leave_one_out(runs: int = 10, at_start: bool = True,
-                  only: list[str] | None = None) -> list[dict[str, Any]]:
+def _drawn_from(per_run: Any, training: list[str]) -> dict[str, str]:
+    """Which training logs the simulated runs took their lists and their queue waits
+    from, as ``NNN x count`` by log (the model's runs are the training logs, in order)."""
+    out = {}
+    for what in ("run", "queue"):
+        column = per_run.get(f"{DRAWN}{what}")
+        counts = column.dropna().astype(int).value_counts() if column is not None else {}
+        out[what] = " ".join(f"{training[i][-3:]}x{n}" for i, n in sorted(counts.items()))
+    return out
+
+
+def leave_one_out(runs: int = 10, at_start: bool = True, only: list[str] | None = None,
+                  why: bool = False) -> list[dict[str, Any]]:
     names = sorted(d for d in os.listdir(DATA) if "-exp-" in d)
     frames = {n: LogFrame.read(os.path.join(DATA, n, "swift.log.xz")) for n in names}
     meta = {n: metadata(os.path.join(DATA, n, "metadata.json")) for n in names}
@@ -83,16 +96,20 @@ def leave_one_out(runs: int = 10, at_start: bool = True,
                        at=float(frames[name].run["start"]) if at_start else None)
         actual = float(frames[name].run["ttc"])
         median, p10, p90 = (float(table.loc["TTC", k]) for k in ("median", "p10", "p90"))
+        drawn = _drawn_from(table.attrs["per_run"], training)
         naive = statistics.median(same)
         rows.append({"run": name, "sites": len(sites), "N": n_tasks, "actual": actual,
                      "median": median, "p10": p10, "p90": p90,
                      "ape": abs(median - actual) / actual * 100,
                      "naive_ape": abs(naive - actual) / actual * 100,
-                     "inside": p10 <= actual <= p90, "seconds": time.monotonic() - t0})
+                     "inside": p10 <= actual <= p90, "seconds": time.monotonic() - t0,
+                     "drawn": drawn})
         r = rows[-1]
         print(f"{r['run']:<24} {r['N']:>5} {r['actual']:>9.0f} {r['median']:>9.0f} "
               f"{r['p10']:>9.0f} {r['p90']:>9.0f} {r['ape']:>6.1f}% {r['naive_ape']:>6.1f}%  "
               f"{'yes' if r['inside'] else 'no':<6} {r['seconds']:.0f} s", flush=True)
+        if why:
+            print(f"    lists from {drawn['run']}; queue waits from {drawn['queue']}", flush=True)
     return rows
 
 
@@ -112,11 +129,13 @@ def report(rows: list[dict[str, Any]]) -> None:
 
 
 def main(argv: list[str]) -> None:
-    runs, at_start, only = 10, True, None
+    runs, at_start, only, why = 20, True, None, False
     args = list(argv)
     while args:
         word = args.pop(0)
-        if word == "-at":
+        if word == "-why":
+            why = True
+        elif word == "-at":
             at_start = args.pop(0) == "start"
         elif word == "-only":
             only, args = args, []
@@ -126,7 +145,7 @@ def main(argv: list[str]) -> None:
           f"{'of the logs nearest each run' if at_start else 'of any log alike'}")
     print(f"{'run':<24} {'N':>5} {'actual s':>9} {'median s':>9} {'p10':>9} {'p90':>9} "
           f"{'error':>7} {'naive':>7}  inside wall")
-    report(leave_one_out(runs, at_start, only))
+    report(leave_one_out(runs, at_start, only, why))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ coaster service's, so a simulated run's log has the AIMES timings Tq and Tb.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 from collections import deque
 from collections.abc import Callable
@@ -113,12 +114,36 @@ class SimBlocks:
     def _plan(self) -> None:
         now = self.clock.now()
         ready = [b for b in self.blocks if b.ready is not None and not b.done]
+        # only blocks with a free slot are searched, and the queue only until none is
+        # left: a release costs what it starts, not the queue's length times the blocks
+        free = [b for b in ready if b.running < b.slots]
+        if free:
+            self.waiting = self._start_waiting(free, now)
+        alive = [b for b in self.blocks if not b.done]
+        if len(alive) < self.max_blocks:
+            coming = sum(b.slots for b in alive if b.ready is None)
+            uncovered = sum(not f.done() for _need, f in self.waiting) - coming
+            while uncovered > 0 and len(alive) < self.max_blocks:
+                alive.append(self._request(now))
+                uncovered -= self.slots
+        for block in ready:
+            if block.running == 0 and block.idle is None:
+                block.idle = self.clock.call_later(self.times.idle.sample(self.rng),
+                                                   self._finish, block)
+
+    def _start_waiting(self, free: list[SimBlock], now: float
+                       ) -> deque[tuple[float, asyncio.Future[SimBlock]]]:
+        """Start waiting tasks, in order, on the ``free`` blocks they fit; the rest."""
         left: deque[tuple[float, asyncio.Future[SimBlock]]] = deque()
-        for need, future in self.waiting:
+        refused = math.inf  # the least walltime no free block had left for
+        pending = iter(self.waiting)
+        for need, future in pending:
             if future.done():
                 continue
-            block = next((b for b in ready if b.fits(need, now)), None)
+            block = next((b for b in free if b.fits(need, now)), None) \
+                if need < refused else None
             if block is None:
+                refused = min(refused, need)
                 left.append((need, future))
                 continue
             block.running += 1
@@ -126,17 +151,12 @@ class SimBlocks:
                 block.idle.cancel()
                 block.idle = None
             future.set_result(block)
-        self.waiting = left
-        alive = [b for b in self.blocks if not b.done]
-        coming = sum(b.slots for b in alive if b.ready is None)
-        uncovered = len(left) - coming
-        while uncovered > 0 and len(alive) < self.max_blocks:
-            alive.append(self._request(now))
-            uncovered -= self.slots
-        for block in ready:
-            if block.running == 0 and block.idle is None:
-                block.idle = self.clock.call_later(self.times.idle.sample(self.rng),
-                                                   self._finish, block)
+            if block.running >= block.slots:
+                free.remove(block)
+                if not free:
+                    break
+        left.extend(pending)
+        return left
 
     def _request(self, now: float) -> SimBlock:
         self._seq += 1

@@ -118,6 +118,7 @@ def calibrate_run(frame: LogFrame, model: Model, name: str = "<log>") -> None:
     used = sorted(set(sites) | set(block_site.dropna()))
     model.run_starts.append(float(run["start"] if run["start"] is not None else finish))
     model.run_sites.append(len(used))
+    model.run_tasks.append(int(jobs.index.nunique()) if len(jobs) else 0)
     if run["start"] is not None and first_submit == first_submit:
         model.add("run_startup", [round(first_submit - float(run["start"]), 3)], index)
     ends = pd.concat([tasks["completed"], tasks["failed"]]).dropna()

@@ -71,7 +71,7 @@ _VALUED = ("-model", "-config", "-runs", "-seed", "-at", "-format")
 def whatif_main(argv: Sequence[str]) -> int:
     from swiftnb.errors import SwiftnbError
     from swiftnb.lang import CompileError
-    from swiftnb.forecast.prediction import predict, summarize
+    from swiftnb.forecast.prediction import DEFAULT_RUNS, predict, summarize
 
     args = list(argv)
     if any(a in ("-h", "-help", "--help") for a in args):
@@ -96,7 +96,7 @@ def whatif_main(argv: Sequence[str]) -> int:
     if fmt not in ("table", "json"):
         return _fail(f"-format {fmt}: expected table or json")
     try:
-        runs, seed = int(values.get("-runs", "10")), int(values.get("-seed", "0"))
+        runs, seed = int(values.get("-runs", str(DEFAULT_RUNS))), int(values.get("-seed", "0"))
     except ValueError:
         return _fail(f"-runs and -seed take whole numbers\n{WHATIF_USAGE}")
     if runs < 1:

@@ -17,7 +17,8 @@ import pandas as pd
 
 from swiftnb.config.model import Config
 from swiftnb.forecast.model import QUEUE_MEMORY, Model
-from swiftnb.forecast.prediction import SHARE, predict, site_shares, summarize
+from swiftnb.forecast.prediction import (DEFAULT_RUNS, SHARE, predict, site_shares,
+                                        summarize)
 from swiftnb.logs.frame import LogFrame
 
 __all__ = ["Scenario", "compare", "ACTUAL", "ACTUAL_SHARE"]
@@ -46,7 +47,7 @@ def _scenario(value: Scenario | ConfigLike) -> Scenario:
 
 def compare(script: str | os.PathLike[str], model: Model | str | os.PathLike[str],
             scenarios: Mapping[str, Scenario | ConfigLike], *,
-            args: Sequence[str] | Mapping[str, Any] | None = None, runs: int = 10,
+            args: Sequence[str] | Mapping[str, Any] | None = None, runs: int = DEFAULT_RUNS,
             seed: int = 0, at: float | None = None,
             memory: float = QUEUE_MEMORY) -> pd.DataFrame:
     """One row per scenario (by its label): the predicted TTC (``median``, ``p10``,

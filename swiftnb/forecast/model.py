@@ -12,6 +12,7 @@ import json
 import math
 import os
 import random
+import statistics
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -28,6 +29,11 @@ Samples = list[float]
 #: how fast the weight of a log's queue waits falls with its distance in time from the
 #: moment predicted for (``at``): e-fold in one day (queues stay busy or quiet for days)
 QUEUE_MEMORY = 86400.0
+
+#: how fast a log's weight falls with the difference between its run's size (tasks) and
+#: the predicted one's: a log of a run half or twice as large weighs half (how many
+#: blocks waited, idled and started in a run decides what its lists hold)
+SIZE_BASE = 2.0
 
 #: the sample lists that are a batch queue's waits (drawn by the day, whatever the sites)
 QUEUE_LISTS = ("block_queue", "job_queue")
@@ -96,8 +102,13 @@ class Model:
     #: how many sites each calibrated run used (a run of two coaster sites starts two
     #: services: its start-up is not a one-site run's)
     run_sites: list[int] = field(default_factory=list)
+    #: how many tasks (app calls) each calibrated run had
+    run_tasks: list[int] = field(default_factory=list)
     #: ``run_startup`` / ``run_shutdown`` -> the calibrated run of each sample
     runs: dict[str, list[int]] = field(default_factory=dict)
+    #: of a bootstrap copy (:meth:`resampled`): the calibrated run its lists came from
+    #: (``"run"``) and its queue waits (``"queue"``); empty in a calibrated model
+    drawn: dict[str, int] = field(default_factory=dict)
 
     def add(self, key: str, samples: Samples, run: int) -> None:
         """Append ``samples`` of calibrated run ``run`` to ``run_startup``/``run_shutdown``."""
@@ -114,7 +125,8 @@ class Model:
         return found
 
     def resampled(self, rng: random.Random, *, at: float | None = None,
-                  memory: float = QUEUE_MEMORY, sites: int | None = None) -> Model:
+                  memory: float = QUEUE_MEMORY, sites: int | None = None,
+                  tasks: int | None = None) -> Model:
         """A bootstrap copy for one simulated run: the samples of one calibrated log,
         drawn again with replacement.
 
@@ -124,27 +136,34 @@ class Model:
         spread, not only the spread within a run).  With ``at`` (epoch seconds), queue
         waits (``block_queue``, ``job_queue``) are those of one log drawn among all, the
         likelier the nearer it ran to ``at`` (e-fold every ``memory`` seconds: a queue
-        stays busy or quiet for days); without, all logs' alike.  The other lists are
-        the drawn log's if it used ``sites`` sites, else those of a log drawn the same way
-        among the logs that did (two coaster services start slower than one).  A list the
-        drawn log has no sample of is taken from another log drawn the same way among
+        stays busy or quiet for days), and scaled by how much the queue's level may have
+        moved since (:meth:`_drift`); without, all logs' alike.  The other lists are
+        those of a log drawn the same way among the logs that used ``sites`` sites (two
+        coaster services start slower than one), and with ``tasks`` (the predicted run's
+        number of tasks) the likelier the nearer its run's size (:data:`SIZE_BASE`: how
+        many blocks started, waited and idled decides what a log's lists hold).  A list
+        the drawn log has no sample of is taken from another log drawn the same way among
         those that have; a model that does not say its samples' runs is resampled whole."""
         every = list(range(len(self.run_starts)))
         alike = self._candidates(sites)
         queue_log = self._choose(every, rng, at, memory)
-        run_log = queue_log if queue_log in alike else self._choose(alike, rng, at, memory)
+        run_log = self._choose(alike, rng, at, memory, tasks)
 
         def again(samples: Samples, runs: list[int] | None, queue: bool = False) -> Samples:
             mine = samples
             pooled = queue and at is None
             if runs is not None and len(runs) == len(samples) and samples and not pooled:
-                log, pool = (queue_log, every) if queue else (run_log, alike)
+                log, pool, size = (queue_log, every, None) if queue else (run_log, alike, tasks)
                 mine = [s for s, r in zip(samples, runs) if r == log]
                 if not mine:
                     seen = set(runs)
                     other = self._choose(sorted(seen & set(pool)) or sorted(seen & set(every)),
-                                         rng, at, memory)
+                                         rng, at, memory, size)
                     mine = [s for s, r in zip(samples, runs) if r == other] or samples
+                if queue:
+                    # drifted, a wait stays within the longest the site's queue showed
+                    drift, longest = self._drift(samples, runs, rng, at, memory), max(samples)
+                    return [round(min(rng.choice(mine) * drift, longest), 3) for _ in mine]
             return [rng.choice(mine) for _ in mine] if mine else []
 
         copies = {}
@@ -155,9 +174,32 @@ class Model:
             apps = {app: AppModel(again(a.samples, a.runs), a.argument)
                     for app, a in site.apps.items()}
             copies[name] = replace(site, **lists, limits=dict(site.limits), apps=apps, runs={})
-        return Model(copies, again(self.run_startup, self.runs.get("run_startup")),
-                     again(self.run_shutdown, self.runs.get("run_shutdown")),
-                     list(self.sources), list(self.run_starts), list(self.run_sites))
+        return Model(sites=copies,
+                     run_startup=again(self.run_startup, self.runs.get("run_startup")),
+                     run_shutdown=again(self.run_shutdown, self.runs.get("run_shutdown")),
+                     sources=list(self.sources), run_starts=list(self.run_starts),
+                     run_sites=list(self.run_sites), run_tasks=list(self.run_tasks),
+                     drawn={k: v for k, v in (("run", run_log), ("queue", queue_log))
+                            if v is not None})
+
+    def _drift(self, samples: Samples, runs: list[int], rng: random.Random,
+               at: float | None, memory: float) -> float:
+        """A factor for one simulated run's queue waits: the ratio of the levels (median
+        waits) of two logs drawn as the queue's log is (by nearness to ``at``).
+
+        One log's waits show the queue of one day; the day predicted for differs from
+        it as much as the logs around it differ from each other (on Stampede, 20 s to
+        30 s from one January run to the next, 23 s to 800 s within one February hour).
+        Without that spread a day unlike its neighbours falls outside the interval.  (A
+        drifted wait is bounded by the longest one seen: the drift moves a day's level,
+        it does not make a busy day's longest wait a thousand times longer.)"""
+        levels = {run: statistics.median(s for s, r in zip(samples, runs) if r == run)
+                  for run in set(runs)}
+        logs = sorted(levels)
+        one, other = self._choose(logs, rng, at, memory), self._choose(logs, rng, at, memory)
+        if one is None or other is None:
+            return 1.0
+        return max(levels[one], 1.0) / max(levels[other], 1.0)  # a wait under 1 s: 1 s
 
     def _candidates(self, sites: int | None) -> list[int]:
         """The calibrated runs a copy may take its samples from."""
@@ -167,15 +209,26 @@ class Model:
         return [r for r in every if self.run_sites[r] == sites] or every
 
     def _choose(self, candidates: list[int], rng: random.Random, at: float | None,
-                memory: float) -> int | None:
-        """One of ``candidates``: alike, or the likelier the nearer it ran to ``at``."""
+                memory: float, tasks: int | None = None) -> int | None:
+        """One of ``candidates``: alike, or the likelier the nearer it ran to ``at`` and
+        (``tasks``) the nearer its number of tasks."""
         if not candidates:
             return None
-        if at is None:
-            return rng.choice(candidates)
-        distance = [abs(self.run_starts[r] - at) for r in candidates]
-        weights = [math.exp(-(d - min(distance)) / memory) for d in distance]  # nearest: 1
+        weights = [1.0] * len(candidates)
+        if at is not None:
+            distance = [abs(self.run_starts[r] - at) for r in candidates]
+            weights = [math.exp(-(d - min(distance)) / memory) for d in distance]  # nearest: 1
+        if tasks is not None and tasks > 0 and len(self.run_tasks) == len(self.run_starts):
+            weights = [w * self._size_weight(self.run_tasks[r], tasks)
+                       for w, r in zip(weights, candidates)]
         return rng.choices(candidates, weights)[0]
+
+    @staticmethod
+    def _size_weight(seen: int, predicted: int) -> float:
+        """1 for a run of the predicted size, 1/SIZE_BASE for half or twice as many tasks."""
+        if seen <= 0:
+            return SIZE_BASE ** -8  # a log without tasks: a last resort
+        return SIZE_BASE ** -abs(math.log(seen / predicted, SIZE_BASE))
 
     # -- JSON ----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -199,9 +252,12 @@ class Model:
                     if f"{key}_run" in raw:
                         runs[key] = raw.pop(f"{key}_run")
                 sites[name] = SiteModel(**raw, apps=apps, runs=runs)
-            return cls(sites, doc.get("run_startup", []), doc.get("run_shutdown", []),
-                       doc.get("sources", []), doc.get("run_starts", []),
-                       doc.get("run_sites", []), doc.get("runs", {}))
+            return cls(sites=sites, run_startup=doc.get("run_startup", []),
+                       run_shutdown=doc.get("run_shutdown", []),
+                       sources=doc.get("sources", []), run_starts=doc.get("run_starts", []),
+                       run_sites=doc.get("run_sites", []),
+                       run_tasks=doc.get("run_tasks", []), runs=doc.get("runs", {}),
+                       drawn=doc.get("drawn", {}))
         except (KeyError, TypeError, AttributeError) as exc:
             raise ModelError(f"{where}: damaged model ({exc})") from None
 

@@ -26,10 +26,20 @@ from swiftnb.forecast.model import QUEUE_MEMORY, Model
 from swiftnb.logs.frame import LogFrame
 from swiftnb.forecast.sites import model_config_text, simulated_config
 
-__all__ = ["predict", "whatif", "summarize", "site_shares", "BREAKDOWN", "SHARE"]
+__all__ = ["predict", "whatif", "summarize", "interval", "site_shares", "BREAKDOWN", "SHARE",
+           "DRAWN", "DEFAULT_RUNS"]
 
 #: a per-run column holding a site's share of the jobs: ``share:stampede``
 SHARE = "share:"
+
+#: simulated runs per prediction: the 10-90% interval's ends are the second and
+#: nineteenth of twenty (ten give the first and the tenth, which move more from one
+#: prediction to the next); a 2,048-task run of two coaster sites simulates in ~3 s
+DEFAULT_RUNS = 20
+
+#: per-run columns holding the calibrated run a simulated run's lists (``drawn:run``)
+#: and queue waits (``drawn:queue``) came from: indexes into the model's ``run_starts``
+DRAWN = "drawn:"
 
 #: the AIMES timings of the breakdown (docs/logs.md), after TTC
 BREAKDOWN = ("Tss", "Tw", "Tq", "Tb", "Tsi", "Te", "Tso", "Tse", "Ta")
@@ -72,6 +82,25 @@ def _one_run(script: str, config: Any, args: Any, base_dir: str) -> dict[str, fl
     return row
 
 
+def _count_calls(script: str, config: Any, args: Any, base_dir: str) -> int | None:
+    """How many app calls the script makes (a dry run: nothing is simulated), so that a
+    prediction borrows from logs of runs of about its size; None when a dry run cannot
+    tell (it failed: the script needs what only a real run makes)."""
+    from swiftnb.runner import prepare_run
+
+    handle = prepare_run(script, config=config, args=args, base_dir=base_dir, log=False,
+                         ticker=False, stdout=io.StringIO(), keep_events=True, dryrun=True)
+
+    async def main() -> Any:
+        handle.start()
+        return await handle
+
+    _run_to_end(main)
+    if not handle.ok:
+        return None
+    return sum(event.kind == "JOB_INIT" for event in handle.event_list)
+
+
 def _run_to_end(main: Callable[[], Coroutine[Any, Any, Any]]) -> None:
     """Run ``main()`` on an event loop of its own: in this thread, or, where a loop is
     already running here (a notebook's kernel), in a thread of its own."""
@@ -95,15 +124,16 @@ def site_shares(frame: LogFrame) -> dict[str, float]:
 
 def predict(script: str | os.PathLike[str], model: Model | str | os.PathLike[str], *,
             config: Any = None, args: Sequence[str] | Mapping[str, Any] | None = None,
-            runs: int = 10, seed: int = 0, at: float | None = None,
+            runs: int = DEFAULT_RUNS, seed: int = 0, at: float | None = None,
             memory: float = QUEUE_MEMORY) -> pd.DataFrame:
     """One row per simulated run: TTC, the mean of each timing of the breakdown and each
-    site's share of the tasks (``share:<site>``).
+    site's share of the tasks (``share:<site>``); ``.attrs["tasks"]``: the script's app
+    calls, as a dry run counted them.
 
     Each run takes its samples from one calibrated log that used as many sites as the
-    configuration selects (:meth:`Model.resampled`): any such log alike, or with ``at``
-    (epoch seconds) the logs nearer that moment the likelier (``memory``: the e-folding
-    distance in seconds)."""
+    configuration selects (:meth:`Model.resampled`), the likelier the nearer its number
+    of tasks to the script's (counted by a dry run first); with ``at`` (epoch seconds)
+    also the nearer that moment (``memory``: the e-folding distance in seconds)."""
     if not isinstance(model, Model):
         model = Model.load(model)
     script = os.path.abspath(os.fspath(script))
@@ -111,17 +141,22 @@ def predict(script: str | os.PathLike[str], model: Model | str | os.PathLike[str
     with tempfile.TemporaryDirectory(prefix="swiftnb-whatif-") as scratch:
         base, as_seen = _load_config(config, model, scratch)
         sites = len(base.selected_sites or base.sites)
+        dry = os.path.join(scratch, "dryrun")
+        os.makedirs(dry)
+        tasks = _count_calls(script, base, args, dry)
         for r in range(runs):
             rng = random.Random(f"whatif:{seed}:{r}")
-            drawn = model.resampled(rng, at=at, memory=memory, sites=sites)
+            drawn = model.resampled(rng, at=at, memory=memory, sites=sites, tasks=tasks)
             sim = simulated_config(base, drawn, seed * 10007 + r, as_seen=as_seen)
             where = os.path.join(scratch, f"run{r}")
             os.makedirs(where)
             row = _one_run(script, sim, args, where)
             row["TTC"] += _draw(drawn.run_startup, rng) + _draw(drawn.run_shutdown, rng)
+            row.update({f"{DRAWN}{k}": float(v) for k, v in drawn.drawn.items()})
             rows.append(row)
     frame = pd.DataFrame(rows)
     frame.index.name = "run"
+    frame.attrs["tasks"] = tasks  # the app calls a dry run counted (None: it could not)
     return frame
 
 
@@ -129,13 +164,32 @@ def _draw(samples: list[float], rng: random.Random) -> float:
     return rng.choice(samples) if samples else 0.0
 
 
+#: the interval's percentiles
+LOW, HIGH = 0.1, 0.9
+
+
+def interval(values: Sequence[float]) -> tuple[float, float]:
+    """The 10th and 90th percentiles of R simulated runs' values, as a prediction
+    interval for the next run rather than the spread of these R.
+
+    The k-th smallest of R draws lies below a new draw with probability k / (R + 1), so
+    the percentiles are read at ranks 0.1 (R + 1) and 0.9 (R + 1), interpolated
+    (Hyndman and Fan's definition 6).  Read at the usual ranks, 1 + 0.1 (R - 1), ten
+    runs would hold an eleventh of the same model 65% of the time, not 80%."""
+    data = np.asarray(values, dtype=float)
+    low, high = np.quantile(data, [LOW, HIGH], method="weibull")
+    return float(low), float(high)
+
+
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
-    """Per timing (TTC first): median and the 10th and 90th percentiles over the runs."""
+    """Per timing (TTC first): median and the 10-90% interval (:func:`interval`) over
+    the runs."""
     names = [n for n in ("TTC", *BREAKDOWN) if n in runs and runs[n].notna().any()]
+    bounds = [interval(runs[n].dropna().tolist()) for n in names]
     table = pd.DataFrame({
         "median": [runs[n].median() for n in names],
-        "p10": [runs[n].quantile(0.1) for n in names],
-        "p90": [runs[n].quantile(0.9) for n in names],
+        "p10": [low for low, _high in bounds],
+        "p90": [high for _low, high in bounds],
     }, index=pd.Index(names, name="timing"))
     table.attrs["runs"] = len(runs)
     table.attrs["failed_runs"] = int((runs["ok"] == 0).sum()) if "ok" in runs else 0
@@ -144,7 +198,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 def whatif(script: str | os.PathLike[str], model: Model | str | os.PathLike[str], *,
            config: Any = None, args: Sequence[str] | Mapping[str, Any] | None = None,
-           runs: int = 10, seed: int = 0, at: float | None = None,
+           runs: int = DEFAULT_RUNS, seed: int = 0, at: float | None = None,
            memory: float = QUEUE_MEMORY) -> pd.DataFrame:
     """The predicted timings of ``script`` (TTC, Tss, Tw, Tq...: median, p10, p90 in
     seconds); ``.attrs["per_run"]`` holds the per-run table (:func:`predict`)."""
