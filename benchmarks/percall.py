@@ -8,7 +8,9 @@ file per call (the bag of benchmarks/local.py and memo.py):
   every call and runs none, so this is the engine's own cost per call, the floor under
   issue 26's "100,000 reused calls in under 10 s";
 * ``real``: ``swiftnb run`` of N calls (default 20,000) on a local site of as many slots
-  as cores: the engine, the scheduling layer, the local provider and the log.
+  as cores: the engine, the scheduling layer, the local provider and the log.  Its peak
+  holds the calls waiting for a slot, which the engine's call gate keeps to some 1,024
+  (engine/callgate.py; before it, up to maxForeachThreads, 16,384, at ~3.7 KB each).
 
 Each run is a child process of its own (``swiftnb run`` in it, as a user would run it),
 so that its peak resident memory (``ru_maxrss``) is its own.  Printed per run: wall

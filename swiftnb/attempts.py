@@ -152,5 +152,8 @@ class RecordingExecutor:
         """The inner executor's answer (the recording changes no app)."""
         return self.inner.app_executable(tr)
 
+    def capacity(self) -> float:
+        return self.inner.capacity()
+
     async def close(self) -> None:
         await self.inner.close()

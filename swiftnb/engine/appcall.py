@@ -16,6 +16,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import values as V
+from swiftnb.engine.callgate import CallGate
 from swiftnb.engine.memo import CallMemo, MemoDecision
 from swiftnb.engine.restart import RestartLog, RestartLogError
 from swiftnb.engine.task import Executor, Task
@@ -39,6 +40,7 @@ class AppCalls:
     retries: int
     aborted: bool
     active: int
+    gate: CallGate
     _thread: itertools.count
     #: memoization (engine/memo.py): None when it is off
     memo: CallMemo | None = None
@@ -66,21 +68,40 @@ class AppCalls:
         self.spawn(self._run_app(call, task))
 
     def _ends_at_once(self, call: AppCall, task: Task) -> bool:
-        """A call that runs nothing (``-dryrun``, or ``-resume`` finds its outputs) ends
-        from the engine's queue, without a coroutine of its own: a dry run of 100,000
-        calls would otherwise hold 100,000 pending asyncio tasks."""
+        """A call that runs nothing (``-dryrun``, ``-resume`` finds its outputs, or the
+        memo reuses it without waiting: :meth:`CallMemo.decide_now`) ends from the
+        engine's queue, without a coroutine of its own: a dry run or an unchanged
+        re-run of 100,000 calls would otherwise hold 100,000 pending asyncio tasks."""
         restarted = bool(self.restart is not None and task.outputs
                          and self.restart.is_done(task.outputs))
+        reused: MemoDecision | None = None
         if not restarted and not self.dry_run:
-            return False
+            memo = self.memo
+            if memo is None:
+                return False
+            reused = memo.decide_now(task)
+            if reused is None:
+                return False
         if self.pgraph is not None:
             self.pgraph.call(call.info.name, task)
         emit = self.bus.emit
         emit("JOB_INIT", {"jobid": task.jobid, "tr": task.tr})
         if restarted:
             emit("JOB_RESTARTED", {"jobid": task.jobid})
+        elif reused is not None:
+            self._reused(task, reused, task.thread or f"R-{next(self._thread)}")
         V.schedule(functools.partial(call.finish, True))
         return True
+
+    def _reused(self, task: Task, decision: MemoDecision, thread: str) -> None:
+        """The events of a call the memo reuses.  Not written to the restart log: the
+        store has it, and a write per reused call would dominate the re-run of a large
+        unchanged workflow."""
+        emit = self.bus.emit
+        emit("JOB_CACHED", {"jobid": task.jobid, "tr": task.tr,
+                            "restored": "true" if decision.restored else "false",
+                            "reason": decision.reason})
+        emit("END_SUCCESS", {"thread": thread, "tr": task.tr})
 
     def _record_restart(self, task: Task) -> None:
         """A finished call's outputs into the restart log (for ``-resume``)."""
@@ -105,12 +126,7 @@ class AppCalls:
             if memo is not None:
                 decision = await memo.decide(task)
                 if decision.reuse:
-                    emit("JOB_CACHED", {"jobid": task.jobid, "tr": task.tr,
-                                        "restored": "true" if decision.restored else "false",
-                                        "reason": decision.reason})
-                    emit("END_SUCCESS", {"thread": thread, "tr": task.tr})
-                    # not written to the restart log: the store has it, and a write per
-                    # reused call would dominate the re-run of a large unchanged workflow
+                    self._reused(task, decision, thread)
                     ok = True
                     return
                 emit("JOB_NOT_CACHED", {"jobid": task.jobid, "tr": task.tr,
@@ -156,6 +172,8 @@ class AppCalls:
         finally:
             self.active -= 1
             try:
+                if self.gate.holding:
+                    self.gate.call_ended(self.active)
                 if not self.aborted or ok:
                     call.finish(ok, message)
                 V.drain()

@@ -112,7 +112,7 @@ _DRIVE_SLICE = 10000
 class _ForeachRun:
     __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
                  "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
-                 "released", "arr_held", "self_ref", "count", "thread", "due")
+                 "released", "arr_held", "self_ref", "count", "thread", "due", "held")
 
     def __init__(self, st: ForeachExec, f: list, src: ArrayNode | RangeItems,
                  done: Done) -> None:
@@ -124,6 +124,8 @@ class _ForeachRun:
         #: a drive is queued on the trampoline (keys arriving in a burst share it)
         self.due = False
         self.finished = False
+        #: waiting for the run's call gate to reopen (engine/callgate.py)
+        self.held = False
         self.max = st.rt.max_foreach_threads
         self.vslot = st.vslot
         self.kslot = st.kslot
@@ -187,8 +189,18 @@ class _ForeachRun:
             kslot = self.kslot
             it = self.it
             q = self.queue
+            rt = self.st.rt
+            gate = rt.gate
             budget = _DRIVE_SLICE
             while self.running < self.max:
+                if rt.active >= gate.limit and (it is not None or q):
+                    # the executor holds many calls more than it runs: start no more
+                    # until they drain (the iterations not started cost nothing)
+                    if self.held:
+                        return
+                    if gate.hold(rt.active, self._unhold):
+                        self.held = True
+                        return
                 budget -= 1
                 if budget < 0:
                     # a long synchronous stretch: let the event loop breathe (Jupyter,
@@ -246,6 +258,11 @@ class _ForeachRun:
                 if self.arr is not None:
                     self.arr.unsubscribe(self._key)
                 nested(self.done)
+
+    def _unhold(self) -> None:
+        self.held = False
+        if not self.st.rt.aborted:
+            self._drive()
 
     def _resume(self) -> None:
         self.st.rt.busy -= 1

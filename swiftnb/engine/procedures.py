@@ -369,7 +369,7 @@ class AppCall:
         if ok:
             try:
                 for o in self.outs:
-                    if isinstance(o, Composite) and not o.closed:
+                    if o.__class__ is not FileNode and isinstance(o, Composite) and not o.closed:
                         _collect_dynamic(o, self.info.name)
             except SwiftError as e:  # the call failed after all: its outputs fail with it
                 self.rt.runtime_error(e, self.pos)
@@ -417,6 +417,10 @@ def _collect_dynamic(node: Composite, app: str) -> None:
 
 
 def _close_output(node: Node) -> None:
+    if node.__class__ is FileNode:  # the usual output: one file
+        if not node.state:
+            node.set()
+        return
     if not isinstance(node, Node) or node.state:
         return
     if isinstance(node, (FileNode, Cell)):

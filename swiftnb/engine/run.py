@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
 from swiftnb.engine.appcall import AppCalls
+from swiftnb.engine.callgate import CallGate
 from swiftnb.engine.filemap import FileMapping, Parts, as_plain_data
 from swiftnb.engine.interp import Exec
 from swiftnb.engine.mapcheck import MappingChecker
@@ -224,6 +225,8 @@ class Run(FileMapping, TaskBuilding, AppCalls):
         self.open_outputs: list[str] = []
         self.tasks: set[asyncio.Task] = set()
         self.active = 0
+        #: loops wait while the executor holds many more calls than it runs at once
+        self.gate = CallGate(self._capacity)
         self.busy = 0  # engine work handed back to the event loop, still to resume
         self.finished = False
         self.aborted = False
@@ -350,6 +353,9 @@ class Run(FileMapping, TaskBuilding, AppCalls):
         outcome = self.with_lost_records(outcome)
         self.bus.emit("RUN_SUCCESS" if outcome.ok else "RUN_FAILURE", {})
         return self.with_lost_records(outcome)  # the log's last flush may fail too
+
+    def _capacity(self) -> float:
+        return self.executor.capacity()
 
     def records_lost(self, message: str) -> None:
         """The restart log or the log could not be written (a full disk): say so now,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from swiftnb.engine.data import BuiltinContext
 
 if TYPE_CHECKING:  # types only: the statements import this module
+    from swiftnb.engine.callgate import CallGate
     from swiftnb.engine.interp import Exec, MapExec, Sym
     from swiftnb.engine.procedures import AppCall, ProcInfo
     from swiftnb.engine.task import Task
@@ -50,6 +51,10 @@ class Runtime(Protocol):
     aborted: bool
     #: engine work handed back to the event loop, still to resume
     busy: int
+    #: app calls in the executor (submitted, not ended)
+    active: int
+    #: holds loops while the executor has many more calls than slots (callgate.py)
+    gate: CallGate
 
     # errors
     def runtime_error(self, err: SwiftError, pos: A.Pos | None) -> None: ...

@@ -184,6 +184,12 @@ class Executor(Protocol):
 
     async def close(self) -> None: ...
 
+    def capacity(self) -> float:
+        """How many calls it runs at once (``math.inf``: no limit).  The engine holds new
+        loop iterations while it has many more than this in the executor
+        (engine/callgate.py): those would only wait, each holding its coroutines."""
+        ...
+
     def app_executable(self, tr: str) -> str | None:
         """The program the configured site catalogue gives for the app ``tr``, for
         memoization's app fingerprint; None when no site lists it."""

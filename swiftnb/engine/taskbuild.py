@@ -109,8 +109,11 @@ class TaskBuilding:
         inputs: list[str] = []
         for slot in info.in_slots:
             x = frame[slot]
-            if x.__class__ is FileNode:
+            c = x.__class__
+            if c is FileNode:
                 inputs.append(self.path_of(x))
+            elif c is Cell and not isinstance(x.value, Node):
+                continue  # a primitive: no file
             elif isinstance(x, Node):
                 for leaf in V.file_leaves(x):
                     inputs.append(self.path_of(leaf))
@@ -133,7 +136,7 @@ class TaskBuilding:
                         pass
         made = self._made_dirs
         for p in outputs:
-            d = os.path.dirname(p)
+            d = p.rpartition("/")[0]  # "" for a name without a directory, or under /
             if d and d not in made:
                 made.add(d)
                 try:

@@ -191,6 +191,12 @@ class Scheduler(ThrottleControl):
         self._remember(task, result)
         return result
 
+    def capacity(self) -> float:
+        """The sum of the sites' maxParallelTasks (math.inf if one has none), for the
+        engine's call gate: the most calls the sites hold at once, whatever their scores."""
+        return sum(math.inf if site.max_parallel_tasks is None else site.max_parallel_tasks
+                   for site in self.sites)
+
     def app_executable(self, tr: str) -> str | None:
         """The program the first site that lists app ``tr`` runs for it (its name where
         no app definitions were given), for memoization's app fingerprint; None when no

@@ -31,6 +31,7 @@ initialParallelTasks equals maxParallelTasks (a saturated score, tscore T = 100)
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import Any
 
@@ -147,6 +148,10 @@ class SingleSiteExecutor(ThrottleControl):
         self._count(result)
         return result
 
+    def capacity(self) -> float:
+        """maxParallelTasks, as it is now (the engine's call gate reads it)."""
+        return self.parallel.limit
+
     def app_executable(self, tr: str) -> str | None:
         """The program the site runs for app ``tr`` (its name where no app definitions
         were given), for memoization's app fingerprint; None when the site lacks it."""
@@ -260,6 +265,10 @@ class DryRunExecutor:
         self.submitted += 1
         self.bus.emit("JOB_SITE_SELECT", {"jobid": task.jobid})
         return TaskResult(ok=True, exit_code=0, site="dryrun")
+
+    def capacity(self) -> float:
+        """Any number: a dry-run call never waits."""
+        return math.inf
 
     def app_executable(self, tr: str) -> str | None:
         """None: a dry run has no site, so no app has a program (nothing is memoized)."""
