@@ -16,6 +16,7 @@ from swiftnb.engine import data as D
 from swiftnb.engine import values as V
 from swiftnb.engine.runtime import Runtime
 from swiftnb.engine.formatting import java_str, strcat_str
+from swiftnb.engine.intops import int_const_op
 from swiftnb.engine.interp import (
     GLOBAL,
     AppendExec,
@@ -111,6 +112,12 @@ class Compiler:
         self.may_split = True
         #: warnings said while compiling on the deep-stack thread, said after it
         self._held: list[str] | None = None
+        #: evaluators that read one slot of their own frame (a name at depth 0) -> that
+        #: slot, so that the hot statements and operators read it without the call
+        self.slot_of: dict[Callable, int] = {}
+        #: node getters of a name one frame up (a loop body writing an array declared
+        #: outside it) -> that slot
+        self.outer_slot_of: dict[Callable, int] = {}
 
     # ------------------------------------------------------------------ entry
 
@@ -465,7 +472,9 @@ class Compiler:
                 and not isinstance(value, A.Call)):
             arr = self.node_expr(target.base, scope, create=True)
             key = self.expr(target.index, scope)
-            ex = IndexAssignExec(self.rt, pos, arr, key, ev, tt == T.FLOAT, lv)
+            ex = IndexAssignExec(self.rt, pos, arr, key, ev, tt == T.FLOAT, lv,
+                                 key_slot=self.slot_of.get(key, 0),
+                                 arr_outer_slot=self.outer_slot_of.get(arr, 0))
         else:
             # builtins that need the target (readData's type, writeData's file)
             if isinstance(value, A.Call) and self.user_proc(value) is None:
@@ -716,7 +725,9 @@ class Compiler:
         sym, depth = self.lookup(scope, e.name, e.pos)
         slot = sym.slot
         if depth == 0:
-            return slot_value(slot)
+            ev = slot_value(slot)
+            self.slot_of[ev] = slot
+            return ev
         get = self.getter(depth, slot)
 
         def ev2(f: list) -> Any:
@@ -799,6 +810,8 @@ class Compiler:
                         raise NotReady(n)
                     return n
                 return evf
+            if depth == 1:
+                self.outer_slot_of[get] = sym.slot
             return get
         if isinstance(e, A.Index):
             base = self.node_expr(e.base, scope, create)
@@ -865,7 +878,7 @@ class Compiler:
         r = self.expr(e.right, scope)
         op = e.op
         if isinstance(e.right, A.IntLiteral) and op in ("+", "-", "*", "%%"):
-            fast = _int_const_op(op, l, e.right.value)
+            fast = int_const_op(op, l, e.right.value, self.slot_of.get(l, 0))
             if fast is not None:
                 return fast
         if op == "+":
@@ -1195,39 +1208,6 @@ class Compiler:
                                  fatal=isinstance(err, D.AssertionFailed)) from None
 
         return call
-
-
-def _int_const_op(op: str, l: Callable, c: int) -> Callable | None:
-    """``x op C`` with an int literal C: the common loop arithmetic, one call cheaper."""
-    if op == "+":
-        def addc(f: list) -> Any:
-            a = l(f)
-            if a.__class__ is int:
-                x = a + c
-                return x if _INT_MIN <= x <= _INT_MAX else _wrap32(x)
-            if a.__class__ is str:
-                return a + str(c)
-            return a + c
-        return addc
-    if op == "-":
-        def subc(f: list) -> Any:
-            x = l(f) - c
-            return x if x.__class__ is not int or _INT_MIN <= x <= _INT_MAX else _wrap32(x)
-        return subc
-    if op == "*":
-        def mulc(f: list) -> Any:
-            x = l(f) * c
-            return x if x.__class__ is not int or _INT_MIN <= x <= _INT_MAX else _wrap32(x)
-        return mulc
-    if op == "%%" and c > 0:
-        def modc(f: list) -> Any:
-            a = l(f)
-            if a.__class__ is int:
-                return a % c if a >= 0 else -((-a) % c)
-            import math
-            return math.fmod(a, c)
-        return modc
-    return None
 
 
 def _prim(v: Any) -> Any:

@@ -1,4 +1,5 @@
-"""The items of an array whose keys are 0, 1, 2, ... in the order they arrived.
+"""The items of an array whose keys are 0, 1, 2, ... (or k, k + 1, k + 2, ...: ``[1:n]``
+is as usual as ``[0:n]``) in the order they arrived.
 
 That is the usual array: ``foreach i in [0:n] { a[i] = ...; }`` or one that reads
 another array in key order.  A dict of two million entries takes some 80 MB for its
@@ -11,6 +12,8 @@ into a list.
 to a dict the first time a key arrives that is not the next one (a gap, a string, a
 boolean, a key out of order), so iteration order (insertion order) is the same either
 way and the switch is invisible to readers: :class:`DenseItems` reads like that dict.
+An array whose first key is another int ``k`` keeps its items in :class:`OffsetItems`
+(keys from ``k``); the engine's fast paths take only :class:`DenseItems` itself.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ class DenseItems:
     """Array items keyed 0..len-1, stored by position; a dict's read interface."""
 
     __slots__ = ("vals",)
+
+    #: the first key (an :class:`OffsetItems` has another)
+    first = 0
 
     def __init__(self, ints: bool = False) -> None:
         #: element i: a node, or the plain value of a closed primitive element; for
@@ -54,7 +60,12 @@ class DenseItems:
             except (TypeError, ValueError, OverflowError):
                 return -1
             key = int(key)
-        return key if 0 <= key < len(self.vals) else -1
+        i = key - self.first
+        return i if 0 <= i < len(self.vals) else -1
+
+    def next_key(self) -> int:
+        """The key that :meth:`append` adds."""
+        return self.first + len(self.vals)
 
     def get(self, key: Any, default: Any = None) -> Any:
         i = self.index(key)
@@ -73,13 +84,13 @@ class DenseItems:
         return len(self.vals)
 
     def __iter__(self) -> Iterator[int]:
-        return iter(range(len(self.vals)))
+        return iter(self.keys())
 
     def __bool__(self) -> bool:
         return bool(self.vals)
 
     def keys(self) -> range:
-        return range(len(self.vals))
+        return range(self.first, self.first + len(self.vals))
 
     def values(self) -> MutableSequence[Any]:
         return self.vals
@@ -89,11 +100,23 @@ class DenseItems:
         return self.vals.__class__ is array
 
     def items(self) -> Iterator[tuple[int, Any]]:
-        return enumerate(self.vals)
+        return enumerate(self.vals, self.first)
 
     def to_dict(self) -> dict[Any, Any]:
         """The same items as a dict (the array is about to get a key out of order)."""
-        return dict(enumerate(self.vals))
+        return dict(enumerate(self.vals, self.first))
 
     def __repr__(self) -> str:
-        return f"DenseItems({len(self.vals)})"
+        return f"{type(self).__name__}({len(self.vals)} from {self.first})"
+
+
+class OffsetItems(DenseItems):
+    """Array items keyed ``first``, ``first + 1``, ...: an array whose first key was
+    not 0 (``foreach i in [1:n] { f[i] = ...; }``)."""
+
+    __slots__ = ("first",)
+
+    def __init__(self, empty: DenseItems, first: int) -> None:
+        """Take over ``empty``'s (empty) storage, keys from ``first``."""
+        self.vals = empty.vals
+        self.first = first

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
@@ -224,16 +224,11 @@ class FileMapping:
         get a unique temporary name, as the concurrent mapper did)."""
         if node.__class__ is FileNode and node.path is not None:
             return node.path
-        steps: list[Any] = []
-        n = node
-        while n.parent is not None and n.parent.__class__ is not str:
-            p = n.parent
-            steps.append(D.Field(n.key) if p.__class__ is StructNode else D.Index(n.key))
-            n = p
-        steps.reverse()
-        b = _now(n.mapped_by if n.__class__ is FileNode else n.mapper)
+        n, steps = V.mapped_steps(node)
+        var = n if isinstance(n, FileNode) else cast(Composite, n)
+        b = _now(var.mapped_by if isinstance(var, FileNode) else var.mapper)
         if b is None:
-            tag = n.temporary if n.__class__ is FileNode else n.tag
+            tag = var.temporary if isinstance(var, FileNode) else var.tag
             if not isinstance(tag, str):
                 root = n.parent if n.parent.__class__ is str else "temp"
                 tag = f"{root}-t{next(self._temp)}".replace("?", "tmp")
@@ -246,12 +241,15 @@ class FileMapping:
             temp = True
         else:
             try:
-                path = b.map(tuple(steps))
+                path = b.map(steps)
             except D.BuiltinError as e:
                 raise SwiftError(e.message) from None
             temp = b.temp
             if self.mapcheck is not None and node.__class__ is FileNode:
                 self.mapcheck.claim(node, path, b)
+            if b.names_again and steps and not temp and node.__class__ is FileNode:
+                node.derive_path(b)  # made again when read: not kept per element
+                return path
         if node.__class__ is FileNode:
             node.path = path
             node.gc_temp = temp

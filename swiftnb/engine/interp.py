@@ -365,7 +365,7 @@ def temp_tag(f: list, name: str, pos: A.Pos) -> str:
 
 def _tag(node: Node, tag: str) -> None:
     if isinstance(node, FileNode):
-        node.temporary = tag  # type: ignore[assignment]  # a FileNode's temporary holds its tag
+        node.temporary = tag
     elif isinstance(node, Composite):
         node.tag = tag
 
@@ -503,16 +503,22 @@ class AssignExec(Exec):
 class IndexAssignExec(Exec):
     """The hot path ``a[i] = expr`` for arrays of primitives."""
 
-    __slots__ = ("arr", "key", "ev", "to_float", "lv")
+    __slots__ = ("arr", "key", "ev", "to_float", "lv", "key_slot", "arr_outer_slot")
 
     def __init__(self, rt: Runtime, pos: A.Pos, arr: Callable, key: Callable, ev: Callable,
-                 to_float: bool, lv: Callable) -> None:
+                 to_float: bool, lv: Callable, key_slot: int = 0,
+                 arr_outer_slot: int = 0) -> None:
         Exec.__init__(self, rt, pos)
         self.arr = arr
         self.key = key
         self.ev = ev
         self.to_float = to_float
         self.lv = lv
+        #: the key is a name of the statement's own frame, in this slot (else 0): a loop
+        #: variable's plain value is read from it without calling ``key``
+        self.key_slot = key_slot
+        #: the array is a variable of the enclosing frame, in this slot (else 0)
+        self.arr_outer_slot = arr_outer_slot
 
     self_release = True  # the hot path: no release closure per run
 
@@ -524,8 +530,15 @@ class IndexAssignExec(Exec):
         """Evaluate the value, the array and the key, and set the element (NotReady,
         Failed or SwiftError say why not)."""
         v = self.ev(f)
-        a = self.arr(f)
-        k = self.key(f)
+        s = self.arr_outer_slot
+        a = f[0][s] if s else self.arr(f)
+        s = self.key_slot
+        if s:
+            k = f[s]
+            if k.__class__ is not int:
+                k = self.key(f)
+        else:
+            k = self.key(f)
         if self.to_float and v.__class__ is int:
             v = float(v)
         a.set_value(k, v)

@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterable
 from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any, cast
 
-from swiftnb.engine.denseitems import DenseItems
+from swiftnb.engine.data import Field, Index, Step
+from swiftnb.engine.denseitems import DenseItems, OffsetItems
+from swiftnb.engine.filerare import FileRarities, Rare, rarities
 from swiftnb.errors import SwiftnbError
 
 if TYPE_CHECKING:
@@ -348,29 +350,67 @@ class FileNode(Node):
 
     Closed means the file exists (an input found at start, or an output produced by a
     successful app call).  ``value`` is the path, so a file reads like a string.
+
+    A node is two pointers besides :class:`Node`'s (~90 bytes): an element of a mapped
+    array is the common node of a run of many calls.  Its name is not kept when its
+    mapper makes it from the element's keys alone (:meth:`derive_path`), and the rest
+    (:class:`_FileRarities`) only when set.
     """
 
-    __slots__ = ("path", "temporary", "mapped_by", "tname", "gc_temp", "gc_refs", "gc_of")
+    __slots__ = ("_path", "_rare")
 
     kind = "file"
 
     def __init__(self, parent: Any = None, key: Any = None, path: str | None = None,
                  tname: str = "file") -> None:
         Node.__init__(self, parent, key)
-        self.tname = tname
-        self.path = path
-        self.temporary = False
-        # the mapper, or a Cell holding it while the mapping is evaluated
-        self.mapped_by: Mapper | Cell | None = None
-        # file garbage collection (see Run.clean_scope): ``gc_temp`` - the path was made
-        # by a temporary mapping (concurrent mapper, test_mapper temp="true"), so the
-        # file may be deleted once nothing refers to it; ``gc_refs`` - references beyond
-        # the first (other variables that share this node or alias its file);
-        # ``gc_of`` - for a node that took another's file (``t = f`` into an unmapped or
-        # remappable variable), the node that owns that file and counts the references
-        self.gc_temp = False
-        self.gc_refs = 0
-        self.gc_of: FileNode | None = None
+        #: the path; or the mapper that makes it from the steps down to this node
+        self._path: str | Mapper | None = path
+        self._rare: FileRarities | None = None
+        if parent is None or tname != _type_name_from(parent, key):
+            self.tname = tname
+
+    @property
+    def path(self) -> str | None:
+        p = self._path
+        if p is None or p.__class__ is str:
+            return p
+        return p.map(mapped_steps(self)[1])  # type: ignore[union-attr]  # a Mapper here
+
+    @path.setter
+    def path(self, value: str | None) -> None:
+        self._path = value
+
+    def derive_path(self, mapper: Mapper) -> None:
+        """Make the path from ``mapper`` whenever it is read instead of keeping it:
+        for a mapper whose names depend on nothing but the steps (``names_again``)."""
+        self._path = mapper
+
+    @property
+    def tname(self) -> str:
+        """The file type's name (``file``, or a ``type image;`` of the script)."""
+        r = self._rare
+        if r is not None and r.tname is not None:
+            return r.tname
+        return _type_name_from(self.parent, self.key)
+
+    @tname.setter
+    def tname(self, value: str) -> None:
+        rarities(self).tname = value
+
+    #: the mapper, or a Cell holding it while the mapping is evaluated
+    mapped_by: Rare[Mapper | Cell | None] = Rare(None)
+    #: an unmapped file's tag (its name stem), else False
+    temporary: Rare[bool | str] = Rare(False)
+    # file garbage collection (see Run.clean_scope): ``gc_temp`` - the path was made by a
+    # temporary mapping (concurrent mapper, test_mapper temp="true"), so the file may be
+    # deleted once nothing refers to it; ``gc_refs`` - references beyond the first (other
+    # variables that share this node or alias its file); ``gc_of`` - for a node that took
+    # another's file (``t = f`` into an unmapped or remappable variable), the node that
+    # owns that file and counts the references
+    gc_temp: Rare[bool] = Rare(False)
+    gc_refs: Rare[int] = Rare(0)
+    gc_of: Rare[FileNode | None] = Rare(None)
 
     @property
     def value(self) -> str | None:
@@ -520,7 +560,8 @@ class Composite(Node):
 class ArrayNode(Composite):
     """A sparse monotonic array: ``items`` maps key -> element node (or a closed
     primitive element's plain value): a :class:`DenseItems` while the keys have come as
-    0, 1, 2, ..., a dict from the first key that did not.
+    0, 1, 2, ... (an :class:`OffsetItems` when they came as k, k + 1, ...), a dict from
+    the first key that did not.
 
     ``subscribers`` are called with each new key (``foreach``); ``key_waiters`` once the
     key set is final; ``waiters`` once every element is closed too.
@@ -544,7 +585,7 @@ class ArrayNode(Composite):
         # only composite elements matter to ``close`` (a Cell element of an array is
         # closed by its writer): a list of them, not a walk of a million plain values
         items = self.items
-        if items.__class__ is DenseItems and items.all_plain():
+        if isinstance(items, DenseItems) and items.all_plain():
             return ()
         return [x for x in items.values()
                 if x.__class__ is ArrayNode or x.__class__ is StructNode]
@@ -562,14 +603,20 @@ class ArrayNode(Composite):
         return node
 
     def _store(self, key: Any, item: Any) -> None:
-        """Put a new key's item in: by position while keys come in order, else in a dict."""
+        """Put a new key's item in: by position while keys come in order (from the
+        first key, if that is an int), else in a dict."""
         items = self.items
-        if items.__class__ is DenseItems:
-            if key.__class__ is int and key == len(items.vals):
-                items.append(item)
-                return
+        if isinstance(items, DenseItems):
+            if key.__class__ is int:
+                if key == items.next_key():
+                    items.append(item)
+                    return
+                if not items:
+                    self.items = items = OffsetItems(items, key)
+                    items.append(item)
+                    return
             self.items = items = items.to_dict()
-        items[key] = item  # type: ignore[index]  # a dict here
+        items[key] = item
 
     def _add(self, key: Any, node: Node) -> None:
         self._store(key, node)
@@ -628,7 +675,7 @@ class ArrayNode(Composite):
                 if self.closed:
                     raise SwiftError(f"cannot write {self.name}[{key}]: the array is closed")
                 # a closed primitive element is stored as the plain value (no Cell)
-                items[key] = value  # type: ignore[index]  # a dict here
+                self._store(key, value)
         if node is None:
             if self.subscribers is not None:
                 for sub in self.subscribers:
@@ -714,8 +761,8 @@ class ArrayNode(Composite):
 
     def sorted_keys(self) -> list[Any]:
         items = self.items
-        if items.__class__ is DenseItems:
-            return list(range(len(items)))  # in order already
+        if isinstance(items, DenseItems):
+            return list(items.keys())  # in order already
         return sort_keys(items.keys())
 
     def __len__(self) -> int:
@@ -831,6 +878,32 @@ def _fmt_key(key: Any) -> str:
     if isinstance(key, bool):
         return "true" if key else "false"
     return str(key)
+
+
+def _type_name_from(parent: Any, key: Any) -> str:
+    """The file type's name where a node sits: its array's element type, its struct's
+    member type; ``file`` elsewhere (a node given another name keeps it itself)."""
+    c = parent.__class__
+    if c is ArrayNode:
+        elem = parent.tinfo.elem
+        return elem.name if elem is not None else "file"
+    if c is StructNode:
+        member = parent.tinfo.fields.get(key)
+        return member.name if member is not None else "file"
+    return "file"
+
+
+def mapped_steps(node: Node) -> tuple[Node, tuple[Step, ...]]:
+    """The variable ``node`` is part of, and the steps (members and indices) from it
+    down to ``node``: what the variable's mapper names a part by."""
+    steps: list[Step] = []
+    n = node
+    while n.parent is not None and n.parent.__class__ is not str:
+        p = n.parent
+        steps.append(Field(n.key) if p.__class__ is StructNode else Index(n.key))
+        n = p
+    steps.reverse()
+    return n, tuple(steps)
 
 
 def file_leaves(n: Any) -> list[FileNode]:

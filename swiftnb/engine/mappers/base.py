@@ -101,6 +101,10 @@ class Mapper:
     #: the engine reports what it cleans and remaps on stdout ("Cleaning file x",
     #: "Remapping $ -> y"): Swift's test-suite mapper does, for its check scripts
     reports_cleaning: ClassVar[bool] = False
+    #: ``map`` depends on nothing but the steps it is given and the mapper's parameters:
+    #: an element's name is made again whenever it is read instead of being kept (a
+    #: million mapped elements would keep a million strings)
+    names_again: ClassVar[bool] = False
 
     def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         self.spelled = spelled or self.name

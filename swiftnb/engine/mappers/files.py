@@ -207,6 +207,7 @@ class SimpleMapper(Mapper):
     name = "SimpleMapper"
     aliases = ("simple_mapper",)
     params = frozenset({"location", "prefix", "suffix", "pattern", "padding", "separator"})
+    names_again = True
 
     def __init__(self, params: dict[str, Any], ctx: MapperContext, spelled: str | None = None) -> None:
         super().__init__(params, ctx, spelled)
