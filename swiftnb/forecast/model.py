@@ -38,6 +38,12 @@ SIZE_BASE = 2.0
 #: the sample lists that are a batch queue's waits (drawn by the day, whatever the sites)
 QUEUE_LISTS = ("block_queue", "job_queue")
 
+#: the power the drift (the ratio of two logs' queue levels) is raised to: the ratio a / b
+#: of two independent draws has twice the log-variance of one (var(log a - log b) =
+#: 2 sigma^2), so the bare ratio would add twice the day-to-day spread it stands for;
+#: to the power 1 / sqrt(2) it adds one draw's
+DRIFT_EXPONENT = 1 / math.sqrt(2)
+
 
 class ModelError(SwiftnbError, ValueError):
     """A model that cannot be made or used (no blocks in a log, another version, a site
@@ -185,7 +191,8 @@ class Model:
     def _drift(self, samples: Samples, runs: list[int], rng: random.Random,
                at: float | None, memory: float) -> float:
         """A factor for one simulated run's queue waits: the ratio of the levels (median
-        waits) of two logs drawn as the queue's log is (by nearness to ``at``).
+        waits) of two logs drawn as the queue's log is (by nearness to ``at``), to the
+        power :data:`DRIFT_EXPONENT` (one day's spread, not a ratio's two).
 
         One log's waits show the queue of one day; the day predicted for differs from
         it as much as the logs around it differ from each other (on Stampede, 20 s to
@@ -199,7 +206,8 @@ class Model:
         one, other = self._choose(logs, rng, at, memory), self._choose(logs, rng, at, memory)
         if one is None or other is None:
             return 1.0
-        return max(levels[one], 1.0) / max(levels[other], 1.0)  # a wait under 1 s: 1 s
+        ratio = max(levels[one], 1.0) / max(levels[other], 1.0)  # a wait under 1 s: 1 s
+        return float(ratio ** DRIFT_EXPONENT)
 
     def _candidates(self, sites: int | None) -> list[int]:
         """The calibrated runs a copy may take its samples from."""

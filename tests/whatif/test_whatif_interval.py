@@ -112,3 +112,22 @@ def test_queue_waits_drift_by_how_much_the_logs_around_the_moment_differ():
     assert 0.2 < drifted / 200 < 0.9
     plain = [model.resampled(rng, sites=2).sites["stampede"].block_queue for _ in range(50)]
     assert all(set(waits) <= seen for waits in plain)
+
+
+def test_a_drift_spreads_as_much_as_one_day_not_as_a_ratio_of_two():
+    """The drift is the ratio of two logs' queue levels to the power 1/sqrt(2): the ratio
+    of two independent draws has twice one draw's log-variance, the drift one draw's."""
+    names = ("stampede_gordon-exp-034", "stampede_gordon-exp-035",
+             "stampede_gordon-exp-039", "stampede_gordon-exp-040")
+    model = calibrate([LogFrame.read(os.path.join(DATA, n, "swift.log.xz")) for n in names])
+    site = model.sites["stampede"]
+    waits, runs = site.block_queue, site.runs["block_queue"]
+    levels = [max(float(np.median([w for w, r in zip(waits, runs) if r == run])), 1.0)
+              for run in sorted(set(runs))]
+    rng = random.Random(5)
+    factors = [model._drift(waits, runs, rng, None, 86400.0) for _ in range(4000)]
+    ratios = [a / b for a in levels for b in levels]
+    assert all(min(abs(f ** 2 ** 0.5 - q) / q for q in ratios) < 1e-9 for f in factors)
+    one_day = float(np.var(np.log(levels)))
+    assert one_day > 1.0  # two quiet and two busy logs: the spread is real
+    assert float(np.var(np.log(factors))) == pytest.approx(one_day, rel=0.15)
