@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from swiftnb.remote.wrap import spares as spares_module
+from swiftnb.remote.wrap import sequence
 from swiftnb.remote.wrap.spares import SpareDirs, rename_no_replace
 
 pytestmark = pytest.mark.timeout(30)
@@ -16,8 +16,8 @@ pytestmark = pytest.mark.timeout(30)
 @pytest.fixture(params=["renameat2", "look-first"])
 def rename_kind(request, monkeypatch):
     if request.param == "look-first":
-        monkeypatch.setattr(spares_module, "_renameat2", False)
-    elif not callable(spares_module._libc_renameat2()):
+        monkeypatch.setitem(sequence.LIBC, "renameat2", False)
+    elif not callable(sequence.libc_function("renameat2")):
         pytest.skip("this libc has no renameat2")
     return request.param
 

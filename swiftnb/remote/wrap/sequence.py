@@ -42,20 +42,28 @@ def sequence_argv() -> list[str]:
 
 
 _PR_SET_PDEATHSIG = 1
-_prctl: Any = None
+#: libc's functions looked up so far (False: this libc has none of that name)
+LIBC: dict[str, Any] = {}
+
+
+def libc_function(name: str) -> Any:
+    """libc's function ``name`` (errno kept for ctypes.get_errno), else False; looked
+    up once per process."""
+    found = LIBC.get(name)
+    if found is None:
+        try:
+            import ctypes
+
+            found = getattr(ctypes.CDLL(None, use_errno=True), name)
+        except (OSError, AttributeError, ImportError):
+            found = False
+        LIBC[name] = found
+    return found
 
 
 def load_prctl() -> Any:
     """libc's prctl (Linux), else False."""
-    global _prctl
-    if _prctl is None:
-        try:
-            import ctypes
-
-            _prctl = ctypes.CDLL(None, use_errno=True).prctl
-        except (OSError, AttributeError, ImportError):
-            _prctl = False
-    return _prctl
+    return libc_function("prctl")
 
 
 def parent_death_kill() -> "Any":

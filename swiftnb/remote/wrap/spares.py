@@ -5,27 +5,14 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from collections.abc import Callable
+
+from .sequence import libc_function
 
 _NO_SHAPE: frozenset[str] = frozenset()
 
 #: renameat2's flag: fail with EEXIST rather than replace the target
 _RENAME_NOREPLACE = 1
 _AT_FDCWD = -100
-#: libc's renameat2, False where there is none (then a look first, then a rename)
-_renameat2: Callable[..., int] | bool | None = None
-
-
-def _libc_renameat2() -> Callable[..., int] | bool:
-    global _renameat2
-    if _renameat2 is None:
-        try:
-            import ctypes
-
-            _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-        except (OSError, AttributeError, ImportError):
-            _renameat2 = False
-    return _renameat2
 
 
 def rename_no_replace(src: str, dst: str) -> None:
@@ -34,7 +21,7 @@ def rename_no_replace(src: str, dst: str) -> None:
     kernel and file system can (renameat2's RENAME_NOREPLACE: a job directory made
     without a look at its path first); else a look, then the rename (callers hold
     :attr:`SpareDirs.lock`, so nothing of ours comes between)."""
-    call = _libc_renameat2()
+    call = libc_function("renameat2")
     if callable(call):
         import ctypes
 
