@@ -120,11 +120,15 @@ def check_run(script: Path, work: Path, proc: subprocess.CompletedProcess,
         assert res.returncode == 0, f"{name}.check.sh failed:\n{res.stdout}{res.stderr}" + detail
 
 
-def selected_params(request, name: str) -> list:
-    """The values of parameter ``name`` of the tests this session will run (after -k and
-    node-id selection), so a session fixture starts only what is asked for."""
+def selected_params(request, name: str, module: str) -> list:
+    """The values of parameter ``name`` of the tests of file ``module`` this session will
+    run (after -k and node-id selection), so a session fixture starts only what is asked
+    for.  Only that file's: another file's test with a parameter of the same name (the
+    SSH cases) would otherwise be run here too, and its later future would stand for
+    this file's case of that name, which then waited for the whole queue."""
     return [item.callspec.params[name] for item in request.session.items
-            if getattr(item, "callspec", None) is not None and name in item.callspec.params]
+            if str(item.path) == module
+            and getattr(item, "callspec", None) is not None and name in item.callspec.params]
 
 
 def start_all(run: Callable[..., object], jobs: Iterable[tuple], workers: int

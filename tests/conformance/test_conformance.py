@@ -26,7 +26,8 @@ def case_runs(request, tmp_path_factory):
     """Start every selected case at once on a small thread pool (each is a subprocess
     that mostly waits for its own start-up), so the group takes a fraction of the
     serial time; each test then checks its own result."""
-    jobs = [(s, tmp_path_factory.mktemp(s.stem)) for s in selected_params(request, "script")]
+    scripts = selected_params(request, "script", __file__)
+    jobs = [(s, tmp_path_factory.mktemp(s.stem)) for s in scripts]
     pool, futures = start_all(_run_case, jobs, max(2, (os.cpu_count() or 2) * 2))
     yield {job[0]: future for job, future in futures.items()}
     pool.shutdown(wait=False, cancel_futures=True)
