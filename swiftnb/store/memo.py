@@ -165,16 +165,22 @@ class StoreMemo(CallMemo):
         """A reuse of an earlier run's call decided from memory (see the module's
         docstring); None for anything else (a call that may run, an output changed or
         missing, a digest not remembered, a call of this run or of another script)."""
-        if (self._broken or not self._known.ready or not len(self._known)
-                or task.output_globs or self._opted_out(task)):
+        if self._broken or not self._known.ready or not len(self._known):
             return None  # nothing to reuse from memory: no key made for nothing
-        pending = self._key(task, on_loop=True)
-        if pending is None:
+        pending = self._loop_key(task)
+        return None if pending is None else self._reuse_known(task, pending)
+
+    def _loop_key(self, task: Task) -> _Pending | None:
+        """The call's key made on the loop (no file read); None when it cannot be, or
+        the call is not to be remembered."""
+        if task.output_globs or self._opted_out(task):
             return None
+        return self._key(task, on_loop=True)
+
+    def _reuse_known(self, task: Task, pending: _Pending) -> MemoDecision | None:
+        """The reuse of the earlier call of this key, if one is known and still holds."""
         earlier = self._known.get(pending.key)
-        if earlier is None:
-            return None
-        return self._reuse_now(task, pending, earlier)
+        return None if earlier is None else self._reuse_now(task, pending, earlier)
 
     def _reuse_now(self, task: Task, pending: _Pending, earlier: KnownCall) -> MemoDecision | None:
         files = pending.inputs  # extended in place: pending is not kept
@@ -225,14 +231,11 @@ class StoreMemo(CallMemo):
         """:meth:`decide_now`, or in a store that had no earlier run the decision to run
         a call whose key is made without reading a file and not yet seen in this run
         (no thread hop for it either); None: the worker decides."""
-        if task.output_globs or self._opted_out(task):
-            return None
-        pending = self._key(task, on_loop=True)
+        pending = self._loop_key(task)
         if pending is None:
             return None
         if self._history:
-            earlier = self._known.get(pending.key)
-            return None if earlier is None else self._reuse_now(task, pending, earlier)
+            return self._reuse_known(task, pending)
         with self._lock:
             if pending.key in self._seen:
                 return None
