@@ -29,7 +29,9 @@ from swiftnb.engine.interp import (
     IndexAssignExec,
     MapExec,
     SwitchExec,
-    _wrap32,
+    INT_MAX,
+    INT_MIN,
+    wrap32,
     from_plain,
 )
 from swiftnb.engine.loops import ForeachExec, IterateExec
@@ -46,8 +48,6 @@ from swiftnb.lang.deepstack import TooDeep, run_deep
 if TYPE_CHECKING:
     from swiftnb.engine.builtins.registry import Builtin
 
-_INT_MIN = -(2**31)
-_INT_MAX = 2**31 - 1
 #: Nesting levels of one expression evaluated by one closure chain (see Compiler.expr).
 SPLIT_DEPTH = 64
 
@@ -888,22 +888,22 @@ class Compiler:
                 if a.__class__ is str or b.__class__ is str:
                     return strcat_str(_prim(a)) + strcat_str(_prim(b))
                 x = a + b
-                if x.__class__ is int and (x > _INT_MAX or x < _INT_MIN):
-                    return _wrap32(x)
+                if x.__class__ is int and (x > INT_MAX or x < INT_MIN):
+                    return wrap32(x)
                 return x
             return add
         if op == "-":
             def sub(f: list) -> Any:
                 x = l(f) - r(f)
-                if x.__class__ is int and (x > _INT_MAX or x < _INT_MIN):
-                    return _wrap32(x)
+                if x.__class__ is int and (x > INT_MAX or x < INT_MIN):
+                    return wrap32(x)
                 return x
             return sub
         if op == "*":
             def mul(f: list) -> Any:
                 x = l(f) * r(f)
-                if x.__class__ is int and (x > _INT_MAX or x < _INT_MIN):
-                    return _wrap32(x)
+                if x.__class__ is int and (x > INT_MAX or x < INT_MIN):
+                    return wrap32(x)
                 return x
             return mul
         if op == "/":
@@ -924,7 +924,7 @@ class Compiler:
                 if b == 0:
                     raise SwiftError("/ by zero")
                 q = abs(a) // abs(b)
-                return _wrap32(q if (a >= 0) == (b >= 0) else -q)
+                return wrap32(q if (a >= 0) == (b >= 0) else -q)
             return idiv
         if op == "%%":
             def mod(f: list) -> Any:
@@ -963,8 +963,8 @@ class Compiler:
         if e.op == "-":
             def neg(f: list) -> Any:
                 x = -o(f)
-                if x.__class__ is int and x > _INT_MAX:
-                    return _wrap32(x)
+                if x.__class__ is int and x > INT_MAX:
+                    return wrap32(x)
                 return x
             return neg
         if e.op == "!":

@@ -44,14 +44,16 @@ GLOBAL = -1
 ITER = object()
 #: slot 0 of a procedure body frame: (CALL, call position, caller frame, call depth)
 CALL = object()
-_INT_MIN = -(2**31)
-_INT_MAX = 2**31 - 1
+#: Swift ints are Java ints: arithmetic wraps at 32 bits
+INT_MIN = -(2**31)
+INT_MAX = 2**31 - 1
 
 Done = Callable[[], None]
 
 
-def _wrap32(x: int) -> int:
-    return ((x - _INT_MIN) & 0xFFFFFFFF) + _INT_MIN
+def wrap32(x: int) -> int:
+    """``x`` wrapped to a 32-bit two's-complement int, as Java's int arithmetic does."""
+    return ((x - INT_MIN) & 0xFFFFFFFF) + INT_MIN
 
 
 # ============================================================================ statements

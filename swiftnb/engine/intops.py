@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from swiftnb.engine.interp import _INT_MAX, _INT_MIN, _wrap32
+from swiftnb.engine.interp import INT_MAX, INT_MIN, wrap32
 
 __all__ = ["int_const_op"]
 
@@ -23,11 +23,11 @@ def int_const_op(op: str, l: Callable, c: int, slot: int = 0) -> Callable | None
                 a = f[slot]
                 if a.__class__ is int:
                     x = a + c
-                    return x if _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+                    return x if INT_MIN <= x <= INT_MAX else wrap32(x)
                 a = l(f)
                 if a.__class__ is int:
                     x = a + c
-                    return x if _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+                    return x if INT_MIN <= x <= INT_MAX else wrap32(x)
                 if a.__class__ is str:
                     return a + str(c)
                 return a + c
@@ -37,7 +37,7 @@ def int_const_op(op: str, l: Callable, c: int, slot: int = 0) -> Callable | None
             a = l(f)
             if a.__class__ is int:
                 x = a + c
-                return x if _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+                return x if INT_MIN <= x <= INT_MAX else wrap32(x)
             if a.__class__ is str:
                 return a + str(c)
             return a + c
@@ -45,19 +45,19 @@ def int_const_op(op: str, l: Callable, c: int, slot: int = 0) -> Callable | None
     if op == "-":
         def subc(f: list) -> Any:
             x = l(f) - c
-            return x if x.__class__ is not int or _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+            return x if x.__class__ is not int or INT_MIN <= x <= INT_MAX else wrap32(x)
         return subc
     if op == "*":
         if slot:
             def mulcs(f: list) -> Any:
                 a = f[slot]
                 x = (a if a.__class__ is int else l(f)) * c
-                return x if x.__class__ is not int or _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+                return x if x.__class__ is not int or INT_MIN <= x <= INT_MAX else wrap32(x)
             return mulcs
 
         def mulc(f: list) -> Any:
             x = l(f) * c
-            return x if x.__class__ is not int or _INT_MIN <= x <= _INT_MAX else _wrap32(x)
+            return x if x.__class__ is not int or INT_MIN <= x <= INT_MAX else wrap32(x)
         return mulc
     if op == "%%" and c > 0:
         def modc(f: list) -> Any:
