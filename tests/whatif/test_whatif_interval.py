@@ -13,11 +13,7 @@ from swiftnb.forecast import Model, calibrate, whatif
 from swiftnb.forecast.prediction import interval, summarize
 from swiftnb.logs.frame import LogFrame
 
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
-DATA = os.path.join(ROOT, "tests", "data", "aimes")
-EXAMPLE = os.path.join(ROOT, "examples", "aimes")
-RUNS = {n: os.path.join(DATA, f"stampede-exp-0{e}", "swift.log.bz2")
-        for n, e in ((32, 17), (256, 18), (2048, 19), (8, 20))}
+from aimes_runs import DATA, EXAMPLE, RUNS  # tests/whatif/aimes_runs.py
 
 
 @pytest.fixture(scope="module")
