@@ -278,7 +278,8 @@ class RunState:
         self._job_app: dict[str, str] = {}
         self._job_host: dict[str, str] = {}
         self._task_host: dict[str, str] = {}
-        self._task_status: dict[str, int] = {}
+        self._task_status: dict[str, int] = {}   # taskid -> status, until it ends
+        self._tasks_seen = 0
         self._task_block: dict[str, str] = {}
         self._unsubscribe: list[Callable[[], None]] = []
         if control is not None:
@@ -375,9 +376,14 @@ class RunState:
             taskid = f.get("taskid")
             if host is not None and taskid is not None:
                 self._tie(str(taskid), host)
+        elif kind == "JOB_END":
+            self._job_ended(f.get("jobid"))
         elif kind == "JOB_CACHED":
             self.cached += 1
             self._app(f.get("tr")).cached += 1
+            self._job_ended(f.get("jobid"))
+        elif kind == "JOB_RESTARTED":
+            self._job_ended(f.get("jobid"))
         elif kind == "END_SUCCESS":
             self.ok += 1
             self._app(f.get("tr")).ok += 1
@@ -411,6 +417,12 @@ class RunState:
         elif kind == "WARNING" or e.level in ("WARN", "ERROR"):
             self._say(e.time, f"{kind.lower()}: {e.text or ''}".rstrip(": "))
 
+    def _job_ended(self, jobid: object) -> None:
+        """A job no later failure can name: its app and site are no longer kept (a run
+        of a million calls would otherwise keep both for each)."""
+        self._job_app.pop(str(jobid), None)
+        self._job_host.pop(str(jobid), None)
+
     def _status(self, f: dict[str, object]) -> None:
         taskid = f.get("taskid")
         status = f.get("status")
@@ -430,7 +442,12 @@ class RunState:
         old = self._task_status.get(tid)
         if old == new:
             return
-        self._task_status[tid] = new
+        if old is None:
+            self._tasks_seen += 1
+        if new in _ENDED:   # no later status: the task is counted, not kept
+            self._task_status.pop(tid, None)
+        else:
+            self._task_status[tid] = new
         counts = self.task_counts
         if old is not None:
             counts[old] -= 1
@@ -569,7 +586,7 @@ class RunState:
     @property
     def tasks(self) -> int:
         """Task ids seen (an attempt is one)."""
-        return len(self._task_status)
+        return self._tasks_seen
 
     def elapsed(self) -> float:
         """Run time so far (to the run's end once it ended)."""

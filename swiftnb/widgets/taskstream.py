@@ -74,7 +74,7 @@ class TaskStream:
     """Bars from events (plain Python, no widgets): ``done`` in order of ending."""
 
     def __init__(self) -> None:
-        self.job: dict[str, tuple[str, str]] = {}      # jobid -> (app, site)
+        self.job: dict[str, tuple[str, str]] = {}      # jobid -> (app, site), until it ends
         self.task: dict[str, tuple[str, str]] = {}     # taskid -> (app, site)
         self.states = TaskStates()                     # taskid -> status, until it ends
         self.running: dict[str, Bar] = {}
@@ -133,6 +133,8 @@ class TaskStream:
                 f = e.fields
                 self.job[str(f.get("jobid"))] = (str(f.get("tr") or "?"),
                                                  str(f.get("host") or "?"))
+            elif kind == "JOB_END":
+                self.job.pop(str(e.fields.get("jobid")), None)
             elif kind == "JOB_TASK":
                 f = e.fields
                 known = self.job.get(str(f.get("jobid")))
