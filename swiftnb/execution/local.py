@@ -6,13 +6,16 @@ The loop prepares a job's directory (a spare directory renamed into place, see
 on one thread nothing waits for the GIL (a runner thread per app cost about 0.3 ms of
 CPU per call in thread switches, on a path whose whole budget is about 1 ms).
 
-One thing cannot be cheap on the loop's thread: ``subprocess.Popen`` uses vfork, which
-holds its caller until the child has exec'd, and on a busy machine the child waits for
-a CPU.  So the provider times every start; when starts get slow it hands them, with the
-wait and the stage-out, to runner threads (``runners.Runners``; a run under load then
-keeps 0.8 of xargs' speed instead of 0.25) and tries the loop again every
-``_THREADED_STRETCH`` starts.  Runner threads also serve sites that copy inputs to a
-scratch directory (a copy takes as long as the file is big) and systems without pidfds.
+An app is started without ``subprocess.Popen`` (``remote/wrap/spawn.py``: the same vfork
+and exec, the environment encoded once a run).  One thing cannot be cheap on the loop's
+thread: vfork holds its caller until the child has exec'd, and on a busy machine the
+child waits for a CPU.  So the provider times every start; when starts get slow it
+hands the starts to runner threads (``runners.Runners``; a run under load then keeps 0.8
+of xargs' speed instead of 0.25), still hearing of each end and staging it out on the
+loop (a thread that staged out too wanted the GIL a second time per call), and
+tries the loop again every ``_THREADED_STRETCH`` starts.  Runner threads start, wait for
+and stage out the whole app on sites that copy inputs to a scratch directory (a copy
+takes as long as the file is big) and on systems without pidfds.
 
 Every child runs in its own session; cancelling ``execute`` kills its whole process
 group.  This process is the apps' subreaper: what an app leaves running ends with its
@@ -26,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-import subprocess
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
 from swiftnb.remote import wrapper
+from swiftnb.remote.wrap.spawn import AppEnvironment, AppProcess
 from swiftnb.execution import escapees
 from swiftnb.execution.joblog import InfoWriter
 from swiftnb.execution.outcome import result_from_dict
@@ -71,11 +74,13 @@ class _Process:
     No lock: ``kill`` sets its flag before it reads ``proc`` and ``start`` sets ``proc``
     before it reads the flag, so one of the two always sends the signal."""
 
-    def __init__(self, job: wrapper.Job, on_success: Callable[[], None] | None = None) -> None:
+    def __init__(self, job: wrapper.Job, environment: AppEnvironment,
+                 on_success: Callable[[], None] | None = None) -> None:
         self.job = job
+        self.environment = environment
         self.on_success = on_success  # after exit 0, before the stage-out
         self.result: wrapper.JobResult | None = None  # the job's end, left None when canceled
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: AppProcess | None = None
         self.canceled = False
         self.timed_out = False
 
@@ -84,11 +89,10 @@ class _Process:
         job = self.job
         escapees.app_starting()
         try:
-            self.proc = subprocess.Popen(job.argv, **job.popen_kwargs())
+            self.proc = job.start(self.environment)
         finally:
             job.close_streams()
             escapees.app_started(self.proc.pid if self.proc is not None else None)
-        job.started(self.proc.pid)
         if self.canceled or self.timed_out:
             job.kill(self.proc.pid)
 
@@ -170,6 +174,8 @@ class LocalProvider(Provider):
         self._site_dirs: set[str] = set()
         self._runners = Runners("swiftnb-local", MAX_RUNNERS)
         self._spares = wrapper.SpareDirs()
+        #: what apps start with: this process's environment when the run started
+        self._environment = AppEnvironment()
         self._pidfds = hasattr(os, "pidfd_open")  # False once the kernel said no
         self._start_time = 0.0  # moving average of a start on the loop, seconds
         self._threaded = 0      # starts still to hand to runner threads
@@ -180,6 +186,7 @@ class LocalProvider(Provider):
 
     async def start(self) -> None:
         self._closing = False  # a provider started again after shutdown() runs tasks again
+        self._environment = AppEnvironment()  # a run's apps see the environment it began with
 
     def spec(self, task: Task) -> wrapper.JobSpec:
         """The wrapper's job spec for a task on this site."""
@@ -233,7 +240,7 @@ class LocalProvider(Provider):
         on_success = (None if not self.always_info else lambda: self._write_info(
             task, spec, {"directory": job.rel_dir, "exit_code": 0,
                          "extra_info": job.extra_info}))
-        process = _Process(job, on_success)
+        process = _Process(job, self._environment, on_success)
         self._processes.add(process)
         # Active from the moment the app is started (as a Swift job was once its wrapper
         # ran): on a runner thread, a "started" message back would cost the loop one more
@@ -245,9 +252,11 @@ class LocalProvider(Provider):
         if walltime:
             timer = loop.call_later(float(walltime), lambda: process.kill(timed_out=True))
         try:
-            if spec.get("scratch") or not self._pidfds or self._threaded:
-                self._threaded = max(0, self._threaded - 1)
+            if spec.get("scratch") or not self._pidfds:
                 waited = self._runners.call(process.run)
+            elif self._threaded:
+                self._threaded -= 1
+                waited = self._start_on_thread(process, loop)
             else:
                 waited = self._start_here(process, loop)
             await asyncio.shield(waited)
@@ -288,6 +297,41 @@ class LocalProvider(Provider):
             # just under the mark: one slow start back on the loop sends the next ones
             # to threads again, fast ones bring the average down
             self._start_time = _SLOW_START * 0.9
+        return self._reap_here(process, loop)
+
+    def _start_on_thread(self, process: _Process,
+                         loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
+        """Start the app on a runner thread (the loop goes on while vfork waits for the
+        child's exec), then hear of its end and stage it out on the loop, as
+        ``_start_here`` does: the thread holds the GIL only for the start's few lines, not
+        for the stage-out too (on a busy machine, each thread that wants the GIL while
+        the loop holds it is a futex sleep and wake)."""
+        done = loop.create_future()
+
+        def reaped(future: asyncio.Future[Any]) -> None:
+            error = future.exception()
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(None)
+
+        def started(future: asyncio.Future[Any]) -> None:
+            error = future.exception()
+            if error is not None:  # not started (OSError): the wrapper says why
+                done.set_exception(error)
+                return
+            try:
+                self._reap_here(process, loop).add_done_callback(reaped)
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+                done.set_exception(exc)
+
+        self._runners.call(process.start).add_done_callback(started)
+        return done
+
+    def _reap_here(self, process: _Process,
+                   loop: asyncio.AbstractEventLoop) -> asyncio.Future[Any]:
+        """A future done once the started app has ended and been staged out: its end
+        heard through a pidfd on the loop (else waited for on a runner thread)."""
         proc = process.proc
         assert proc is not None
         try:

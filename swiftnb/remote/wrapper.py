@@ -1,7 +1,8 @@
 """The job wrapper's public face (Swift's ``_swiftwrap``): the names the client side and
 the coaster worker use, from the modules of :mod:`swiftnb.remote.wrap`, where it is
 described.  Blocking callers use :func:`run_job`; an asyncio caller uses :func:`prepare`,
-starts ``job.argv`` itself (``job.popen_kwargs()``) and calls ``job.finish(returncode)``."""
+starts the app itself (``job.start(environment)``, or Popen with ``job.popen_kwargs()``)
+and calls ``job.finish(returncode)``."""
 
 from __future__ import annotations
 

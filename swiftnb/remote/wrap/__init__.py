@@ -78,5 +78,6 @@ As in ``_swiftwrap``, an existing ``DIR/path`` from an earlier run satisfies a D
 output's check: the wrapper never deletes files on the shared file system.
 
 Blocking callers use :func:`run_job`; an asyncio caller uses :func:`prepare`, starts
-``job.argv`` itself (``job.popen_kwargs()``) and calls ``job.finish(returncode)``.
+the app itself (``job.start(environment)``: no Popen, see ``spawn.py``; or Popen with
+``job.popen_kwargs()``) and calls ``job.finish(returncode)``.
 """

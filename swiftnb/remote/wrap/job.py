@@ -12,11 +12,12 @@ from .digests import output_digest
 from .files import _anonymous_file, _devnull, _make_regular, _move_atomic
 from .jobbase import _STDERR_SUFFIX, _STDOUT_SUFFIX
 from .names import glob_files, job_name
-from .processes import (_APPS, MARK_VAR, end_orphans, kill_group, kill_marked, last_pid,
-                        strangers, with_descendants)
+from .processes import (_APPS, MARK_VAR, end_orphans, kill_group, kill_marked, strangers,
+                        with_descendants)
 from .report import signal_note
 from .sequence import ENDED
 from .spares import SpareDirs
+from .spawn import AppEnvironment, AppProcess, start_app
 from .spec import (_EXEC_ERRNOS, KIND_CANCELED, KIND_NOT_EXECUTABLE, KIND_STAGE_OUT,
                    KIND_WALLTIME, KIND_WORKER, JobResult, JobSpec)
 from .staging import JobStaging
@@ -102,7 +103,6 @@ class Job(JobStaging):
         stdin, stdout, stderr = self.open_streams()
         env = dict(os.environ if self.env is None else self.env)
         env[MARK_VAR] = self.mark
-        self._pids_after = last_pid()
         self._started = True
         return {
             "cwd": self.dir,
@@ -114,9 +114,22 @@ class Job(JobStaging):
             "close_fds": True,
         }
 
+    def start(self, environment: AppEnvironment) -> AppProcess:
+        """Start the app (what ``Popen(job.argv, **job.popen_kwargs())`` does, without
+        Popen's per-call work; ``environment``: this process's, encoded once a run),
+        then :meth:`started`.  OSError: it could not be started."""
+        streams = self.open_streams()
+        own = environment if self.env is None else AppEnvironment(self.env)
+        self._started = True
+        process = start_app(self.argv, self.dir, own.with_var(MARK_VAR, self.mark), streams)
+        self.started(process.pid)
+        return process
+
     def started(self, pid: int) -> None:
-        """The app runs as ``pid`` (its session's leader): its orphans are found by it."""
+        """The app runs as ``pid`` (its session's leader): its orphans are found by it,
+        and what it started by pids after its own (unless pids wrapped)."""
         self.app_pid = pid
+        self._pids_after = pid - 1
         _APPS.add(pid)
 
     def kill(self, pid: int, sig: int = signal.SIGKILL) -> None:

@@ -112,7 +112,7 @@ def kill_marked(mark: str, sig: int = signal.SIGKILL, after: int = 0,
                 within: Callable[[], list[int]] | None = None) -> int:
     """Kill every process of the job marked ``mark``, again until none is left (one may
     fork meanwhile; a killed one has no environment left to match); how many were found.
-    ``after``: the last pid before the job started (``last_pid``), unless pids wrapped.
+    ``after``: a pid before the job's first (its app's, less one), unless pids wrapped.
     ``within``: where they can be, if known (``strangers`` and their descendants, once
     the app has ended), asked again each round."""
     needle = (MARK_VAR + "=" + mark + "\0").encode()
