@@ -24,14 +24,21 @@ PROGRAM = textwrap.dedent("""
     report["app_running"] = P.strangers()
     # an app that leaves a child and a grandchild running: both reparent to us
     subprocess.run(["sh", "-c", "sh -c 'sleep 31 & sleep 32' & exit 0"], check=True)
+    def commands(tree):
+        return sorted(open(f"/proc/{p}/cmdline", "rb").read().replace(b"\\0", b" ")
+                      .decode().strip() for p in tree)
+
+    # until all three run their own programs (a child forked but not yet exec'd shows
+    # its parent's command line)
     deadline = time.monotonic() + 10
-    while len(P.with_descendants(P.strangers() or [])) < 3 and time.monotonic() < deadline:
+    while commands(P.with_descendants(P.strangers() or [])) != [
+            "sh -c sleep 31 & sleep 32", "sleep 31", "sleep 32"] \
+            and time.monotonic() < deadline:
         time.sleep(0.01)
     left = P.strangers() or []
     tree = P.with_descendants(left)
     report["left"] = len(left)
-    report["tree"] = sorted(open(f"/proc/{p}/cmdline", "rb").read().replace(b"\\0", b" ")
-                            .decode().strip() for p in tree)
+    report["tree"] = commands(tree)
     for pid in tree:
         os.kill(pid, signal.SIGKILL)
     for pid in tree:  # each is our child once its parent is gone
