@@ -21,9 +21,12 @@ worktree of the code before (``git worktree add /tmp/base HEAD``), with that cod
 its own full log in the same run; ``swiftnb plot-log`` of the compact log; and what
 the raw extraction of the timing lines costs by a tuned pure-Python path (one regular
 expression over the bytes, fixed-width heads, selected tags) and, if importable, by
-polars, against ``read_log``.
+polars and by pyarrow.compute (lines as a binary array, ``extract_regex``,
+``dictionary_encode``), against ``read_log``.  ``--keep DIR`` keeps the two logs (and
+reads them again next time: delete them after a change of the writer).
 
-Run: ``.venv/bin/python benchmarks/logs.py [--mb 100] [--calls 100000] [--base DIR]``.
+Run: ``.venv/bin/python benchmarks/logs.py [--mb 100] [--calls 100000] [--base DIR]
+[--keep DIR] [--polars DIR] [--pyarrow DIR] [--only-echo]``.
 """
 
 from __future__ import annotations
@@ -225,13 +228,41 @@ print(time.process_time() - c, len(rec))
 """
 
 
-def bench_echo_run(calls: int, base: str | None, polars_dir: str | None) -> None:
-    """Issue 30's figures: log size per call, timings and plot-log on a large run's log."""
+PYARROW_SCAN = r"""
+import sys, time
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+c = time.process_time()
+data = open(sys.argv[1], "rb").read()
+newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
+offsets = np.concatenate(([0], newlines + 1)).astype(np.int64)
+lines = pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(newlines),
+                                         [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+rec = pc.extract_regex(lines,
+    r"^(?P<stamp>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\S*) (?:DEBUG swift|INFO  swift"
+    r"|INFO  Execute) (?P<tag>JOB_INIT|JOB_TASK|JOB_END|TASK_STATUS_CHANGE|THREAD_ASSOCIATION"
+    r"|JOB_START|END_SUCCESS|END_FAILURE) (?:jobid|taskid|thread)=(?P<key>\S+)")
+rec = rec.filter(rec.is_valid())
+keys = pc.dictionary_encode(pc.struct_field(rec, "key"))
+tags = pc.dictionary_encode(pc.struct_field(rec, "tag"))
+print(time.process_time() - c, len(rec))
+"""
+
+
+def bench_echo_run(calls: int, base: str | None, polars_dir: str | None,
+                   pyarrow_dir: str | None, keep: str | None) -> None:
+    """Issue 30's figures: log size per call, timings and plot-log on a large run's log.
+    ``keep``: a directory where the two logs are kept and, when there, read again (the
+    writer's format changed since: delete them)."""
     here = str(Path(__file__).resolve().parent)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = keep or scratch
         logs = {}
         for mode in ("full", "compact"):
-            logs[mode] = Path(tmp) / f"echo-{mode}.log"
+            logs[mode] = Path(tmp) / f"echo-{calls}-{mode}.log"
+            if logs[mode].exists():
+                continue
             subprocess.run([sys.executable, "-c", WRITE_ECHO, str(calls), str(logs[mode]), mode,
                             here], check=True, cwd=ROOT, timeout=3600)
         size = {mode: path.stat().st_size for mode, path in logs.items()}
@@ -242,7 +273,8 @@ def bench_echo_run(calls: int, base: str | None, polars_dir: str | None) -> None
         runs = [("this tree, compact log", str(ROOT), logs["compact"]),
                 ("this tree, full log", str(ROOT), logs["full"])]
         if base:
-            runs.append(("baseline code, full log", base, logs["full"]))
+            runs += [("baseline code, compact log", base, logs["compact"]),
+                     ("baseline code, full log", base, logs["full"])]
         cpu_of = {}
         for label, tree, path in runs:
             out = subprocess.run([sys.executable, "-c", TIMINGS_CHILD, str(path)], check=True,
@@ -256,9 +288,9 @@ def bench_echo_run(calls: int, base: str | None, polars_dir: str | None) -> None
                   f"{int(peak_kb) / 1024:.0f} MB = {int(peak_kb) * 1024 / 1e6 / mb:.1f}x the file "
                   f"(goal <= 2x)")
         if base:
-            ratio = cpu_of["baseline code, full log"] / cpu_of["this tree, compact log"]
-            print(f"  the same run's timings: baseline (full log) / now (compact log) = "
-                  f"{ratio:.2f}x less CPU")
+            for mode in ("full", "compact"):
+                ratio = cpu_of[f"this tree, {mode} log"] / cpu_of[f"baseline code, {mode} log"]
+                print(f"  {mode} log: this tree / baseline code = {ratio:.2f}x the CPU")
         report = Path(tmp) / "r.html"
         out = subprocess.run([sys.executable, "-c", PLOT_CHILD, str(logs["compact"]), "-o",
                               str(report)], capture_output=True, text=True, cwd=ROOT,
@@ -284,6 +316,17 @@ def bench_echo_run(calls: int, base: str | None, polars_dir: str | None) -> None
                   f"({int(p_rows):,} rows); pure Python / polars = {raw_cpu / float(p_cpu):.2f}")
         else:
             print("  polars: not installed (pip install polars to measure it)")
+        if pyarrow_dir:
+            env["PYTHONPATH"] = pyarrow_dir
+        arrow = subprocess.run([sys.executable, "-c", PYARROW_SCAN, str(logs["compact"])],
+                               capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
+        if arrow.returncode == 0:
+            a_cpu, a_rows = arrow.stdout.split()
+            print(f"  the same by pyarrow.compute (lines as a binary array, extract_regex, "
+                  f"dictionary_encode): {float(a_cpu):.2f} s CPU = {mb / float(a_cpu):.0f} MB/s "
+                  f"({int(a_rows):,} rows); pure Python / pyarrow = {raw_cpu / float(a_cpu):.2f}")
+        else:
+            print("  pyarrow: not installed (pip install --target DIR pyarrow; --pyarrow DIR)")
 
 
 def main() -> int:
@@ -292,10 +335,13 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--base", help="a worktree of the code before, for the baseline")
     parser.add_argument("--polars", help="a directory polars is installed in (pip --target)")
+    parser.add_argument("--pyarrow", help="a directory pyarrow is installed in (pip --target)")
+    parser.add_argument("--keep", help="a directory to keep the echo run's logs in (and "
+                                       "read them from when they are there)")
     parser.add_argument("--only-echo", action="store_true", help="only issue 30's figures")
     args = parser.parse_args()
     if args.calls:
-        bench_echo_run(args.calls, args.base, args.polars)
+        bench_echo_run(args.calls, args.base, args.polars, args.pyarrow, args.keep)
     if args.only_echo:
         return 0
     with tempfile.TemporaryDirectory() as tmp:

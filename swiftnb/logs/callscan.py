@@ -19,6 +19,7 @@ the scan never gives a different answer.
 
 from __future__ import annotations
 
+import functools
 import mmap
 import re
 from collections.abc import Callable
@@ -166,7 +167,7 @@ class _Field:
         self.h2.append(h2[one])
         self.lengths.append(lengths[one])
         self.first_rows.append(first_row)
-        self.values.append(_strings(chunk, pos[one], lengths[one]))
+        self.values.append(_raw(chunk, pos[one], lengths[one]))
 
     def ids(self, n: int) -> Ids:
         """Codes in order of first appearance (by row), checked by the second hash."""
@@ -185,7 +186,7 @@ class _Field:
         by_appearance = np.argsort(first_row)
         rank = np.empty(distinct, dtype=np.int32)
         rank[by_appearance] = np.arange(distinct, dtype=np.int32)
-        values = _joined(self.values)[one[by_appearance]]
+        values = _decoded(_joined(self.values)[one[by_appearance]])
         offset = 0
         for rows, local in zip(self.rows, self.local):
             size = int(local.max()) + 1
@@ -226,7 +227,10 @@ class _Chunk:
         hit = np.ones(len(pos), dtype=bool)
         for k in range(0, len(text), 8):
             word, mask = _word(text[k:k + 8])
-            hit &= (self.words[pos + k] & mask) == word
+            got = self.words[pos + k if k else pos]
+            if len(text) - k < 8:
+                got &= mask
+            hit &= got == word
         return hit
 
     def keyed(self, pos: np.ndarray, key: bytes) -> tuple[np.ndarray, np.ndarray,
@@ -234,10 +238,8 @@ class _Chunk:
         """Where ``key`` is at each position, and (length, hash 1, hash 2) of the value
         after it there: one row of bytes read per position for both."""
         width = len(key)
-        window = self.rows(pos, width + _SHORT)
-        has = np.flatnonzero((window[:, :width] == np.frombuffer(key, dtype=np.uint8)).all(
-            axis=1))
-        length, h1, h2, long = _hashed(window[has, width:])
+        has = np.flatnonzero(self.literal(pos, key))
+        length, h1, h2, long = _hashed(self.rows(pos[has] + width, _SHORT))
         if len(long):
             again = self.value(pos[has[long]] + width)
             length[long], h1[long], h2[long] = again
@@ -277,11 +279,16 @@ def _hashed(window: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.
         raise _Unmodelled
     words = np.ascontiguousarray(window).view(np.uint64) & _word_masks(window.shape[1])[length]
     with np.errstate(over="ignore"):
-        h1 = length.astype(np.uint64) * _P2
-        h2 = length.astype(np.uint64) * _Q2 + _Q1
+        h1 = length.astype(np.uint64)
+        h2 = h1 * _Q2
+        h1 *= _P2
+        h2 += _Q1
         for i in range(words.shape[1]):
-            h1 = (h1 ^ words[:, i]) * _P1
-            h2 = h2 * _Q1 + words[:, i]
+            word = words[:, i]
+            h1 ^= word
+            h1 *= _P1
+            h2 *= _Q1
+            h2 += word
     return length, h1, h2, long
 
 
@@ -313,6 +320,7 @@ def _times(stamp: np.ndarray) -> np.ndarray:
     return stamps[0][np.cumsum(changed) - 1]
 
 
+@functools.cache
 def _word(text: bytes) -> tuple[np.uint64, np.uint64]:
     """The first 8 bytes of ``text`` as a little-endian word, and the mask of them."""
     head = text[:8]
@@ -328,7 +336,7 @@ def _matching(chunk: _Chunk, pos: np.ndarray,
     found = []
     for text in texts:
         word, mask = _word(text)
-        rows = np.flatnonzero((words & mask) == word)
+        rows = np.flatnonzero((words if len(text) >= 8 else words & mask) == word)
         if len(rows) and len(text) > 8:
             rows = rows[chunk.literal(pos[rows] + 8, text[8:])]
         if len(rows):
@@ -594,12 +602,21 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _strings(chunk: _Chunk, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The ASCII values at ``pos`` of a chunk as str objects, decoded by numpy in one go."""
+def _raw(chunk: _Chunk, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The ASCII values at ``pos`` of a chunk as fixed-width bytes (``S<width>``): kept
+    past the chunk, decoded once per distinct value of the whole log (:func:`_decoded`)."""
     width = int(lengths.max())
     window = chunk.rows(pos, width) * (np.arange(width)[None, :] < lengths[:, None])
-    return np.ascontiguousarray(window).view(f"S{width}").ravel().astype(
-        f"U{width}").astype(object)
+    return np.ascontiguousarray(window).view(f"S{width}").ravel()
+
+
+def _decoded(raw: np.ndarray) -> np.ndarray:
+    """``S<width>`` values (printable ASCII) as str objects: each byte widened to a UCS-4
+    code unit is the same character, and a numeric cast is some four times faster than
+    numpy's cast of ``S`` to ``U``."""
+    width = raw.dtype.itemsize
+    units = np.ascontiguousarray(raw).view(np.uint8).reshape(len(raw), width)
+    return units.astype(np.uint32).view(f"U{width}").ravel().astype(object)
 
 
 def scan_calls(data: Bytes, release: Callable[[int], None] | None = None,

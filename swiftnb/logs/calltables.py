@@ -107,6 +107,9 @@ def job_table(cols: CallColumns, rest: pd.DataFrame, run_over: bool) -> pd.DataF
             return None  # a job without a JOB_INIT line: its place in the index is unknown
         states[state] = _first_per(codes, sub["time"].to_numpy(dtype=float), len(order), np.nan)
     states["sselect"] = np.where(np.isnan(states["sselect"]), states["init"], states["sselect"])
+    success = _rows(cols, Tag.END_SUCCESS)  # a compact log's JOB_END left out: LogFrame.jobs
+    implied = _first_per(ids.codes[success], cols.time[success], njobs, np.nan)[order]
+    states["end"] = np.where(np.isnan(states["end"]), implied, states["end"])
     jobs = pd.DataFrame(states, index=pd.Index(ids.values[order], name="jobid"))
 
     def first_of(tag: Tag, space: str) -> np.ndarray:

@@ -278,6 +278,10 @@ class LogFrame:
         # a compact log has no JOB_SITE_SELECT: the site was chosen in JOB_INIT's millisecond
         jobs["sselect"] = jobs["sselect"].fillna(jobs["init"])
         if "jobid" in ev:
+            # nor, when its END_SUCCESS names the job in the same millisecond, a JOB_END:
+            # that line is its end (an END_FAILURE never is: the writer keeps that JOB_END)
+            jobs["end"] = jobs["end"].fillna(
+                _first(ev[ev["kind"] == "END_SUCCESS"], "jobid").astype("float64"))
             init = ev[ev["kind"] == "JOB_INIT"]
             jobs["tr"] = _first(init, "jobid", "tr") if "tr" in init else None
             start = ev[ev["kind"] == "JOB_START"]
@@ -550,12 +554,10 @@ class LogFrame:
         spans = self._spans(None)
         if not spans:
             return pd.DataFrame(columns=["count", "mean", "min", "50%", "max"])
-        durations = pd.DataFrame({
-            "timing": np.concatenate([np.full(len(sub), name, dtype=object)
-                                      for name, _, sub in spans]),
-            "duration": np.concatenate([(sub["end"] - sub["start"]).to_numpy()
-                                        for _, _, sub in spans])})
-        stats = durations.groupby("timing", sort=False)["duration"].describe()
+        # each timing's own describe: the numbers a groupby gives, without a column of
+        # timing names per entity to group by (a tenth of `swiftnb timings` at 100,000 calls)
+        stats = pd.DataFrame([(sub["end"] - sub["start"]).describe() for _, _, sub in spans],
+                             index=pd.Index([name for name, _, _ in spans], name="timing"))
         return stats[["count", "mean", "min", "50%", "max"]]
 
     def plot(self) -> Any:

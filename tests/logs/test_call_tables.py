@@ -173,3 +173,22 @@ def test_a_continuation_line_at_a_chunk_boundary(tmp_path: Path) -> None:
     path = tmp_path / "continued.log"
     path.write_bytes(base[:boundary] + b"  continued\n" + base[boundary:])
     assert_same_tables(path, scanned=False)
+
+
+def test_a_job_end_left_out_is_the_end_success_that_names_the_job(tmp_path: Path) -> None:
+    """A compact log may leave out a call's JOB_END when its END_SUCCESS, which names the
+    job by ``jobid=``, follows in the same millisecond: that line is the job's end, for
+    the scan and the whole read alike."""
+    compact = _write(tmp_path / "compact.log", record(njobs=40, fail_first=True), compact=True)
+    lines = _lines(compact)
+    assert sum(" JOB_END " in line for line in lines) == 40
+    dropped = _write_text(tmp_path / "dropped.log",
+                          "".join(line for line in lines if " JOB_END " not in line))
+    frame = assert_same_tables(dropped)
+    events = LogFrame.read(compact).events
+    success = events[events["kind"] == "END_SUCCESS"].drop_duplicates("jobid")
+    expected = success.set_index("jobid")["time"].astype("float64")
+    assert len(expected) == 40 and frame.run["jobs_succeeded"] == 40
+    pd.testing.assert_series_equal(frame.jobs["end"], expected.reindex(frame.jobs.index),
+                                   check_names=False)
+    assert "Tse" in frame.summary().index
