@@ -3,7 +3,8 @@ the digest cache and the content store beside it.
 
 Why batches: a workflow of 100,000 short calls records one row group per call; one
 transaction each would be bound by commits, so calls are buffered and written in one
-transaction per 256 calls or per second, whichever comes first, and on
+transaction per 256 calls or per second, whichever comes first (per 8,192 reused
+calls or per second: a re-run reuses thousands a second), and on
 ``end_run``/``flush``/``close``.  A call still in the buffer is already seen by
 :meth:`RunStore.lookup` of this process.  Memoization looks keys up in batches
 (:meth:`RunStore.earlier_rows`, one query for up to LOOKUP_CHUNK keys) and records and
@@ -34,12 +35,16 @@ if TYPE_CHECKING:  # pandas is imported only when a frame is asked for
     import pandas as pd
 
 __all__ = ["RunStore", "ReusedCall", "DEFAULT_DIR", "BATCH_CALLS", "BATCH_SECONDS",
-           "LOOKUP_CHUNK"]
+           "REUSED_BATCH_CALLS", "LOOKUP_CHUNK"]
 
 #: the store directory of a run, under its working directory
 DEFAULT_DIR = ".swiftnb"
 BATCH_CALLS = 256
 BATCH_SECONDS = 1.0
+#: reused calls buffered before the flushing thread is woken for them (else by age):
+#: a re-run reuses thousands a second, and each wake-up of that thread takes the GIL
+#: from the event loop, which decides the reuses, several times
+REUSED_BATCH_CALLS = 8192
 
 _CALL_COLUMNS = ("id, run_id, jobid, key, app, command, site, started, ended, exit_code, "
                  "decision, reason, key_parts, files")
@@ -86,6 +91,7 @@ class RunStore:
         #: one flush at a time, so batches reach the file in the order they were recorded
         self._flushing = threading.Lock()
         self._buffer: list[CallRow | ReusedCall] = []
+        self._rows = 0  # the CallRows in the buffer (the rest are ReusedCalls)
         self._pending_keys: dict[str, CallRow] = {}
         self._oldest = 0.0  # when the oldest buffered call was recorded (monotonic)
         self._closed = threading.Event()
@@ -158,13 +164,19 @@ class RunStore:
             if not self._buffer:
                 self._oldest = time.monotonic()
             self._buffer.append(call)
-            if isinstance(call, CallRow) and call.decision != "failed":
-                self._pending_keys[call.key] = call
+            if type(call) is CallRow:
+                self._rows += 1
+                if call.decision != "failed":
+                    self._pending_keys[call.key] = call
             if self._flusher is None:
                 self._flusher = threading.Thread(target=self._flush_by_age, daemon=True,
                                                  name="swiftnb-store-flush")
                 self._flusher.start()
-            return len(self._buffer) >= BATCH_CALLS
+            return self._full()
+
+    def _full(self) -> bool:
+        """Whether the buffer is to be written now, not by age (under the lock)."""
+        return self._rows >= BATCH_CALLS or len(self._buffer) >= REUSED_BATCH_CALLS
 
     def _flush_by_age(self) -> None:
         """One thread a store: writes a batch once it is full (:meth:`record_reuse`) or
@@ -175,7 +187,7 @@ class RunStore:
             self._due.clear()
             if self._closed.is_set():
                 return
-            if self._buffer and (len(self._buffer) >= BATCH_CALLS
+            if self._buffer and (self._full()
                                  or time.monotonic() - self._oldest >= BATCH_SECONDS):
                 try:
                     self.flush()
@@ -189,7 +201,7 @@ class RunStore:
 
     def _flush(self) -> None:
         with self._lock:
-            batch, self._buffer = self._buffer, []
+            batch, self._buffer, self._rows = self._buffer, [], 0
         if not batch and not self.digests.has_pending():
             return
         try:
@@ -197,6 +209,7 @@ class RunStore:
         except BaseException:
             with self._lock:
                 self._buffer[:0] = batch  # kept for the next flush
+                self._rows = sum(type(call) is CallRow for call in self._buffer)
             raise
         with self._lock:
             for call in batch:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from swiftnb.remote.wrapper import directory_digest
 from swiftnb.store.sqlite import StoreDatabase, path_text
 
-__all__ = ["DigestCache", "file_digest", "directory_digest", "PREFIX", "short"]
+__all__ = ["DigestCache", "file_digest", "directory_digest", "PREFIX", "short", "absolute"]
 
 PREFIX = "sha256:"
 _CHUNK = 1 << 20
@@ -41,6 +41,15 @@ def file_digest(path: str) -> str:
     """"sha256:<hex>" of a file's bytes."""
     with open(path, "rb") as fh:
         return PREFIX + hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def absolute(path: str) -> str:
+    """``os.path.abspath(path)``, as it is when it is already absolute and normal (no
+    ``.`` or ``..`` component, no ``//``, no trailing ``/``): the usual output path of
+    a re-run's call, looked up on the event loop, needs no walk of its text."""
+    if path[:1] == "/" and "/." not in path and "//" not in path and path[-1:] != "/":
+        return path
+    return os.path.abspath(path)
 
 
 def short(digest: str) -> str:
@@ -111,21 +120,25 @@ class DigestCache:
             return None
         if not stat.S_ISREG(st.st_mode):
             return None
-        signature = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
-        key = os.path.abspath(path)
+        size = st.st_size
+        key = absolute(path)
         known = self._memory.get(key)
-        if known is not None and known[0] == signature:
-            return known[1], st.st_size
+        if known is not None and known[0] == (st.st_dev, st.st_ino, size, st.st_mtime_ns):
+            return known[1], size
         table = self._table
         if table is None:
             return None
         stored = table.get((st.st_dev, st.st_ino))
-        if stored is None or stored[1:3] != (st.st_size, st.st_mtime_ns) or (
-                stored[0] != path_text(key) and stored[0] != path_text(self._real(key))):
+        if stored is None or stored[1] != size or stored[2] != st.st_mtime_ns:
             return None
-        with self._lock:
-            self._memory[key] = (signature, stored[3])
-        return stored[3], st.st_size
+        if stored[0] != key:
+            if stored[0] != path_text(key) and stored[0] != path_text(self._real(key)):
+                return None
+            # found by its real path: remembered under this one (one item set, atomic)
+            self._memory[key] = ((st.st_dev, st.st_ino, size, st.st_mtime_ns), stored[3])
+        # a path as the table has it is not copied into memory: the table answers the
+        # next lookup as fast, and a re-run looks each output up once
+        return stored[3], size
 
     def preload(self) -> None:
         """Read the store's table of digests now (in a thread: :meth:`known` answers

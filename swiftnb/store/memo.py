@@ -2,7 +2,8 @@
 
 A call is reused when an earlier call had the same *key* and every output that call
 made is in place with the content it made (or can be restored from the content store).
-The key is sha256 over a canonical JSON of its parts, each part a digest:
+The key is sha256 over a canonical JSON of its parts, each part a digest (its text
+made from a template per app: :mod:`swiftnb.store.callkey`):
 
 * ``app``: each command's app name, the program the site catalogue gives for it, and
   the content digest of that program when it is a file here (editing the program makes
@@ -44,7 +45,6 @@ unmemoized.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
 import os
 import shutil
@@ -58,9 +58,11 @@ from swiftnb.engine.memo import CallMemo, MemoDecision
 from swiftnb.engine.task import Task, TaskResult
 from swiftnb.store.batches import BatchWorker
 from swiftnb.store.callrows import CallRow, FileEntry, files_text
-from swiftnb.store.canonical import ascii_sorted_text, ascii_text, sorted_text
+from swiftnb.store.callkey import AppParts, CallKey, digest_text
+from swiftnb.store.canonical import ascii_text, sorted_text
 from swiftnb.store.copies import OutputCopies
 from swiftnb.store.db import ReusedCall, RunStore
+from swiftnb.store.digests import absolute
 from swiftnb.store.errors import StoreError
 from swiftnb.store.known import KnownCall, KnownCalls
 
@@ -86,10 +88,6 @@ _PART_REASONS = {"args": "argument changed", "outputs": "argument changed",
                  "profiles": "profiles changed"}
 
 
-def _digest_text(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
-
-
 @dataclass(frozen=True)
 class AppSettings:
     """What a site catalogue's app entry adds to the app's job: its environment, and its
@@ -97,16 +95,6 @@ class AppSettings:
 
     env: Mapping[str, str] = field(default_factory=dict)
     profiles: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class _Pending:
-    """What decide() learnt of a call that runs, for remember()."""
-
-    key: str
-    parts: dict[str, str]
-    inputs: list[FileEntry]  # ["in", absolute path, digest, size]
-    command: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,13 +127,13 @@ class StoreMemo(CallMemo):
         self._app_executable = app_executable
         self._app_settings = app_settings or (lambda tr: AppSettings())
         self._warn = warn or (lambda message: None)
-        self._pending: dict[str, _Pending] = {}
+        self._pending: dict[str, CallKey] = {}
         self._copies = OutputCopies(store.objects)
         self._worker: BatchWorker[_Decide | _Remember, MemoDecision | None] = BatchWorker(
             self._handle, self._copies.keep, name="swiftnb-memo")
         self._apps: dict[str, list[str]] = {}   # tr -> [tr, program, program digest]
         self._settings: dict[str, AppSettings] = {}
-        self._app_parts_known: dict[tuple[object, ...], tuple[str, str, str, str]] = {}
+        self._app_parts_known: dict[str | tuple[object, ...], AppParts] = {}
         self._lock = threading.Lock()
         self._broken = False
         runs = store.run_records()
@@ -155,7 +143,7 @@ class StoreMemo(CallMemo):
                                               if run.run_id == run_id), None), run_id,
                                  learn_apps=self._learn_apps)
         self.counts = {"ran": 0, "cached": 0, "failed": 0}
-        self._app_learning: dict[tuple[object, ...], asyncio.Future[object]] = {}
+        self._app_learning: dict[str | tuple[object, ...], asyncio.Future[object]] = {}
         #: without history: the keys decided in this run, on the loop or by the worker
         #: (a key seen twice in one run is the worker's: it may be the earlier call's)
         self._seen: set[str] = set()
@@ -170,23 +158,25 @@ class StoreMemo(CallMemo):
         pending = self._loop_key(task)
         return None if pending is None else self._reuse_known(task, pending)
 
-    def _loop_key(self, task: Task) -> _Pending | None:
+    def _loop_key(self, task: Task) -> CallKey | None:
         """The call's key made on the loop (no file read); None when it cannot be, or
         the call is not to be remembered."""
-        if task.output_globs or self._opted_out(task):
+        if task.output_globs:
             return None
-        return self._key(task, on_loop=True)
+        pending = self._key(task, on_loop=True)
+        return None if pending is None or pending.app.opted_out else pending
 
-    def _reuse_known(self, task: Task, pending: _Pending) -> MemoDecision | None:
+    def _reuse_known(self, task: Task, pending: CallKey) -> MemoDecision | None:
         """The reuse of the earlier call of this key, if one is known and still holds."""
         earlier = self._known.get(pending.key)
         return None if earlier is None else self._reuse_now(task, pending, earlier)
 
-    def _reuse_now(self, task: Task, pending: _Pending, earlier: KnownCall) -> MemoDecision | None:
+    def _reuse_now(self, task: Task, pending: CallKey, earlier: KnownCall) -> MemoDecision | None:
         files = pending.inputs  # extended in place: pending is not kept
         known = self.store.digests.known
+        base = task.base_dir
         for path in task.outputs:
-            full = os.path.abspath(self._local(task, path))
+            full = absolute(path if path[:1] == "/" else f"{base}/{path}")
             found = known(full)
             if found is None:
                 return None
@@ -307,11 +297,11 @@ class StoreMemo(CallMemo):
             decisions[index] = self._runs(*keyed[index], reason)
         return [decision for decision in decisions if decision is not None]
 
-    def _decide(self, task: Task, pending: _Pending,
+    def _decide(self, task: Task, pending: CallKey,
                 earlier: CallRow | None) -> MemoDecision | None:
         """The decision; None when the call runs because no earlier call has its key
         (why is found for a whole batch at once: :meth:`_why_not_all`)."""
-        if self._opted_out(task):
+        if pending.app.opted_out:
             return self._runs(task, pending, f"opted out ({MEMOIZE_PROFILE}: false)")
         if task.output_globs:
             return self._runs(task, pending, "dynamic outputs")
@@ -355,12 +345,12 @@ class StoreMemo(CallMemo):
             pass
         return True
 
-    def _runs(self, task: Task, pending: _Pending, reason: str) -> MemoDecision:
+    def _runs(self, task: Task, pending: CallKey, reason: str) -> MemoDecision:
         with self._lock:
             self._pending[task.jobid] = pending
         return MemoDecision(False, reason)
 
-    def _why_not_all(self, calls: Sequence[tuple[Task, _Pending]]) -> list[str]:
+    def _why_not_all(self, calls: Sequence[tuple[Task, CallKey]]) -> list[str]:
         """Why no earlier call is reused, for each call of a batch: what changed against
         the latest call that made the same outputs, or that the same call failed before
         (two queries a batch, not two a call)."""
@@ -390,36 +380,33 @@ class StoreMemo(CallMemo):
         return opted_out.strip().lower() in ("false", "no", "off")
 
     # ------------------------------------------------------------------ the key
-    def _key_of(self, task: Task) -> _Pending:
+    def _key_of(self, task: Task) -> CallKey:
         """The key in the worker thread, reading what it must."""
         pending = self._key(task, on_loop=False)
         assert pending is not None
         return pending
 
-    def _key(self, task: Task, on_loop: bool) -> _Pending | None:
+    def _key(self, task: Task, on_loop: bool) -> CallKey | None:
         """The call's key and what remember() needs of it.  ``on_loop``: no file is read
         (None when an input's or the program's digest is not remembered)."""
-        app_parts = self._app_parts(task, on_loop)
-        if app_parts is None:
+        app = self._app_parts(task, on_loop)
+        if app is None:
             return None
-        program, app, env, profiles = app_parts
         digests: dict[str, str] = {}
         inputs: list[FileEntry] = []
-        parts: dict[str, str] = {}
-        known = self.store.digests.known
-        for path in dict.fromkeys(task.inputs):
-            full = self._local(task, path)
-            if on_loop:
-                found = known(full)
-                if found is None:
-                    return None
-                digest, size = found
-            else:
-                digest, size = self._measure(full)
-            digests[path] = digest
-            parts[f"input:{path}"] = digest
-            inputs.append(["in", os.path.abspath(full), digest, size])
-        parts["app"] = app
+        if task.inputs:
+            known = self.store.digests.known
+            for path in dict.fromkeys(task.inputs):
+                full = absolute(self._local(task, path))
+                if on_loop:
+                    found = known(full)
+                    if found is None:
+                        return None
+                    digest, size = found
+                else:
+                    digest, size = self._measure(full)
+                digests[path] = digest
+                inputs.append(["in", full, digest, size])
         if task.more_commands:
             argvs = [task.args, *(c.args for c in task.more_commands)]
             stdio = [[task.stdin, task.stdout, task.stderr],
@@ -429,19 +416,14 @@ class StoreMemo(CallMemo):
             stdio = [[task.stdin, task.stdout, task.stderr]]
         if digests:
             argvs = [[_arg(a, digests) for a in args] for args in argvs]
-        parts["args"] = _digest_text(sorted_text(argvs))
-        parts["stdio"] = _digest_text(sorted_text(stdio))
-        parts["outputs"] = _digest_text(sorted_text(task.outputs))
-        parts["env"] = env
-        parts["profiles"] = profiles
-        key = _digest_text(sorted_text(parts))
-        return _Pending(key, parts, inputs, [program, *task.args])
+        return CallKey.make(app, digest_text(sorted_text(argvs)), digest_text(sorted_text(stdio)),
+                            digest_text(sorted_text(task.outputs)), digests, inputs)
 
-    def _app_parts(self, task: Task, on_loop: bool) -> tuple[str, str, str, str] | None:
-        """(the first command's program, the ``app``, ``env`` and ``profiles`` parts):
-        the same for every call of an app with the same environment and profiles, so
-        made once a run for each (a call's key is otherwise made afresh); ``on_loop``:
-        None when not made yet (that reads the program)."""
+    def _app_parts(self, task: Task, on_loop: bool) -> AppParts | None:
+        """The parts of the key that depend on the app alone: the same for every call
+        of an app with the same environment and profiles, so made once a run for each
+        (a call's key is otherwise made afresh); ``on_loop``: None when not made yet
+        (that reads the program)."""
         cache_key = _app_cache_key(task)
         known = self._app_parts_known.get(cache_key)
         if known is not None or (on_loop and not all(tr in self._apps for tr in task.apps)):
@@ -455,9 +437,10 @@ class StoreMemo(CallMemo):
             profiles.update(settings.profiles)
         env.update(task.env)
         profiles.update(task.profiles)
-        known = (apps[0][1], _digest_text(sorted_text(apps)), _digest_text(sorted_text(env)),
-                 _digest_text(sorted_text({k: v for k, v in profiles.items()
-                                           if k.lower() not in SCHEDULING_PROFILES})))
+        known = AppParts(apps[0][1], digest_text(sorted_text(apps)), digest_text(sorted_text(env)),
+                         digest_text(sorted_text({k: v for k, v in profiles.items()
+                                                  if k.lower() not in SCHEDULING_PROFILES})),
+                         self._opted_out(task))
         self._app_parts_known[cache_key] = known
         return known
 
@@ -532,13 +515,13 @@ class StoreMemo(CallMemo):
             self._copies.add(full, digest, st)
         return ["out", os.path.abspath(full), digest, st.st_size]
 
-    def _record_new(self, task: Task, pending: _Pending, decision: str, reason: str,
+    def _record_new(self, task: Task, pending: CallKey, decision: str, reason: str,
                     outputs: list[FileEntry], exit_code: int | None, site: str,
                     started: float, ended: float) -> None:
         files = pending.inputs + outputs
         self._record(CallRow(self.run_id, task.jobid, pending.key, task.tr,
-                             ascii_text(pending.command), site, started, ended, exit_code,
-                             decision, reason, ascii_sorted_text(pending.parts),
+                             ascii_text([pending.app.program, *task.args]), site, started, ended, exit_code,
+                             decision, reason, pending.parts_text,
                              files_text(files), files))
 
     def _record(self, row: CallRow) -> None:
@@ -553,16 +536,19 @@ class StoreMemo(CallMemo):
         return MemoDecision(False, "run store unusable")
 
 
-def _app_cache_key(task: Task) -> tuple[object, ...]:
-    """What the app's parts of a key depend on (:meth:`StoreMemo._app_parts`)."""
+def _app_cache_key(task: Task) -> str | tuple[object, ...]:
+    """What the app's parts of a key depend on (:meth:`StoreMemo._app_parts`): the app
+    alone for the usual call (one command, no environment or profiles of its own)."""
+    if not task.env and not task.profiles and not task.more_commands:
+        return task.tr
     return (task.apps, tuple(task.env.items()), tuple(task.profiles.items()))
 
 
-def _changed(old: Mapping[str, str], pending: _Pending) -> str:
+def _changed(old: Mapping[str, str], pending: CallKey) -> str:
     """What differs between an earlier call's key parts and this call's, as a reason."""
     new = pending.parts
     if old.get("app") != new.get("app"):
-        return f"app changed: {pending.command[0]}"
+        return f"app changed: {pending.app.program}"
     for name in sorted(set(old) | set(new)):
         if name.startswith("input:") and old.get(name) != new.get(name):
             return f"input changed: {name.removeprefix('input:')}"

@@ -13,7 +13,7 @@ import pytest
 
 from swiftnb.engine.task import Task, TaskResult
 from swiftnb.store import RunRecord, RunStore
-from swiftnb.store.db import BATCH_CALLS, ReusedCall
+from swiftnb.store.db import REUSED_BATCH_CALLS, ReusedCall
 from swiftnb.store.digests import file_digest
 from swiftnb.store.memo import StoreMemo
 
@@ -173,7 +173,7 @@ def test_reused_rows_are_written_by_the_flushing_thread(tmp_path):
                                  files_text(files), files))
         store.flush()
         earlier = store.call_records()[0]
-        for k in range(BATCH_CALLS):  # a full buffer: the thread writes it, not this one
+        for k in range(REUSED_BATCH_CALLS):  # a full buffer: the thread writes it, not this one
             store.record_reuse(ReusedCall("run2", f"cat-r{k}", 3.0, "same", 1))
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -184,7 +184,7 @@ def test_reused_rows_are_written_by_the_flushing_thread(tmp_path):
         with store._lock:
             assert not store._buffer
         calls = store.call_records("run2")
-    assert len(calls) == BATCH_CALLS
+    assert len(calls) == REUSED_BATCH_CALLS
     assert {(c.decision, c.key, c.command[0], tuple(f.path for f in c.outputs))
             for c in calls} == {("cached", earlier.key, "/bin/cat",
                                  (os.path.join(root, "out", "f0.txt"),))}
