@@ -131,6 +131,7 @@ def median(values: list[float]) -> float:
 def describe(runs: list[Figures]) -> str:
     return (f"{median([r.wall for r in runs]):7.2f} s wall, "
             f"{median([r.cpu for r in runs]):6.2f} s CPU "
+            f"({median([r.cpu / r.calls for r in runs]) * 1e6:5.1f} us a call) "
             f"(+{median([r.apps_cpu for r in runs]):.2f} s apps), peak RSS "
             f"{median([r.peak_rss for r in runs]) / 2**20:6.1f} MB = "
             f"{median([r.rss_per_call for r in runs]):6.0f} B/call "

@@ -79,6 +79,10 @@ class FileMapping:
     ctx: _Context
     mapcheck: MappingChecker | None
     _temp: itertools.count
+    #: while an app call is built (TaskBuilding.build_task), the paths of the file nodes
+    #: named so far: a names_again mapper's element would otherwise be named again for
+    #: each of its uses in the call (``@o``, the outputs); None between calls
+    _call_paths: dict[FileNode, str] | None
     #: mapped inputs whose file was missing when they were mapped: the error is
     #: raised only when something needs the file (see demand)
     _missing: dict[FileNode, tuple[SwiftError, A.Pos | None]]
@@ -209,6 +213,8 @@ class FileMapping:
         return m is not None and m.fixed
 
     def filename_of(self, n: Any) -> str:
+        if n.__class__ is FileNode:  # ``@o`` of one file: an app's usual argument
+            return self.path_of(n)
         data = self.mapping_data(n)
         if isinstance(data, D.FileValue):
             return data.path or ""
@@ -222,8 +228,17 @@ class FileMapping:
     def path_of(self, node: Any) -> str:
         """The mapped file name of a file node (asks its root's mapper; unmapped files
         get a unique temporary name, as the concurrent mapper did)."""
-        if node.__class__ is FileNode and node.path is not None:
-            return node.path
+        if node.__class__ is FileNode:
+            paths = self._call_paths
+            if paths is not None:
+                known = paths.get(node)
+                if known is not None:
+                    return known
+            path = node.path  # made again from the steps for a names_again mapper
+            if path is not None:
+                if paths is not None:
+                    paths[node] = path
+                return path
         n, steps = V.mapped_steps(node)
         var = n if isinstance(n, FileNode) else cast(Composite, n)
         b = _now(var.mapped_by if isinstance(var, FileNode) else var.mapper)
@@ -249,6 +264,8 @@ class FileMapping:
                 self.mapcheck.claim(node, path, b)
             if b.names_again and steps and not temp and node.__class__ is FileNode:
                 node.derive_path(b)  # made again when read: not kept per element
+                if self._call_paths is not None:
+                    self._call_paths[node] = path
                 return path
         if node.__class__ is FileNode:
             node.path = path

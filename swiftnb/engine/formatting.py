@@ -126,6 +126,11 @@ def java_double(d: float) -> str:
 def java_str(v: Any) -> str:
     """Java ``String.valueOf`` of a primitive: booleans lower case, doubles per
     :func:`java_double`, strings raw."""
+    c = v.__class__
+    if c is str:  # a command line's usual words first: they are on every app call's path
+        return v
+    if c is int:
+        return str(v)
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, float):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
+from swiftnb.engine.appplan import AppPlan, CommandPlan, Word, constant_word, jobid_prefix
 from swiftnb.engine.runtime import Runtime
 from swiftnb.engine.interp import (CALL, MAX_CALL_DEPTH, BlockExec, Exec, _tag, call_depth,
                                    frame_thread, nested, temp_tag)
@@ -49,24 +50,25 @@ class ProcInfo:
         self.proc = proc
         self.name = proc.name
         self.is_app = isinstance(proc, A.AppProcedure)
-        self._ready = False
+        #: compiled (``ensure``): procedures are compiled at their first call
+        self.ready = False
         self.scope: Scope | None = None
         self.body: BlockExec | None = None
         self.in_slots: list[int] = []
         self.out_slots: list[int] = []
         self.out_syms: list[Sym] = []
         self.in_syms: list[Sym] = []
-        #: each command: (executable, argument evaluators, redirections, "file:line:col")
-        self.commands: list[Any] = []
+        #: an app's command lines, what of them every call shares worked out once
+        self.plan: AppPlan | None = None
         self.profiles: list[Any] = []
         #: a compound procedure whose body may end with an output (not an array or a
         #: struct) unassigned, e.g. an ``if`` without ``else``: its calls note that
         self.may_leave_open = False
 
     def ensure(self) -> None:
-        if self._ready:
+        if self.ready:
             return
-        self._ready = True
+        self.ready = True
         c = self.c
         p = self.proc
         scope = Scope(None, proc=True)
@@ -96,14 +98,21 @@ class ProcInfo:
 
     def _compile_commands(self, p: A.AppProcedure, scope: Scope) -> None:
         c = self.c
+
+        def word(e: A.Expr) -> Word:
+            constant = constant_word(e)
+            return constant if constant is not None else c.expr(e, scope)
+
+        commands = []
         for cmd in p.commands:
-            args = [c.expr(a, scope) for a in cmd.args]
-            redir = [c.expr(r, scope) if r is not None else None
-                     for r in (cmd.stdin, cmd.stdout, cmd.stderr)]
-            # the command's place as failure messages name it (script.swift:12:5),
-            # made once here rather than per call
+            stdin, stdout, stderr = (None if r is None else word(r)
+                                     for r in (cmd.stdin, cmd.stdout, cmd.stderr))
+            # the command's place as failure messages name it (script.swift:12:5)
             source = f"{os.path.basename(cmd.pos.file)}:{cmd.pos.line}:{cmd.pos.column}"
-            self.commands.append((cmd.executable, args, redir, source))
+            commands.append(CommandPlan(cmd.executable, tuple(word(a) for a in cmd.args),
+                                        (stdin, stdout, stderr), source))
+        self.plan = AppPlan(tuple(commands),
+                            jobid_prefix(commands[0].tr) if commands else "")
         self.profiles = [(c.expr(pr.key, scope), c.expr(pr.value, scope)) for pr in p.profiles]
 
     def make_frame(self) -> list:
@@ -126,7 +135,8 @@ class CallExec(Exec):
 
     def run(self, f: list, done: Callable[[], None]) -> None:
         info = self.info
-        info.ensure()
+        if not info.ready:
+            info.ensure()
         try:
             outs = []
             for i, lv in enumerate(self.outs):
@@ -165,18 +175,18 @@ class CallExec(Exec):
             kind = b[0]
             if kind == "const":
                 frame[slot] = b[1]
-            elif kind == "node":
-                frame[slot] = _bind_node(self.rt, b[1], f)
+            elif kind == "node":  # the caller's node, or a cell that receives it later
+                get = b[1]
+                try:
+                    frame[slot] = get(f)
+                except (NotReady, Failed) as exc:
+                    frame[slot] = _later(self.rt, get, f, _forward, exc)
             else:
                 frame[slot] = _bind_value(self.rt, b[1], f, b[2])
         for slot, node in zip(info.out_slots, outs):
             frame[slot] = node
         if info.is_app:
-            def app_done() -> None:
-                self.release(f)
-                done()
-
-            AppCall(self.rt, info, frame, outs, app_done, self.pos).start()
+            AppCall(self, info, frame, outs, f, done).step()
         else:
             body = info.body
             assert body is not None
@@ -246,7 +256,16 @@ def _now_or_later(rt: Runtime, compute: Callable, f: list, settle: Callable) -> 
     input fails rather than the call itself."""
     try:
         return compute(f)
-    except NotReady as nr:
+    except (NotReady, Failed) as exc:
+        return _later(rt, compute, f, settle, exc)
+
+
+def _later(rt: Runtime, compute: Callable, f: list, settle: Callable,
+           exc: NotReady | Failed) -> Cell:
+    """What :func:`_now_or_later` gives when ``compute(f)`` raised ``exc``: a cell that
+    ``settle`` fills once the value is ready, or a failed one."""
+    if isinstance(exc, NotReady):
+        nr = exc
         holder = Cell("?")
 
         def retry() -> None:
@@ -266,16 +285,9 @@ def _now_or_later(rt: Runtime, compute: Callable, f: list, settle: Callable) -> 
 
         nr.wait(retry)
         return holder
-    except Failed as e:
-        c = Cell("?")
-        c.fail(e.error)
-        return c
-
-
-def _bind_node(rt: Runtime, get: Callable, f: list) -> Any:
-    """The caller's node for an lvalue argument; if its index is not known yet, a cell
-    that receives the value later."""
-    return _now_or_later(rt, get, f, _forward)
+    c = Cell("?")
+    c.fail(exc.error)
+    return c
 
 
 def _forward(src: Node, holder: Cell) -> None:
@@ -319,69 +331,80 @@ def _deref(v: Any) -> Any:
 class AppCall:
     """One app invocation: wait for inputs, build the task, submit, set outputs."""
 
-    # slots: one is held by every call of a large run that waits for a slot
-    __slots__ = ("rt", "info", "frame", "outs", "done", "pos")
+    # slots, and no closure for its end: one is held by every call of a large run
+    # that waits for a slot
+    __slots__ = ("stmt", "info", "frame", "outs", "caller", "done")
 
-    def __init__(self, rt: Runtime, info: ProcInfo, frame: list, outs: list[Node],
-                 done: Callable[[], None], pos: A.Pos) -> None:
-        self.rt = rt
+    def __init__(self, stmt: CallExec, info: ProcInfo, frame: list, outs: list[Node],
+                 caller: list, done: Callable[[], None]) -> None:
+        self.stmt = stmt
         self.info = info
         self.frame = frame
         self.outs = outs
+        #: the calling statement's frame, and what it does once this call has ended
+        self.caller = caller
         self.done = done
-        self.pos = pos
 
-    def start(self) -> None:
-        self.step()
+    def _ended(self) -> None:
+        """The call is over: the calling statement lets go of what it writes, and goes on."""
+        self.stmt.release(self.caller)
+        self.done()
 
     def _fail_outputs(self, err: SwiftError) -> None:
         for o in self.outs:
             o.fail(err)
 
     def step(self) -> None:
-        rt = self.rt
+        stmt = self.stmt
+        rt = stmt.rt
         info = self.info
         frame = self.frame
         try:
             for slot in info.in_slots:
                 v = _deref(frame[slot])
                 frame[slot] = v
-                if isinstance(v, Node):
+                if isinstance(v, Node) and v.state != CLOSED:
                     V.deep_ready(v)
-            task = rt.build_task(info, frame, self.outs, self.pos)
+            task = rt.build_task(info, frame, self.outs, stmt.pos)
         except NotReady as nr:
             nr.wait(self.step)
             return
         except Failed as e:
-            tr = info.commands[0][0] if info.commands else info.name
-            rt.dependency_error(tr, self.pos)
+            plan = info.plan
+            tr = plan.commands[0].tr if plan is not None and plan.commands else info.name
+            rt.dependency_error(tr, stmt.pos)
             self._fail_outputs(SwiftError(e.error.message, dependency=True))
-            self.done()
+            self._ended()
             return
         except SwiftError as e:
-            rt.runtime_error(e, self.pos)
+            rt.runtime_error(e, stmt.pos)
             self._fail_outputs(SwiftError(e.message, dependency=True))
-            self.done()
+            self._ended()
             return
         rt.submit(self, task)
 
     def finish(self, ok: bool, message: str = "") -> None:
         if ok:
+            outs = self.outs
             try:
-                for o in self.outs:
+                for o in outs:
                     if o.__class__ is not FileNode and isinstance(o, Composite) and not o.closed:
                         _collect_dynamic(o, self.info.name)
             except SwiftError as e:  # the call failed after all: its outputs fail with it
-                self.rt.runtime_error(e, self.pos)
+                self.stmt.rt.runtime_error(e, self.stmt.pos)
                 self._fail_outputs(SwiftError(e.message, dependency=True))
-                self.done()
+                self._ended()
                 V.drain()
                 return
-            for o in self.outs:
-                _close_output(o)
+            for o in outs:
+                if o.__class__ is FileNode:  # the usual output: one file
+                    if not o.state:
+                        o.set()
+                else:
+                    _close_output(o)
         else:
             self._fail_outputs(SwiftError(message, dependency=True))
-        self.done()
+        self._ended()
         V.drain()
 
 

@@ -278,9 +278,15 @@ class RestartLog:
         """True when every output of a call is recorded and still exists (a call with no
         outputs never is).  Swift trusted the log alone, so an output deleted since was
         not made again and the calls that read it failed; here such a call runs again."""
-        outs = list(outputs)
-        if not outs or not all(o in self._entries for o in outs):
+        entries = self._entries
+        if not entries:  # a fresh log: asked once per call, answered at once
             return False
+        outs = list(outputs)
+        if not outs:
+            return False
+        for o in outs:
+            if o not in entries:
+                return False
         base = self.base_dir or os.getcwd()
         done = all(os.path.lexists(o if os.path.isabs(o) else os.path.join(base, o))
                    for o in outs)

@@ -241,6 +241,7 @@ class Run(FileMapping, TaskBuilding, AppCalls):
         self._uid = itertools.count(int(time.time() * 1000) % (35**6))
         self._temp = itertools.count(1)
         self._made_dirs: set[str] = set()
+        self._call_paths: dict[FileNode, str] | None = None
         #: mapped inputs whose file was missing when they were mapped: the error is
         #: raised only when something needs the file (see demand)
         self._missing: dict[FileNode, tuple[SwiftError, A.Pos | None]] = {}

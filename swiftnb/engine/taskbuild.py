@@ -7,15 +7,15 @@ declared below.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import os
 from typing import TYPE_CHECKING, Any
 
 from swiftnb.engine import data as D
 from swiftnb.engine import values as V
+from swiftnb.engine.appplan import AppPlan, CommandPlan, Word, jobid_prefix
 from swiftnb.engine.filemap import _now
-from swiftnb.engine.formatting import app_arg_str
+from swiftnb.engine.formatting import java_str
 from swiftnb.engine.task import Command, Task
 from swiftnb.engine.values import (
     ArrayNode,
@@ -40,13 +40,6 @@ _PAIR_SPACE = 35**2
 _PAIRS = tuple(_B35[n % 35] + _B35[n // 35] for n in range(_PAIR_SPACE))
 
 
-@functools.lru_cache(maxsize=1024)
-def _jobid_prefix(tr: str) -> str:
-    """``echo-``: the app's name as a job id starts, made once per app."""
-    return "".join(ch if ch.isalnum() or ch in "_-" else "_"
-                   for ch in os.path.basename(tr)) + "-"
-
-
 class TaskBuilding:
     """The run's task building: build_task and the job ids."""
 
@@ -55,6 +48,7 @@ class TaskBuilding:
     _uid: itertools.count
     _thread: itertools.count
     _made_dirs: set[str]
+    _call_paths: dict[FileNode, str] | None
 
     if TYPE_CHECKING:  # the run's own, used here
         def plain(self, v: Any) -> Any:
@@ -66,46 +60,64 @@ class TaskBuilding:
         def local(self, path: str) -> str:
             ...
 
-
     def _jobid(self, tr: str) -> str:
+        return self._next_jobid(jobid_prefix(tr))
+
+    def _next_jobid(self, prefix: str) -> str:
         # a bijection of the per-run counter mod 35**8 (7919 is prime to 35): ids look
         # scattered like Swift's but never repeat within a run
-        n = (next(self._uid) * 7919) % _UID_SPACE
-        high, low = divmod(n, _PAIR_SPACE ** 2)
-        return (f"{_jobid_prefix(tr)}{_PAIRS[low % _PAIR_SPACE]}{_PAIRS[low // _PAIR_SPACE]}"
-                f"{_PAIRS[high % _PAIR_SPACE]}{_PAIRS[high // _PAIR_SPACE]}")
+        high, low = divmod((next(self._uid) * 7919) % _UID_SPACE, _PAIR_SPACE ** 2)
+        low_high, low_low = divmod(low, _PAIR_SPACE)
+        high_high, high_low = divmod(high, _PAIR_SPACE)
+        return f"{prefix}{_PAIRS[low_low]}{_PAIRS[low_high]}{_PAIRS[high_low]}{_PAIRS[high_high]}"
 
     def _words(self, v: Any, out: list[str]) -> None:
-        if isinstance(v, Node):
-            c = v.__class__
-            if c is Cell:
-                self._words(v.value, out)  # type: ignore[attr-defined]  # its class is checked above
-            elif c is FileNode:
-                out.append(self.path_of(v))
-            elif c is ArrayNode:
-                for k in v.sorted_keys():  # type: ignore[attr-defined]  # its class is checked above
-                    x = v.items[k]  # type: ignore[attr-defined]  # its class is checked above
-                    self._words(x, out)
-            elif c is StructNode:
-                raise SwiftError("Cannot pass a structure as an application parameter")
+        """The words of one argument's value: a file its path, an array its elements'
+        words in key order, a primitive as Java printed it."""
+        c = v.__class__
+        if c is str:
+            out.append(v)
+        elif c is Cell:
+            self._words(v.value, out)
+        elif c is FileNode:
+            out.append(self.path_of(v))
+        elif c is ArrayNode:
+            for k in v.sorted_keys():
+                self._words(v.items[k], out)
+        elif c is StructNode:
+            raise SwiftError("Cannot pass a structure as an application parameter")
+        elif isinstance(v, Node):
             return
-        if isinstance(v, dict):
+        elif isinstance(v, dict):
             for k in D.sorted_keys(v):
                 self._words(v[k], out)
-            return
-        if isinstance(v, D.FileValue):
+        elif isinstance(v, D.FileValue):
             out.append(v.path or "")
-            return
-        out.append(app_arg_str(v))
+        else:
+            out.append(java_str(v))
 
     def build_task(self, info: ProcInfo, frame: list, outs: list[Node], pos: A.Pos) -> Task:
-        if not info.commands:
+        plan = info.plan
+        if plan is None or not plan.commands:
             raise SwiftError(f"app {info.name} has no command")
-        exe, args, redir, source = info.commands[0]
-        argv, rd = self._command_line(args, redir, frame)
+        # the paths named while the call is built, each made once (see path_of)
+        self._call_paths = {}
+        try:
+            return self._task(info, plan, frame, outs)
+        finally:
+            self._call_paths = None
+
+    def _task(self, info: ProcInfo, plan: AppPlan, frame: list, outs: list[Node]) -> Task:
+        first = plan.commands[0]
+        argv, (stdin, stdout, stderr) = self._command_line(first, frame)
         profiles: dict[str, str] = {}
-        for k, v in info.profiles:
-            profiles[app_arg_str(self.plain(k(frame)))] = app_arg_str(self.plain(v(frame)))
+        maxwall = None
+        if info.profiles:
+            for k, v in info.profiles:
+                profiles[java_str(self.plain(k(frame)))] = java_str(self.plain(v(frame)))
+            mw = profiles.get("maxwalltime") or profiles.get("maxWallTime")
+            if mw:
+                maxwall = _walltime(mw)
         inputs: list[str] = []
         for slot in info.in_slots:
             x = frame[slot]
@@ -143,46 +155,59 @@ class TaskBuilding:
                     os.makedirs(self.local(d), exist_ok=True)
                 except OSError:
                     pass
-        maxwall = None
-        if profiles:
-            mw = profiles.get("maxwalltime") or profiles.get("maxWallTime")
-            if mw:
-                maxwall = _walltime(mw)
-        task = Task(
-            jobid=self._jobid(exe), tr=exe, args=argv, base_dir=self.base_dir,
-            run_dir=self.run_dir, stdin=rd[0], stdout=rd[1], stderr=rd[2], inputs=inputs,
-            outputs=outputs, profiles=profiles, maxwalltime=maxwall, source=source,
-            thread=f"R-{next(self._thread)}", output_globs=globs,
-        )
-        if len(info.commands) > 1:
-            task.more_commands = self._more_commands(info.commands[1:], frame)
+        # by position, in the order of Task's fields (a third of the cost by keywords;
+        # tests/engine/test_task_building.py reads every one of them back)
+        task = Task(self._next_jobid(plan.jobid_prefix), first.tr, argv, self.base_dir,
+                    self.run_dir, stdin, stdout, stderr, inputs, outputs, profiles, {},
+                    maxwall, first.source, 0, None, f"R-{next(self._thread)}", globs)
+        if len(plan.commands) > 1:
+            task.more_commands = self._more_commands(plan.commands[1:], frame)
         return task
 
-    def _more_commands(self, commands: list[Any], frame: list) -> tuple[Command, ...]:
+    def _more_commands(self, commands: tuple[CommandPlan, ...],
+                       frame: list) -> tuple[Command, ...]:
         """The commands after the first of an app body of several (trunk runs them in
         order in the one job directory), each with its own words and redirections."""
         more = []
-        for exe, args, redir, source in commands:
-            argv, streams = self._command_line(args, redir, frame)
-            more.append(Command(tr=exe, args=argv, stdin=streams[0], stdout=streams[1],
-                                stderr=streams[2], source=source))
+        for command in commands:
+            argv, streams = self._command_line(command, frame)
+            more.append(Command(tr=command.tr, args=argv, stdin=streams[0],
+                                stdout=streams[1], stderr=streams[2], source=command.source))
         return tuple(more)
 
-    def _command_line(self, args: list[Any], redir: list[Any],
-                      frame: list) -> tuple[list[str], list[str | None]]:
-        """One command's words, and its stdin, stdout and stderr (None: not redirected)."""
+    def _command_line(self, command: CommandPlan, frame: list
+                      ) -> tuple[list[str], tuple[str | None, str | None, str | None]]:
+        """One command's words, and its stdin, stdout and stderr (None: not redirected):
+        the literals as the plan has them, the rest from the call's frame."""
         argv: list[str] = []
-        for ev in args:
-            self._words(ev(frame), argv)
-        streams: list[str | None] = []
-        for r in redir:
-            if r is None:
-                streams.append(None)
+        for word in command.words:
+            if word.__class__ is str:
+                argv.append(word)
+                continue
+            v = word(frame)  # type: ignore[operator]  # not a str: an evaluator
+            c = v.__class__
+            if c is str:
+                argv.append(v)
+            elif c is int:
+                argv.append(str(v))
             else:
-                words: list[str] = []
-                self._words(r(frame), words)
-                streams.append(" ".join(words))
-        return argv, streams
+                self._words(v, argv)
+        stdin, stdout, stderr = command.redirections
+        if stdin is None and stderr is None and (stdout is None or stdout.__class__ is str):
+            return argv, (None, stdout, None)
+        return argv, (self._stream(stdin, frame), self._stream(stdout, frame),
+                      self._stream(stderr, frame))
+
+    def _stream(self, redirection: Word | None, frame: list) -> str | None:
+        """A redirection's file name (its words joined), None when not redirected."""
+        if redirection is None or redirection.__class__ is str:
+            return redirection
+        v = redirection(frame)  # type: ignore[operator]  # an evaluator
+        if v.__class__ is str:  # ``stdout=@o``: one file's name
+            return v
+        words: list[str] = []
+        self._words(v, words)
+        return " ".join(words)
 
 
 def _walltime(text: str) -> float | None:

@@ -218,6 +218,8 @@ class SimpleMapper(Mapper):
         self.padding = self.int_param("padding", 4)
         separator = self.str_param("separator", "_")
         self.separator: str = "_" if separator is None else separator
+        #: what every name starts with: made once, as ``map`` runs for every call's output
+        self._head = self._dir() + self.prefix
 
     def describe(self) -> str:
         return "prefix/index/field/suffix names"
@@ -228,6 +230,13 @@ class SimpleMapper(Mapper):
         return self.location if self.location.endswith("/") else self.location + "/"
 
     def map(self, path: tuple = ()) -> str:
+        if len(path) == 1:  # the usual case, an element of a mapped array: f[i]
+            step = path[0]
+            if step.__class__ is Index and step.key.__class__ is int:
+                padding = self.padding
+                key = str(step.key)
+                return (f"{self._head}{key.rjust(padding, '0') if padding > 0 else key}"
+                        f"{self.suffix}")
         elems = [_elem_str(s, self.padding) for s in path]
         if len(elems) >= 2:
             middle = ".".join(elems[:-1]) + self.separator + elems[-1]
