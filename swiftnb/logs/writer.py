@@ -144,8 +144,13 @@ def format_value(value: Any) -> str:
 
 
 def _kv(fields: dict[str, Any], sep: str) -> str:
-    return sep.join([f"{k}={v}" if type(v) is str else f"{k}={format_value(v)}"
-                     for k, v in fields.items()])
+    # grown in place, without a list: a line has a few fields, and this runs per line
+    text = ""
+    for k, v in fields.items():
+        if type(v) is not str:
+            v = format_value(v)
+        text = f"{text}{sep}{k}={v}" if text else f"{k}={v}"
+    return text
 
 
 def format_message(event: Event) -> tuple[str, str, str]:
@@ -211,18 +216,26 @@ def format_message(event: Event) -> tuple[str, str, str]:
 class _Stamp:
     """Formats epoch seconds as ``yyyy-MM-dd HH:mm:ss,SSS+0000``, caching the seconds."""
 
-    __slots__ = ("_sec", "_prefix", "_millis", "_stamp")
+    __slots__ = ("_sec", "_prefix", "_millis", "_stamp", "_low", "_high")
 
     def __init__(self) -> None:
         self._sec = -1
         self._prefix = ""
         self._millis = -1
         self._stamp = ""
+        #: the open interval of ``t * 1000`` that rounds to ``_millis`` for sure (its
+        #: ends, exact halves, go the long way: round() takes them to the even side)
+        self._low = self._high = 0.0
 
     def __call__(self, t: float) -> str:
-        millis = int(round(t * 1000.0))
-        if millis == self._millis:  # a busy run logs many lines in the same millisecond
+        scaled = t * 1000.0
+        if self._low < scaled < self._high:  # a busy run logs many lines a millisecond
             return self._stamp
+        millis = int(round(scaled))
+        if millis == self._millis:
+            return self._stamp
+        self._low = millis - 0.5
+        self._high = millis + 0.5
         sec, ms = divmod(millis, 1000)
         if sec != self._sec:
             self._sec = sec
@@ -279,8 +292,10 @@ class LogWriter:
     group (the call's ``END_SUCCESS``/``END_FAILURE`` names its job: ``jobid=J tr=TR``),
     no JOB_START ``tmpdir=`` that is ``SCRIPT-RUNID/jobs/X/JOBID`` under the last one
     written, no JOB_TASK ``dir=``/``args=`` equal to its JOB_START's
-    ``tmpdir=``/``arguments=``, and no ``status=8``/``status=1`` line that the same task's
-    next status follows in the same millisecond.  Every line written is still a line
+    ``tmpdir=``/``arguments=``, no JOB_TASK ``exec=`` equal to its JOB_START's ``tr=``, no
+    ``status=8``/``status=1`` line that the same task's next status follows in the same
+    millisecond, and no JOB_END that the call's ``END_SUCCESS jobid=J`` follows in the
+    same millisecond (the readers take its time for the job's end).  Every line written is still a line
     Swift's readers parse.
     """
 
@@ -305,17 +320,18 @@ class LogWriter:
             self._skip = self._skip | _NOT_COMPACT
         self._minimal = minimal
         self._compact = compact
-        #: (jobid, tmpdir, arguments joined) of the last JOB_START: its JOB_TASK follows
-        self._started: tuple[Any, Any, str] | None = None
+        #: (jobid, tmpdir, arguments joined, tr) of the last JOB_START: its JOB_TASK follows
+        self._started: tuple[Any, Any, str, Any] | None = None
         #: the job of each thread whose THREAD_ASSOCIATION was left out: its END_SUCCESS
         #: or END_FAILURE names the job instead (an entry lives as long as the call)
         self._thread_jobs: dict[str, str] = {}
         #: ``SCRIPT-RUNID/jobs/`` of the last tmpdir= written: a job directory there,
         #: named after its job, goes without saying
         self._jobs_dir: str | None = None
-        #: a status line held back: (taskid, stamp, line), dropped if the task's next
-        #: status comes in the same millisecond
-        self._held: tuple[str, str, str] | None = None
+        #: a line held back: (what drops it, stamp, line).  A passing status line
+        #: (taskid) is dropped if the task's next status comes in the same millisecond,
+        #: a JOB_END (("end", jobid)) if the call's END_SUCCESS naming that job does
+        self._held: tuple[object, str, str] | None = None
         if isinstance(target, (str, os.PathLike)):
             path = os.fspath(target)
             parent = os.path.dirname(path)
@@ -377,8 +393,16 @@ class LogWriter:
         line = f"{stamp}{head}{msg}\n"
         if self._compact and self._hold(kind, fields, stamp, line):
             return
-        if not self._put(line):
+        try:  # _put, inline: once per line
+            self._stream.write(line)
+        except UnicodeEncodeError:  # a stream of someone else's that cannot take the bytes
+            if not self._put(_printable(line)):
+                return
+        except OSError as exc:
+            self._failed(exc)
             return
+        else:
+            self.lines += 1
         if level == "WARN" or kind in ("RUN_SUCCESS", "RUN_FAILURE"):
             self.flush()
         elif self._flush_interval >= 0:
@@ -407,7 +431,7 @@ class LogWriter:
             args = fields.get("arguments")
             joined = " ".join(format_value(a) for a in args) if isinstance(args, list) else ""
             tmpdir = fields.get("tmpdir")
-            self._started = (fields.get("jobid"), tmpdir, joined)
+            self._started = (fields.get("jobid"), tmpdir, joined, fields.get("tr"))
             if type(tmpdir) is str:
                 if self._implied_dir(tmpdir, fields.get("jobid")):
                     fields = {k: v for k, v in fields.items() if k != "tmpdir"}
@@ -415,10 +439,12 @@ class LogWriter:
                     self._jobs_dir = _jobs_dir_of(tmpdir, fields.get("jobid"))
         elif kind == "JOB_TASK" and self._started is not None \
                 and self._started[0] == fields.get("jobid"):
-            _, tmpdir, joined = self._started
-            if fields.get("dir") == tmpdir or fields.get("args") == joined:
+            _, tmpdir, joined, tr = self._started
+            if fields.get("dir") == tmpdir or fields.get("args") == joined \
+                    or fields.get("exec") == tr:
                 fields = {k: v for k, v in fields.items()
-                          if not (k == "dir" and v == tmpdir or k == "args" and v == joined)}
+                          if not (k == "dir" and v == tmpdir or k == "args" and v == joined
+                                  or k == "exec" and v == tr)}
         elif kind == "THREAD_ASSOCIATION":
             if fields.get("replicationGroup") is not None:  # replicas: the group is news
                 return fields
@@ -441,20 +467,33 @@ class LogWriter:
                 and tmpdir == f"{jobs_dir}{jobid[0]}/{jobid}")
 
     def _hold(self, kind: str, fields: dict[str, Any], stamp: str, line: str) -> bool:
-        """Hold back a passing status line until the next event says whether it is
-        needed (True: this line is held, nothing to write now).  A held line the same
-        task's next status follows in the same millisecond is dropped; any other next
-        event writes it first, so that the lines keep their order."""
+        """Hold back a line the next event may make redundant (True: this line is held,
+        nothing to write now): a passing status line, dropped when the same task's next
+        status follows in the same millisecond; a JOB_END, dropped when the call's
+        ``END_SUCCESS jobid=J`` (whose time the readers take for the job's end) follows
+        in the same millisecond (a failed call's JOB_END is always written).  Any other
+        next event writes the held line first, so that the lines keep their order."""
+        if kind == "TASK_STATUS_CHANGE":
+            key: object = fields.get("taskid")
+        elif kind == "END_SUCCESS":
+            key = ("end", fields.get("jobid"))
+        else:
+            key = None
         held = self._held
-        taskid = fields.get("taskid") if kind == "TASK_STATUS_CHANGE" else None
         if held is not None:
             self._held = None
-            if not (taskid == held[0] and stamp == held[1]):
+            if not (key == held[0] and stamp == held[1]):
                 self._put(held[2])
-        if (taskid is not None and len(fields) == 2 and fields.get("status") in _PASSING
-                and type(taskid) is str):
-            self._held = (taskid, stamp, line)
-            return True
+        if kind == "TASK_STATUS_CHANGE":
+            if (type(key) is str and len(fields) == 2
+                    and fields.get("status") in _PASSING):
+                self._held = (key, stamp, line)
+                return True
+        elif kind == "JOB_END":
+            jobid = fields.get("jobid")
+            if type(jobid) is str and len(fields) == 1:
+                self._held = (("end", jobid), stamp, line)
+                return True
         return False
 
     def _release(self) -> None:

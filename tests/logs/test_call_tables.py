@@ -181,7 +181,7 @@ def test_a_job_end_left_out_is_the_end_success_that_names_the_job(tmp_path: Path
     the scan and the whole read alike."""
     compact = _write(tmp_path / "compact.log", record(njobs=40, fail_first=True), compact=True)
     lines = _lines(compact)
-    assert sum(" JOB_END " in line for line in lines) == 40
+    assert sum(" END_SUCCESS jobid=" in line for line in lines) == 40
     dropped = _write_text(tmp_path / "dropped.log",
                           "".join(line for line in lines if " JOB_END " not in line))
     frame = assert_same_tables(dropped)

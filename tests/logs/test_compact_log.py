@@ -66,10 +66,9 @@ def test_compact_lines_of_a_call():
         "JOB_INIT jobid=echo-00000001 tr=echo",
         "JOB_START jobid=echo-00000001 tr=echo arguments=[1] "
         "tmpdir=echo-run001/jobs/e/echo-00000001 host=local",
-        "JOB_TASK jobid=echo-00000001 taskid=urn:R-1-1795935291696 exec=echo",
+        "JOB_TASK jobid=echo-00000001 taskid=urn:R-1-1795935291696",
         "TASK_STATUS_CHANGE taskid=urn:R-1-1795935291696 status=2",
         "TASK_STATUS_CHANGE taskid=urn:R-1-1795935291696 status=7",
-        "JOB_END jobid=echo-00000001",
         "END_SUCCESS jobid=echo-00000001 tr=echo",
     ]
     full = _write(_call(1, T0))
@@ -115,15 +114,31 @@ def test_a_held_status_reaches_the_file_at_a_flush(tmp_path):
     writer.close()
 
 
+def test_a_job_end_is_kept_unless_its_success_follows_in_the_same_millisecond():
+    ends = [Event(T0, "JOB_END", {"jobid": "a"}),
+            Event(T0 + 0.002, "END_SUCCESS", {"jobid": "a", "tr": "echo"}),  # later
+            Event(T0 + 1, "JOB_END", {"jobid": "b"}),
+            Event(T0 + 1, "END_FAILURE", {"jobid": "b", "tr": "echo"}),  # failed
+            Event(T0 + 2, "JOB_END", {"jobid": "c"}),
+            Event(T0 + 2, "END_SUCCESS", {"jobid": "d", "tr": "echo"}),  # another job's
+            Event(T0 + 3, "JOB_END", {"jobid": "e"}),
+            Event(T0 + 3, "END_SUCCESS", {"jobid": "e", "tr": "echo"})]  # goes
+    messages = [line.split(None, 4)[4] for line in _write(ends, compact=True).splitlines()]
+    assert messages == ["JOB_END jobid=a", "END_SUCCESS jobid=a tr=echo",
+                        "JOB_END jobid=b", "END_FAILURE jobid=b tr=echo",
+                        "JOB_END jobid=c", "END_SUCCESS jobid=d tr=echo",
+                        "END_SUCCESS jobid=e tr=echo"]
+
+
 def test_different_dir_and_args_are_kept():
     events = [Event(T0, "JOB_START", {"jobid": "j", "tr": "sh", "arguments": ["-c", "x y"],
                                       "tmpdir": "r/jobs/j/j", "host": "local"}),
-              Event(T0, "JOB_TASK", {"jobid": "j", "taskid": "urn:1", "exec": "sh",
+              Event(T0, "JOB_TASK", {"jobid": "j", "taskid": "urn:1", "exec": "/bin/sh",
                                      "dir": "/elsewhere", "args": "-c x y"}),
               Event(T0, "THREAD_ASSOCIATION", {"jobid": "j", "thread": "R-1", "host": "s",
                                                "replicationGroup": "g1"})]
     lines = _write(events, compact=True).splitlines()
-    assert lines[1].endswith("JOB_TASK jobid=j taskid=urn:1 exec=sh dir=/elsewhere")
+    assert lines[1].endswith("JOB_TASK jobid=j taskid=urn:1 exec=/bin/sh dir=/elsewhere")
     assert lines[2].endswith("host=s replicationGroup=g1")
 
 
@@ -171,9 +186,11 @@ def test_compact_logging_asks_for_the_compact_log_and_the_default_is_swifts(tmp_
     full = (tmp_path / "full" / "e-full.log").read_text()
     assert " PROCEDURE " not in compact and " JOB_SITE_SELECT " not in compact
     assert full.count(" PROCEDURE ") == 20 and full.count(" JOB_SITE_SELECT ") == 20
-    assert compact.count(" JOB_END ") == 20 and compact.count(" status=7\n") == 20
+    assert compact.count(" END_SUCCESS jobid=") == 20 and compact.count(" status=7\n") == 20
+    assert full.count(" JOB_END ") == 20
     lf = LogFrame.read(tmp_path / "compact" / "e-compact.log")
     assert lf.run["jobs_succeeded"] == 20 and lf.run["tasks_completed"] == 20
+    assert lf.jobs["end"].notna().all()
     assert lf.tasks["submitted"].notna().all() and lf.jobs["sselect"].notna().all()
 
 
