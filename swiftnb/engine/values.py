@@ -387,6 +387,13 @@ class FileNode(Node):
         self._path = mapper
 
     @property
+    def named_by(self) -> Mapper | None:
+        """The mapper that makes the path again whenever it is read (:meth:`derive_path`),
+        else None (the mapping checker finds such a file again by its name)."""
+        p = self._path
+        return None if p is None or p.__class__ is str else p  # type: ignore[return-value]
+
+    @property
     def tname(self) -> str:
         """The file type's name (``file``, or a ``type image;`` of the script)."""
         r = self._rare

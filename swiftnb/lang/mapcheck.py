@@ -25,16 +25,17 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from swiftnb.lang import ast
 from swiftnb.lang import types as T
 from swiftnb.lang.checked import CheckedProgram
 
 C = TypeVar("C")
+C_co = TypeVar("C_co", covariant=True)
 
-__all__ = ["MappedFile", "Declaration", "Clash", "ClashKind", "MappingTable", "constant_mappings",
-           "clashes"]
+__all__ = ["MappedFile", "Declaration", "Clash", "ClashKind", "MappingTable", "NameSource",
+           "constant_mappings", "clashes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +87,19 @@ class Clash:
 #: the declaration a claim comes from: (``where``, ``writes``), as in :class:`MappedFile`
 Declaration = tuple[str, bool]
 
+#: name sources kept per directory: beyond these, claims are kept per file (a lookup
+#: asks every source of the directory, so they must stay few)
+SOURCES_PER_DIRECTORY = 16
+
+
+class NameSource(Protocol[C_co]):
+    """Files of one mapping whose names can be found again rather than kept: one
+    mapper's elements, each name made from its key alone and no two keys sharing a
+    name.  ``claimant(tail)`` is the claimant already holding the file ``tail`` of the
+    source's directory, if any."""
+
+    def claimant(self, tail: str) -> C_co | None: ...
+
 
 class MappingTable(Generic[C]):
     """The files mapped so far, by key; :meth:`add` says whether a new one clashes.
@@ -98,15 +112,23 @@ class MappingTable(Generic[C]):
     split at their last ``/`` and grouped by directory, then by declaration (both are
     few: a claim looks in each declaration's files of its directory), so that each file
     keeps only its own name and its claimant.
+
+    Files whose names a :class:`NameSource` can find again (a simple_mapper's elements:
+    a million calls' outputs) keep nothing of their own: :meth:`add` with ``source``
+    keeps the source once per directory, and a later claim in that directory asks it.
     """
 
     def __init__(self, describe: Callable[[C, Declaration], MappedFile]) -> None:
         self._dirs: dict[str, list[tuple[Declaration, dict[str, C]]]] = {}
+        self._sources: dict[str, list[tuple[Declaration, NameSource[C]]]] = {}
         self._describe = describe
 
-    def add(self, key: str, claimant: C, declaration: Declaration) -> Clash | None:
+    def add(self, key: str, claimant: C, declaration: Declaration,
+            source: NameSource[C] | None = None) -> Clash | None:
         """Record ``claimant`` of ``declaration`` under ``key``; the clash it makes, if
-        any (then it is not recorded, so that the first variable keeps the file)."""
+        any (then it is not recorded, so that the first variable keeps the file).
+        With ``source`` (whose claimant ``claimant`` becomes once recorded), the claim is
+        kept as the source alone, while its directory has few sources."""
         head, _, tail = key.rpartition("/")
         groups = self._dirs.get(head)
         if groups is None:
@@ -115,20 +137,41 @@ class MappingTable(Generic[C]):
         for seen_in, files in groups:
             first = files.get(tail)
             if first is not None:
-                known = self._describe(first, seen_in)
-                writes = declaration[1]
-                if not writes and not known.writes:
-                    return None  # two readers: the first one is enough to name
-                kind = (ClashKind.TWO_WRITERS if writes and known.writes
-                        else ClashKind.WRITER_AND_READER)
-                return Clash(kind, known, self._describe(claimant, declaration))
+                return self._met(first, seen_in, claimant, declaration)
             if seen_in == declaration:
                 mine = files
+        sources = self._sources.get(head)
+        if sources is not None:  # after the files kept: a first reader is found first
+            for seen_in, other in sources:
+                if other is source:
+                    continue  # no two of its keys share a name: the claimant's own file
+                first = other.claimant(tail)
+                if first is not None:
+                    return self._met(first, seen_in, claimant, declaration)
+        if source is not None:
+            if sources is None:
+                sources = self._sources[head] = []
+            if any(other is source for _, other in sources):
+                return None
+            if len(sources) < SOURCES_PER_DIRECTORY:
+                sources.append((declaration, source))
+                return None
         if mine is None:
             mine = {}
             groups.append((declaration, mine))
         mine[tail] = claimant
         return None
+
+    def _met(self, first: C, seen_in: Declaration, claimant: C,
+             declaration: Declaration) -> Clash | None:
+        """The clash of ``claimant`` with the file's ``first`` claimant, if any."""
+        known = self._describe(first, seen_in)
+        writes = declaration[1]
+        if not writes and not known.writes:
+            return None  # two readers: the first one is enough to name
+        kind = (ClashKind.TWO_WRITERS if writes and known.writes
+                else ClashKind.WRITER_AND_READER)
+        return Clash(kind, known, self._describe(claimant, declaration))
 
 
 def constant_mappings(program: CheckedProgram, skip: Iterable[str] = ()) -> list[MappedFile]:
