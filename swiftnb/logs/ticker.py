@@ -41,6 +41,7 @@ _STATUS_STATE = {
     8: "Submitting", 1: "Submitted", 2: "Active", 16: "Stage in", 17: "Stage out",
     7: "Checking status", 5: "Failed but can retry", 6: "Canceled",
 }
+_COMPLETED = 7
 
 #: the run's own words when it is stopped (runner, RunHandle.cancel, engine): calls that
 #: end after them were canceled, not failed or finished
@@ -145,6 +146,7 @@ class ProgressTicker:
         self._thread_job: dict[str, str] = {}
         self._tr: dict[str, str | None] = {}
         self._last_init: str | None = None
+        self._cached_last: str | None = None
         self._stopping = False
         self._last_summary: str | None = None
         self._last_print = 0.0
@@ -171,12 +173,21 @@ class ProgressTicker:
         self.states[jobid] = state
         self.counts[state] = self.counts.get(state, 0) + 1
 
+    def _settled(self, jobid: str) -> None:
+        """A call that no later event of the ticker's can change: counted, not kept (a
+        run of a million calls would keep a million ids)."""
+        self.states.pop(jobid, None)
+        self._tr.pop(jobid, None)
+
     def on_event(self, event: Event) -> None:
         kind = event.kind
         f = event.fields
         if kind == "TASK_STATUS_CHANGE":
-            jobid = self._task_job.get(event.get("taskid"))
-            state = _STATUS_STATE.get(int(f.get("status", 0)))
+            status = int(f.get("status", 0))
+            # a task completes once (a failed one may be submitted again): forgotten then
+            jobid = (self._task_job.pop(event.get("taskid"), None) if status == _COMPLETED
+                     else self._task_job.get(event.get("taskid")))
+            state = _STATUS_STATE.get(status)
             if jobid is not None and state is not None:
                 self._set(jobid, state)
         elif kind == "JOB_TASK":
@@ -189,6 +200,8 @@ class ProgressTicker:
             # memoization reused an earlier call's outputs: counted apart from the calls
             # that ran, after them, as ``Cached:N`` (docs/memoization.md)
             self._set(f["jobid"], "Cached")
+            self._settled(f["jobid"])
+            self._cached_last = f["jobid"]  # a JOB_END of its own may follow at once
         elif kind == "JOB_SITE_SELECT":
             self._set(f["jobid"], "Selecting site")
         elif kind == "THREAD_ASSOCIATION":
@@ -201,16 +214,23 @@ class ProgressTicker:
                 self._thread_job.setdefault(str(f["thread"]), self._last_init)
         elif kind == "JOB_END":
             # the engine ends failed calls with JOB_END too; END_FAILURE settles those
+            if f["jobid"] == self._cached_last:
+                return
             state = self.states.get(f["jobid"])
             if self._stopping and state not in ("Finished successfully", "Cached"):
                 self._set(f["jobid"], "Canceled")
             elif state not in ("Failed but can retry", "Canceled", "Cached"):
                 self._set(f["jobid"], "Finished successfully")
+                self._settled(f["jobid"])
         elif kind == "MESSAGE":
             if str(event.text or "").startswith(_STOP_MESSAGES):
                 self._stopping = True
         elif kind == "JOB_RESTARTED":
             self._set(f["jobid"], "Finished in previous run")
+            self._settled(f["jobid"])
+        elif kind == "END_SUCCESS":
+            if f.get("thread") is not None:
+                self._thread_job.pop(str(f["thread"]), None)
         elif kind == "APPLICATION_EXCEPTION":
             self._set(f["jobid"], "Failed but can retry")
         elif kind == "END_FAILURE":
@@ -222,6 +242,9 @@ class ProgressTicker:
                     iter(failing), None)
             if jobid is not None and self.states.get(jobid) != "Canceled":
                 self._set(jobid, "Failed")
+                self._settled(jobid)
+            if f.get("thread") is not None:
+                self._thread_job.pop(str(f["thread"]), None)
         elif kind == "WAITING":
             self._waiting(f)
         elif kind == "JOB_CANCELED":
