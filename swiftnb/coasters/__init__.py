@@ -35,7 +35,9 @@ def make_provider(site: SiteConfig, ctx: BuildContext) -> CoasterProvider:
                                          keep=ctx.keep_site_dir, origin=ctx.origin(site),
                                          host_name=ctx.config.host_name,
                                          port_range=ctx.config.TCP_port_range,
-                                         warn=ctx.warn, app_options=_app_options(site, ctx))
+                                         warn=ctx.warn, app_options=_app_options(site, ctx),
+                                         always_info=ctx.config.always_transfer_wrapper_log,
+                                         info_per_job=ctx.config.wrapper_log_per_job)
     except CoasterConfigError as exc:
         try:
             from swiftnb.scheduling.errors import SchedulerError

@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 
 from swiftnb.coasters.listener import LINE_LIMIT
 from swiftnb.coasters.secretfile import default_secret_path, read_secret
-from swiftnb.coasters.servicerecords import StageOut, StatusSink, stage_out_result
+from swiftnb.coasters.servicerecords import RecordResult, StageOut, StatusSink, stage_out_result
 from swiftnb.remote.worker import PROTOCOL_VERSION, encode
 from swiftnb.engine.task import FailureKind, TaskResult
 from swiftnb.events import TaskStatus
@@ -104,6 +104,7 @@ class _Job:
     report: StatusSink
     future: asyncio.Future[TaskResult]
     stage_out: StageOut | None = None
+    record: RecordResult | None = None
     status: int = 0
     sent: bool = False
 
@@ -268,6 +269,8 @@ class ServiceClient:
             self.counts.completed += 1
         else:
             self.counts.failed += 1
+        if job.record is not None:
+            job.record(result)
         self._finish(job, result_from_dict({**result, "site": self.site}))
 
     def _finish(self, job: _Job, result: TaskResult) -> None:
@@ -279,13 +282,15 @@ class ServiceClient:
     # -- the service's interface ----------------------------------------------------------
 
     def submit(self, taskid: str, walltime: int, spec: dict[str, Any],
-               report: StatusSink, *,
-               stage_out: StageOut | None = None) -> asyncio.Future[TaskResult]:
-        """Send a task to the service; the future completes with its TaskResult."""
+               report: StatusSink, *, stage_out: StageOut | None = None,
+               record: RecordResult | None = None) -> asyncio.Future[TaskResult]:
+        """Send a task to the service; the future completes with its TaskResult.
+        ``record`` is told the result as the client protocol carries it (no job
+        directory: the service's side knows it)."""
         loop = asyncio.get_running_loop()
         self._next_n += 1
         job = _Job(self._next_n, taskid, int(walltime), spec, report, loop.create_future(),
-                   stage_out)
+                   stage_out, record)
         self.counts.submitted += 1
         if self._closing:
             self._finish(job, TaskResult(ok=False, message="Coaster client shut down",

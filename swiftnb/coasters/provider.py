@@ -43,6 +43,7 @@ from swiftnb.coasters.settings import CoasterConfigError, CoasterSettings
 from swiftnb.config.types import flatten_options
 from swiftnb.engine.task import FailureKind, Task, TaskResult
 from swiftnb.events import EventBus, TaskStatus
+from swiftnb.execution.joblog import InfoWriter
 from swiftnb.scheduling.provider import (BlockState, Job, Provider, ProviderError, ProviderState,
                                          StatusReporter)
 
@@ -91,6 +92,8 @@ class CoasterProvider(Provider):
         log_dir: str | None = None,
         remote: ServiceAddress | None = None,
         stager: Stager | None = None,
+        always_info: bool = False,
+        info_per_job: bool = False,
     ) -> None:
         self.name = name
         self.settings = settings or CoasterSettings.from_options(options)
@@ -113,6 +116,10 @@ class CoasterProvider(Provider):
         self.service: CoasterService | ServiceClient | None = None
         self._starting: asyncio.Future[None] | None = None
         self._site_dirs: set[str] = set()
+        #: alwaysTransferWrapperLog: a record of every call (else of failures only),
+        #: appended to the run's jobs-info as the local and SSH sites do
+        self.always_info = always_info
+        self._info = InfoWriter(background=True, bus=self.bus, per_job=info_per_job)
 
     @classmethod
     def from_site(cls, site: SiteConfig | dict[str, Any], bus: EventBus | None = None, *,
@@ -375,7 +382,8 @@ class CoasterProvider(Provider):
         wire: dict[str, Any] = dict(spec)  # what the worker reads (MPI adds its keys)
         if shape is not None:
             wire = launch_spec(wire, shape)
-        future = self.service.submit(task.jobid, walltime, wire, report, stage_out=stage_out)
+        future = self.service.submit(task.jobid, walltime, wire, report, stage_out=stage_out,
+                                     record=functools.partial(self._record, task.run_dir, spec))
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:
@@ -386,6 +394,13 @@ class CoasterProvider(Provider):
         finally:
             if self.stager is not None and self.stager.per_job and base:
                 await self.stager.forget(base)
+
+    def _record(self, run_dir: str, spec: JobSpec, result: dict[str, Any]) -> None:
+        """The -info record of a call that ran on a worker: of a failure, and of a
+        success too with alwaysTransferWrapperLog (Swift 0.96 brought every job's wrapper
+        log back); the worker's result carries what the record says."""
+        if self.always_info or not result.get("ok"):
+            self._info.write(run_dir, spec, result)
 
     def _mpi_shape(self, task: Task) -> tuple[MpiShape | None, str | None]:
         """(the task's MPI shape, or why it cannot run here): its slots must fit one
@@ -405,6 +420,7 @@ class CoasterProvider(Provider):
             await self.service.shutdown()
         elif self._block_provider is not None:
             await self._block_provider.close()
+        self._info.close()  # every -info record on disk before the run reports its end
         if isinstance(self._block_provider, ClusterBlockProvider):
             await self._block_provider.cleanup(self.keep)
         if not self.keep:

@@ -48,8 +48,8 @@ from swiftnb.coasters import planner
 from swiftnb.coasters.blocks import BlockProvider, BlockRequest
 from swiftnb.coasters.listener import LINE_LIMIT, Handler, ListenError, Listener
 from swiftnb.coasters.secretfile import default_secret_path, write_secret
-from swiftnb.coasters.servicerecords import (Block, CoasterJob, StageOut, StatusSink, WorkerConn,
-                                             stage_out_result)
+from swiftnb.coasters.servicerecords import (Block, CoasterJob, RecordResult, StageOut,
+                                             StatusSink, WorkerConn, stage_out_result)
 from swiftnb.coasters.settings import CoasterSettings
 from swiftnb.coasters.slotwaits import SlotWaits, slot_waiting
 from swiftnb.coasters.walltimes import WalltimeQueue
@@ -211,13 +211,15 @@ class CoasterService:
     # -- tasks --------------------------------------------------------------------------
 
     def submit(self, taskid: str, walltime: int, spec: dict[str, Any],
-               report: StatusSink, *,
-               stage_out: StageOut | None = None) -> asyncio.Future[TaskResult]:
+               report: StatusSink, *, stage_out: StageOut | None = None,
+               record: RecordResult | None = None) -> asyncio.Future[TaskResult]:
         """Queue a task; the future completes with its TaskResult (after ``stage_out``,
-        if given, has brought its outputs back; the worker takes its next task meanwhile)."""
+        if given, has brought its outputs back; the worker takes its next task meanwhile).
+        ``record`` is told the worker's result of a task that ran (its -info record)."""
         loop = asyncio.get_running_loop()
         job = CoasterJob(taskid, int(walltime), spec, report, loop.create_future(),
-                         stage_out=stage_out, slots=max(1, int(spec.get("slots", 1))))
+                         stage_out=stage_out, record=record,
+                         slots=max(1, int(spec.get("slots", 1))))
         job.size = job.slots * planner.job_size(job.walltime, self.settings.parallelism)
         self._next_n += 1
         job.n = self._next_n
@@ -532,6 +534,8 @@ class CoasterService:
             self.counts["failed"] += 1
             job.report.status(TaskStatus.FAILED,
                               message=result.get("cause") or result.get("message") or "failed")
+        if job.record is not None:
+            job.record(result)
         self._finish(job, result_from_dict({**result, "site": self.site}))
 
     def _after_task(self, conn: WorkerConn) -> None:

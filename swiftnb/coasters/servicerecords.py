@@ -31,6 +31,10 @@ class StatusSink(Protocol):
 #: the worker's result dict in, the result once the outputs are in place out
 StageOut = Callable[[dict[str, Any]], Awaitable[dict[str, Any]]]
 
+#: what a provider does with the result of a task that ended on a worker (after any
+#: stage-out), besides resolving it: it writes the task's ``-info`` record
+RecordResult = Callable[[dict[str, Any]], None]
+
 
 async def stage_out_result(stage_out: StageOut, result: dict[str, Any]) -> dict[str, Any]:
     """``stage_out(result)``; a stager's bug makes the task fail, saying so, instead of
@@ -59,6 +63,8 @@ class CoasterJob:
     size: float = 0.0
     canceled: bool = False
     stage_out: StageOut | None = None
+    #: told the result of the task's end on a worker (its -info record is written)
+    record: RecordResult | None = None
     slots: int = 1                 # worker slots it holds (an MPI task: several)
     #: an MPI task spread over several workers: the slots it holds on the others
     helpers: dict[WorkerConn, int] = field(default_factory=dict)
