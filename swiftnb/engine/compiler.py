@@ -16,7 +16,7 @@ from swiftnb.engine import data as D
 from swiftnb.engine import values as V
 from swiftnb.engine.runtime import Runtime
 from swiftnb.engine.formatting import java_str, strcat_str
-from swiftnb.engine.intops import int_const_op
+from swiftnb.engine.intops import int_const_op, java_idiv, java_rem
 from swiftnb.engine.interp import (
     GLOBAL,
     AppendExec,
@@ -34,6 +34,7 @@ from swiftnb.engine.interp import (
     wrap32,
     from_plain,
 )
+from swiftnb.engine.bulkloop import plan_bulk
 from swiftnb.engine.loops import ForeachExec, IterateExec
 from swiftnb.engine.scopes import LoweringError, Scope, Sym
 from swiftnb.engine.typeinfo import TypeTable
@@ -440,6 +441,7 @@ class Compiler:
                     ex.self_ref = True
             except LoweringError:
                 pass
+        ex.bulk = plan_bulk(self, st, body, ex.self_ref)
         return ex
 
     def writes_of(self, target: A.Expr, scope: Scope) -> set[Sym]:
@@ -918,27 +920,9 @@ class Compiler:
                 return a / b
             return div
         if op == "%/":
-            def idiv(f: list) -> Any:
-                a = l(f)
-                b = r(f)
-                if b == 0:
-                    raise SwiftError("/ by zero")
-                q = abs(a) // abs(b)
-                return wrap32(q if (a >= 0) == (b >= 0) else -q)
-            return idiv
+            return lambda f: java_idiv(l(f), r(f))
         if op == "%%":
-            def mod(f: list) -> Any:
-                a = l(f)
-                b = r(f)
-                if b == 0:
-                    raise SwiftError("/ by zero")
-                if isinstance(a, float) or isinstance(b, float):
-                    import math
-                    return math.fmod(a, b)
-                q = abs(a) // abs(b)
-                q = q if (a >= 0) == (b >= 0) else -q
-                return a - b * q
-            return mod
+            return lambda f: java_rem(l(f), r(f))
         import operator
         fn = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt,
               "<=": operator.le, ">=": operator.ge}.get(op)

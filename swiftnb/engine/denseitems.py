@@ -50,6 +50,22 @@ class DenseItems:
         self.vals = vals = list(vals)  # a node, or an int wider than 64 bits
         vals.append(item)
 
+    def extend(self, items: list[Any], ints: bool) -> None:
+        """Add the next elements (keys from ``len(self)`` on); ``ints``: all of them
+        are ints of 32 bits (they stay machine words)."""
+        vals = self.vals
+        if vals.__class__ is list:
+            vals.extend(items)
+            return
+        if ints:
+            try:
+                vals.extend(array("q", items))
+                return
+            except OverflowError:  # a literal past 64 bits: made whole by append
+                pass
+        for item in items:
+            self.append(item)
+
     def index(self, key: Any) -> int:
         """The position of ``key``, or -1 if no element has it (a dict's rule of key
         equality: ``1``, ``1.0`` and ``True`` are one key)."""

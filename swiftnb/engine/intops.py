@@ -9,8 +9,28 @@ from collections.abc import Callable
 from typing import Any
 
 from swiftnb.engine.interp import INT_MAX, INT_MIN, wrap32
+from swiftnb.engine.values import SwiftError
 
-__all__ = ["int_const_op"]
+__all__ = ["int_const_op", "java_idiv", "java_rem"]
+
+
+def java_idiv(a: Any, b: Any) -> Any:
+    """Swift's ``%/``: Java's int division, truncated toward zero, wrapped."""
+    if b == 0:
+        raise SwiftError("/ by zero")
+    q = abs(a) // abs(b)
+    return wrap32(q if (a >= 0) == (b >= 0) else -q)
+
+
+def java_rem(a: Any, b: Any) -> Any:
+    """Swift's ``%%``: Java's remainder (the sign of the dividend)."""
+    if b == 0:
+        raise SwiftError("/ by zero")
+    if isinstance(a, float) or isinstance(b, float):
+        return math.fmod(a, b)
+    q = abs(a) // abs(b)
+    q = q if (a >= 0) == (b >= 0) else -q
+    return a - b * q
 
 
 def int_const_op(op: str, l: Callable, c: int, slot: int = 0) -> Callable | None:

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from swiftnb.engine import values as V
+from swiftnb.engine.bulkloop import BulkBody, BulkFeed
+from swiftnb.engine.denseitems import DenseItems
 from swiftnb.engine.runtime import Runtime
 from swiftnb.engine.interp import (
     ITER,
@@ -40,7 +42,7 @@ class ForeachExec(Exec):
     """``foreach v, k in e``: iterations start as keys arrive, at most
     ``maxForeachThreads`` at a time; done when the array is closed and all are done."""
 
-    __slots__ = ("iterable", "rng", "body", "vslot", "kslot", "self_ref")
+    __slots__ = ("iterable", "rng", "body", "vslot", "kslot", "self_ref", "bulk")
 
     def __init__(self, rt: Runtime, pos: A.Pos, body: BlockExec, vslot: int, kslot: int,
                  iterable: Callable | None, rng: tuple | None) -> None:
@@ -51,6 +53,8 @@ class ForeachExec(Exec):
         self.vslot = vslot
         self.kslot = kslot
         self.self_ref = False
+        #: the body as the compiler proved it may run in bulk (engine/bulkloop.py)
+        self.bulk: BulkBody | None = None
 
     self_release = True
 
@@ -58,7 +62,10 @@ class ForeachExec(Exec):
         try:
             if self.rng is not None:
                 start, stop, step = (e(f) if e is not None else None for e in self.rng)
-                src: ArrayNode | RangeItems = range_items(start, stop, step)
+                # a range object only for a loop that may run in bulk (it reads it so)
+                ints = int_range(start, stop, step) if self.bulk is not None else None
+                src: ArrayNode | RangeItems | range = (
+                    ints if ints is not None else range_items(start, stop, step))
             else:
                 src = self.iterable(f)  # type: ignore[misc]  # no range: an iterable
                 if isinstance(src, dict):
@@ -87,6 +94,15 @@ class ForeachExec(Exec):
 RangeItems = Iterator[tuple[int, float]]
 
 
+def int_range(start: Any, stop: Any, step: Any) -> range | None:
+    """A range of ints ``[start:stop:step]`` as a ``range`` (for a bulk run), else None."""
+    if step is None:
+        step = 1
+    if step == 0 or not all(x.__class__ is int for x in (start, stop, step)):
+        return None
+    return range(start, stop + (1 if step > 0 else -1), step)
+
+
 def range_items(start: Any, stop: Any, step: Any) -> RangeItems:
     if step is None:
         step = 1
@@ -112,9 +128,10 @@ _DRIVE_SLICE = 10000
 class _ForeachRun:
     __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
                  "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
-                 "released", "arr_held", "self_ref", "count", "thread", "due", "held")
+                 "released", "arr_held", "self_ref", "count", "thread", "due", "held",
+                 "feed")
 
-    def __init__(self, st: ForeachExec, f: list, src: ArrayNode | RangeItems,
+    def __init__(self, st: ForeachExec, f: list, src: ArrayNode | RangeItems | range,
                  done: Done) -> None:
         self.st = st
         self.f = f
@@ -133,6 +150,14 @@ class _ForeachRun:
         self.count = 0
         #: the enclosing thread name when iteration events are logged, else None
         self.thread = f"{frame_thread(f)}-{st.pos.line}" if st.rt.unit_events else None
+        #: the iterations run in bulk (engine/bulkloop.py) before the ordinary drive
+        self.feed: BulkFeed | None = None
+        if isinstance(src, range):
+            # only a loop with a bulk body gets one (ForeachExec.run)
+            if st.bulk is not None and self.thread is None:
+                self.feed = st.bulk.feed(f, src)
+            pairs: RangeItems = enumerate(src) if self.feed is None else iter(())
+            src = pairs
         if isinstance(src, ArrayNode):
             self.arr: ArrayNode | None = src
             self.it = None
@@ -154,8 +179,17 @@ class _ForeachRun:
         self.others = [n for n in held if n is not arr] if self.self_ref else held
         self.released = False
         if arr is not None:
-            arr.subscribe(self._key)
-            arr.when_keys_closed(self._closed)
+            bulk = self.st.bulk
+            if (bulk is not None and self.thread is None and arr.closed
+                    and isinstance(arr.items, DenseItems)):
+                self.feed = bulk.feed(self.f, arr)
+            if self.feed is not None:
+                # its keys are all there: the feed and the ordinary drive take them
+                self.it = iter(())
+                self.closed = True
+            else:
+                arr.subscribe(self._key)
+                arr.when_keys_closed(self._closed)
         self._drive()
 
     def _key(self, k: Any, node: Node) -> None:
@@ -177,6 +211,10 @@ class _ForeachRun:
             return
         self.driving = True
         try:
+            feed = self.feed
+            if feed is not None:
+                self.feed = None
+                self.it = feed.run()
             body = self.body
             start = body.starter()
             done = self._it_done
