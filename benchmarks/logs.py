@@ -305,28 +305,33 @@ def bench_echo_run(calls: int, base: str | None, polars_dir: str | None,
         mb = size["compact"] / 1e6
         print(f"  extraction of the timing lines only, compact log: tuned pure Python "
               f"{raw_cpu:.2f} s CPU = {mb / raw_cpu:.0f} MB/s ({rows:,} rows)")
-        env = dict(os.environ)
-        if polars_dir:
-            env["PYTHONPATH"] = polars_dir
-        polars = subprocess.run([sys.executable, "-c", POLARS_SCAN, str(logs["compact"])],
-                                capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
-        if polars.returncode == 0:
-            p_cpu, p_rows = polars.stdout.split()
-            print(f"  the same by polars: {float(p_cpu):.2f} s CPU = {mb / float(p_cpu):.0f} MB/s "
-                  f"({int(p_rows):,} rows); pure Python / polars = {raw_cpu / float(p_cpu):.2f}")
-        else:
-            print("  polars: not installed (pip install polars to measure it)")
-        if pyarrow_dir:
-            env["PYTHONPATH"] = pyarrow_dir
-        arrow = subprocess.run([sys.executable, "-c", PYARROW_SCAN, str(logs["compact"])],
-                               capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
-        if arrow.returncode == 0:
-            a_cpu, a_rows = arrow.stdout.split()
-            print(f"  the same by pyarrow.compute (lines as a binary array, extract_regex, "
-                  f"dictionary_encode): {float(a_cpu):.2f} s CPU = {mb / float(a_cpu):.0f} MB/s "
-                  f"({int(a_rows):,} rows); pure Python / pyarrow = {raw_cpu / float(a_cpu):.2f}")
-        else:
-            print("  pyarrow: not installed (pip install --target DIR pyarrow; --pyarrow DIR)")
+        for label, script, where, missing in (
+                ("polars", POLARS_SCAN, polars_dir,
+                 "not installed (pip install polars to measure it)"),
+                ("pyarrow.compute (lines as a binary array, extract_regex, dictionary_encode)",
+                 PYARROW_SCAN, pyarrow_dir,
+                 "not installed (pip install --target DIR pyarrow; --pyarrow DIR)")):
+            measured = other_scan(script, where, logs["compact"])
+            if measured is None:
+                print(f"  {label.split()[0]}: {missing}")
+                continue
+            o_cpu, o_rows = measured
+            print(f"  the same by {label}: {o_cpu:.2f} s CPU = {mb / o_cpu:.0f} MB/s "
+                  f"({o_rows:,} rows); pure Python / {label.split()[0]} = {raw_cpu / o_cpu:.2f}")
+
+
+def other_scan(script: str, where: str | None, log: Path) -> tuple[float, int] | None:
+    """CPU seconds and rows of another library's extraction of the timing lines (its
+    ``script`` run with ``where`` on the path); None when it is not installed."""
+    env = dict(os.environ)
+    if where:
+        env["PYTHONPATH"] = where
+    out = subprocess.run([sys.executable, "-c", script, str(log)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=3600, env=env)
+    if out.returncode != 0:
+        return None
+    cpu, rows = out.stdout.split()
+    return float(cpu), int(rows)
 
 
 def main() -> int:
