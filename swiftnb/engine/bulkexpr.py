@@ -25,6 +25,7 @@ from typing import Any
 from swiftnb.engine.formatting import strcat_str
 from swiftnb.engine.interp import INT_MAX, INT_MIN, wrap32
 from swiftnb.engine.intops import java_idiv, java_rem
+from swiftnb.errors import SwiftnbError
 from swiftnb.lang import ast as A
 
 __all__ = ["NotBulk", "ValueCode", "translate", "make_evaluator"]
@@ -33,7 +34,7 @@ __all__ = ["NotBulk", "ValueCode", "translate", "make_evaluator"]
 PLAIN = (int, float, str, bool)
 
 
-class NotBulk(Exception):
+class NotBulk(SwiftnbError):
     """The expression, with these operand types, is not translated (the loop runs as
     before)."""
 
@@ -158,7 +159,7 @@ def translate(e: A.Expr, names: dict[str, tuple[str, type]], to_float: bool,
     return text, c.cls
 
 
-class _NoElement(Exception):
+class _NoElement(SwiftnbError):
     """A key a bulk run does not find by position (the ordinary drive reads it)."""
 
 

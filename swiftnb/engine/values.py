@@ -391,7 +391,7 @@ class FileNode(Node):
         """The mapper that makes the path again whenever it is read (:meth:`derive_path`),
         else None (the mapping checker finds such a file again by its name)."""
         p = self._path
-        return None if p is None or p.__class__ is str else p  # type: ignore[return-value]
+        return None if p is None or isinstance(p, str) else p
 
     @property
     def tname(self) -> str:
