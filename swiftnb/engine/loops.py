@@ -122,14 +122,14 @@ def _float_range(start: float, stop: float, step: float) -> RangeItems:
         x = start + i * step
 
 
-_DRIVE_SLICE = 10000
+_DRIVE_SLICE = 2000
 
 
 class _ForeachRun:
     __slots__ = ("st", "f", "src", "done", "running", "queue", "driving", "finished",
                  "closed", "max", "it", "arr", "vslot", "kslot", "body", "others",
                  "released", "arr_held", "self_ref", "count", "thread", "due", "held",
-                 "feed")
+                 "feed", "paused")
 
     def __init__(self, st: ForeachExec, f: list, src: ArrayNode | RangeItems | range,
                  done: Done) -> None:
@@ -143,6 +143,9 @@ class _ForeachRun:
         self.finished = False
         #: waiting for the run's call gate to reopen (engine/callgate.py)
         self.held = False
+        #: a slice ended and gave the event loop its turn (``_resume`` is queued there):
+        #: an iteration ending meanwhile must not start the next slice itself
+        self.paused = False
         self.max = st.rt.max_foreach_threads
         self.vslot = st.vslot
         self.kslot = st.kslot
@@ -246,6 +249,7 @@ class _ForeachRun:
                     try:
                         asyncio.get_running_loop().call_soon(self._resume)
                         self.st.rt.busy += 1  # the hang detector must not count this idle
+                        self.paused = True
                         return
                     except RuntimeError:
                         budget = _DRIVE_SLICE
@@ -304,13 +308,14 @@ class _ForeachRun:
 
     def _resume(self) -> None:
         self.st.rt.busy -= 1
+        self.paused = False
         if self.st.rt.aborted:
             return  # the run is over: start no more iterations
         V.schedule(self._drive)  # from the run's queue: an exception reaches the run
 
     def _it_done(self) -> None:
         self.running -= 1
-        if not self.driving:
+        if not self.driving and not self.paused:
             self._drive()
 
     def _logged_iteration(self, fr: list, k: Any) -> None:
