@@ -43,6 +43,7 @@ import clusters
 import procs
 import pytest
 
+
 QMASTER = "/usr/sbin/sge_qmaster"
 EXECD = "/usr/sbin/sge_execd"
 GE_LIB = Path("/usr/lib/gridengine")             # spoolinit, spooldefaults, gethostname
@@ -181,7 +182,7 @@ class GridEngine:
             return subprocess.Popen(
                 [binary], stdin=subprocess.DEVNULL, stdout=out, stderr=out,
                 env={**_DAEMON_ENV, **self.env(), "SGE_ND": "1"}, cwd=str(self.root),
-                start_new_session=True, umask=0o022)
+                start_new_session=True, umask=0o022, preexec_fn=procs.dies_with_pytest())
         finally:
             out.close()
 

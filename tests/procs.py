@@ -5,10 +5,13 @@ gridengine.py): they stop what they started by PID, and find what those daemons 
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from swiftnb.remote.wrap.sequence import parent_death_kill
 
 __all__ = ["Proc", "stat", "alive", "processes", "descendants", "in_sessions", "kill",
            "wait_gone", "running", "gone"]
@@ -111,3 +114,14 @@ def gone(needle: str, within: float = 5.0) -> bool:
             return False
         time.sleep(0.02)
     return True
+
+
+def dies_with_pytest() -> Callable[[], None] | None:
+    """A ``preexec_fn`` for a test daemon: the kernel kills it when this process dies, so
+    a pytest killed mid-run (a CI timeout) leaves no daemon behind.  Only when forked from
+    the main thread: the kernel's signal follows the thread that forked, and a daemon a
+    test restarts from a worker thread would die with that thread (its fixture's
+    teardown stops it then)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return parent_death_kill()

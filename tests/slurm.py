@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+
 import procs
 from clusters import SLURM_CONF, SLURM_DIR, SLURMCTLD_PORT, SLURMD_PORT
 
@@ -126,7 +127,7 @@ class Slurm:
         with open(self.dir / f"{name}.out", "ab") as out:
             self._procs[name] = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=self.env(),
-                start_new_session=True)
+                start_new_session=True, preexec_fn=procs.dies_with_pytest())
 
     def _stop_daemon(self, name: str) -> None:
         proc = self._procs.pop(name, None)

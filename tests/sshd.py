@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+
 import procs
 from clusters import environment as cluster_environment
 
@@ -145,7 +146,8 @@ class SSHD:
         try:
             self.proc = subprocess.Popen(
                 [SSHD_BINARY, "-D", "-e", "-f", str(self.dir / "sshd_config")],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+                preexec_fn=procs.dies_with_pytest())
         finally:
             log.close()
         deadline = time.monotonic() + _READY_WITHIN

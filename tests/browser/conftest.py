@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+
 import procs
 from clusters import free_ports
 from labdriver import (ARTIFACTS, CHROMEDRIVER, CHROMIUM, CHROMIUM_FLAGS, KERNEL_READY,
@@ -186,7 +187,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
              "--LabApp.extension_manager=readonly", "--ServerApp.terminals_enabled=False",
              *(["--allow-root"] if os.geteuid() == 0 else [])],
             cwd=root, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=procs.dies_with_pytest())
     server = LabServer(url=f"http://127.0.0.1:{port}", token=token, root=root,
                        home=base / "home", log=log, process=process)
     try:
